@@ -1,0 +1,76 @@
+"""Run configuration: one typed object, validated once at the edge (CLI flags over a TOML file).
+
+Nothing deeper reads the environment; the CLI does, once, here.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import tomllib
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from .media.segments import SegmentOptions
+
+
+class MediaConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    fps: float = Field(2.0, gt=0, le=30)
+    max_frames: int = Field(32, ge=2, le=512)
+    max_side: int = Field(448, ge=28, le=4096)
+    audio_point_window: float = Field(1.0, gt=0, le=30)
+    duration_tolerance: float = Field(1.0, ge=0, le=10)
+
+    def options(self) -> SegmentOptions:
+        return SegmentOptions(**self.model_dump())
+
+
+class SamplingConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    temperature: float = Field(0.0, ge=0, le=2)
+
+
+class RunConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    judge: str = "qwen3-omni-30b-a3b-instruct"
+    verifier: str | None = None
+    decomposer: str | None = None
+    entailer: str | None = None
+    engine: Literal["vllm", "transformers"] = "vllm"
+    compat: Literal["reference"] | None = None
+    decontextualize: bool = True
+    chunk_size: int = Field(512, ge=1)
+    batch_size: int = Field(256, ge=1)
+    cache: pathlib.Path | None = None
+    models_dir: pathlib.Path | None = None
+    limit: int | None = Field(None, ge=1)
+    sampling: SamplingConfig = Field(default_factory=SamplingConfig)
+    media: MediaConfig = Field(default_factory=MediaConfig)
+    engine_args: dict = Field(default_factory=dict)
+
+    @field_validator("compat", mode="before")
+    @classmethod
+    def _compat(cls, v):
+        return None if v in (None, "", "none", "default") else v
+
+    def stage_models(self) -> dict[str, str]:
+        """The model for each stage; decontextualization uses the decomposer, as the reference does."""
+        decomposer = self.decomposer or self.judge
+        return {
+            "decontext": decomposer,
+            "verifiable": self.verifier or self.judge,
+            "decompose": decomposer,
+            "entail": self.entailer or self.judge,
+        }
+
+
+def load_config(path: pathlib.Path | None, overrides: dict) -> RunConfig:
+    """The TOML file's settings, with every override that is not None on top."""
+    data: dict = {}
+    if path is not None:
+        data = tomllib.loads(pathlib.Path(path).read_text())
+    for key, value in overrides.items():
+        if value is not None:
+            data[key] = value
+    return RunConfig.model_validate(data)

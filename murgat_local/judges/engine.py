@@ -1,0 +1,209 @@
+"""The judge-engine interface: a batch of requests in, typed verdicts out, in order.
+
+Every engine (vLLM in-process, transformers, and later an OpenAI-compatible server or a replay
+of recorded verdicts) implements `Engine.judge`. The pipeline never knows which one it drives.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Protocol, Sequence, Union, runtime_checkable
+
+import numpy as np
+
+from .verdicts import ParseFailure, Verdict, parse_verdict
+
+
+@dataclass(frozen=True, eq=False)
+class ImagePart:
+    """One frame, HxWx3 uint8 RGB."""
+
+    pixels: np.ndarray
+    modality = "image"
+
+
+@dataclass(frozen=True, eq=False)
+class VideoPart:
+    """Frames TxHxWx3 uint8 RGB sampled at `fps`, starting at `start` seconds."""
+
+    frames: np.ndarray
+    fps: float
+    start: float = 0.0
+    modality = "video"
+
+
+@dataclass(frozen=True, eq=False)
+class AudioPart:
+    """Mono float32 waveform."""
+
+    waveform: np.ndarray
+    sample_rate: int = 16000
+    modality = "audio"
+
+
+MediaPart = Union[ImagePart, VideoPart, AudioPart]
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """One judge call. `prompt` is the user text; `media` goes before or after it per the preset."""
+
+    prompt: str
+    verdict: type[Verdict]
+    system: str | None = None
+    media: tuple[MediaPart, ...] = ()
+
+    @property
+    def modalities(self) -> frozenset[str]:
+        return frozenset({"text"} | {m.modality for m in self.media})
+
+
+@dataclass(frozen=True)
+class JudgeResult:
+    """The outcome of one request: a verdict, or a parse failure, or a refusal (`error`)."""
+
+    verdict: Verdict | None = None
+    failure: ParseFailure | None = None
+    error: str | None = None
+    raw: str = ""
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict is not None
+
+
+@dataclass
+class EngineStats:
+    calls: int = 0
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+    wall_s: float = 0.0
+    parse_failures: int = 0
+    refused: int = 0
+    batches: int = 0
+
+    def as_dict(self) -> dict:
+        d = dict(self.__dict__)
+        d["calls_per_s"] = round(self.calls / self.wall_s, 3) if self.wall_s else None
+        return d
+
+
+@runtime_checkable
+class Engine(Protocol):
+    name: str
+    modalities: frozenset[str]
+    stats: EngineStats
+
+    @property
+    def identity(self) -> str:
+        """What makes two engines give the same verdicts (model, weights, decoding)."""
+
+    def judge(self, requests: Sequence[JudgeRequest]) -> list[JudgeResult]: ...
+
+    def close(self) -> None: ...
+
+
+# ---------------------------------------------------------------- shared by the engines
+
+
+def refusal(request: JudgeRequest, model_name: str, modalities: frozenset[str]) -> str | None:
+    """The reason a model cannot take this request, checked before it reaches the engine."""
+    missing = request.modalities - modalities
+    if missing:
+        return (
+            f"model {model_name!r} does not accept {', '.join(sorted(missing))} input "
+            f"(it accepts {', '.join(sorted(modalities))})"
+        )
+    return None
+
+
+_GENERIC_SPECIAL = re.compile(
+    r"<\|[^<>|\n]{1,48}\|>"  # ChatML / Qwen / Llama-3 style: <|im_start|>, <|vision_pad|>
+    r"|</?(?:start_of_turn|end_of_turn|start_of_image|end_of_image|image_soft_token|"
+    r"bos|eos|pad|unk|s|think|audio_soft_token|start_of_audio|end_of_audio)>"
+    r"|\[/?INST\]"
+)
+_BREAK = "\u2060"  # WORD JOINER: invisible, and no tokenizer's special token contains it
+
+
+def _break(token: str) -> str:
+    return token[0] + _BREAK + token[1:]
+
+
+def neutralize(text: str, special_tokens: Sequence[str] = ()) -> str:
+    """Make untrusted text unable to forge a chat turn.
+
+    Tokenizers turn special-token strings inside a message (`<|im_end|>`, `<start_of_turn>`) into
+    real control tokens, so an evaluated model could close the judge's turn and write its own.
+    Every occurrence of the model's special tokens, and of the shapes special tokens take in the
+    supported families, gets an invisible joiner after its first character: the text reads the
+    same to the judge, but no longer tokenizes into a control token.
+    """
+    if not text:
+        return text
+    for tok in sorted({t for t in special_tokens if len(t) > 1}, key=len, reverse=True):
+        if tok in text:
+            text = text.replace(tok, _break(tok))
+    return _GENERIC_SPECIAL.sub(lambda m: _break(m.group(0)), text)
+
+
+def build_messages(
+    request: JudgeRequest, quirks, *, text_only_strings: bool = True
+) -> tuple[list[dict], list[MediaPart]]:
+    """Chat messages with typed content parts, and the media in the order their parts appear.
+
+    Text-only requests use plain string content, which every chat template accepts.
+    """
+    messages: list[dict] = []
+    user_prefix = ""
+    if request.system:
+        if quirks.system_role:
+            messages.append({"role": "system", "content": request.system})
+        else:
+            user_prefix = request.system + "\n\n"
+    text = user_prefix + request.prompt
+    if not request.media and text_only_strings:
+        messages.append({"role": "user", "content": text})
+        return messages, []
+    media_parts = [{"type": m.modality} for m in request.media]
+    text_part = {"type": "text", "text": text}
+    content = media_parts + [text_part] if quirks.media_first else [text_part] + media_parts
+    messages.append({"role": "user", "content": content})
+    return messages, list(request.media)
+
+
+def finish(kind: type[Verdict], raw: str, prompt_tokens: int, output_tokens: int) -> JudgeResult:
+    parsed = parse_verdict(kind, raw)
+    if isinstance(parsed, ParseFailure):
+        return JudgeResult(None, parsed, None, raw, prompt_tokens, output_tokens)
+    return JudgeResult(parsed, None, None, raw, prompt_tokens, output_tokens)
+
+
+class Timer:
+    def __init__(self, stats: EngineStats):
+        self.stats = stats
+
+    def __enter__(self):
+        self.t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        self.stats.wall_s += time.perf_counter() - self.t0
+        return False
+
+
+def record(stats: EngineStats, results: Sequence[JudgeResult]) -> None:
+    stats.batches += 1
+    for r in results:
+        if r.error:
+            stats.refused += 1
+            continue
+        stats.calls += 1
+        stats.prompt_tokens += r.prompt_tokens
+        stats.output_tokens += r.output_tokens
+        if r.failure:
+            stats.parse_failures += 1

@@ -1,0 +1,147 @@
+"""transformers engine: the CPU fallback, one request at a time.
+
+Inputs are built with the model directory's own processor, so one request may mix images, video
+and audio. The verdict grammar is enforced by an outlines-core logits processor compiled from
+the same regex the vLLM engine uses; indexes are compiled once per verdict type.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from .engine import (
+    AudioPart,
+    EngineStats,
+    ImagePart,
+    JudgeRequest,
+    JudgeResult,
+    Timer,
+    VideoPart,
+    build_messages,
+    finish,
+    record,
+    refusal,
+)
+from .presets import Preset
+from .render import ChatRenderer, adapt_media
+from .identity import engine_identity
+
+
+def _load_model(preset: Preset, dtype):
+    import transformers
+
+    path = preset.require_path()
+    kwargs = {"dtype": dtype, "trust_remote_code": preset.trust_remote_code}
+    arch = preset.architecture
+    if arch.startswith("Qwen3OmniMoe"):
+        full = transformers.Qwen3OmniMoeForConditionalGeneration.from_pretrained(path, **kwargs)
+        return full.thinker  # the talker only speaks; judging needs the thinker alone
+    if arch.startswith("Qwen2_5Omni"):
+        cls = transformers.Qwen2_5OmniThinkerForConditionalGeneration
+        return cls.from_pretrained(path, **kwargs)
+    if preset.modalities != {"text"}:
+        return transformers.AutoModelForImageTextToText.from_pretrained(path, **kwargs)
+    return transformers.AutoModelForCausalLM.from_pretrained(path, **kwargs)
+
+
+class TransformersEngine:
+    """Judges with `transformers` generate + outlines-core constraints. Slow; always available."""
+
+    def __init__(self, preset: Preset, *, dtype: str = "float32", temperature: float = 0.0):
+        import torch
+
+        self.preset = preset
+        self.name = preset.name
+        self.modalities = preset.modalities
+        self.stats = EngineStats()
+        self.temperature = temperature
+        path = preset.require_path()
+        self.renderer = ChatRenderer(path, preset, trust_remote_code=preset.trust_remote_code)
+        self.model = _load_model(preset, getattr(torch, dtype)).eval()
+        self._indexes: dict[str, object] = {}
+        self._vocabulary = None
+
+    @property
+    def identity(self) -> str:
+        return engine_identity("transformers", self.preset, self.temperature)
+
+    @property
+    def special_tokens(self) -> list[str]:
+        return self.renderer.special_tokens
+
+    def _logits_processor(self, regex: str):
+        from outlines.backends.outlines_core import OutlinesCoreBackend, OutlinesCoreLogitsProcessor
+        from outlines.models.transformers import TransformerTokenizer
+        from outlines_core import Index
+
+        if self._vocabulary is None:
+            tok = TransformerTokenizer(self.renderer.tokenizer)
+            self._vocabulary = OutlinesCoreBackend.create_outlines_core_vocabulary(
+                tok.get_vocab(), tok.eos_token_id, tok.eos_token, tok.convert_token_to_string
+            )
+        if regex not in self._indexes:
+            self._indexes[regex] = Index(regex, self._vocabulary)
+        return OutlinesCoreLogitsProcessor(self._indexes[regex], "torch")
+
+    def _inputs(self, request: JudgeRequest):
+        messages, media = build_messages(request, self.preset.quirks)
+        text = self.renderer.render(messages)
+        if self.renderer.processor is None:
+            return self.renderer.tokenizer(text, return_tensors="pt")
+        kwargs: dict = {"text": [text], "return_tensors": "pt"}
+        images = [m.pixels for m in media if isinstance(m, ImagePart)]
+        videos = [m for m in media if isinstance(m, VideoPart)]
+        audios = [m.waveform for m in media if isinstance(m, AudioPart)]
+        if images:
+            kwargs["images"] = images
+        if videos:
+            kwargs["videos"] = [list(v.frames) for v in videos]
+            kwargs["fps"] = [v.fps for v in videos]
+            kwargs["do_sample_frames"] = False
+        if audios:
+            kwargs["audio"] = audios
+            kwargs["sampling_rate"] = 16000
+        return self.renderer.processor(**kwargs)
+
+    def _generate(self, request: JudgeRequest) -> JudgeResult:
+        import torch
+        from transformers import LogitsProcessorList
+
+        inputs = self._inputs(request)
+        inputs = {k: v for k, v in inputs.items() if v is not None}
+        n_prompt = int(inputs["input_ids"].shape[-1])
+        tok = self.renderer.tokenizer
+        eos = [t for t in {tok.eos_token_id, tok.convert_tokens_to_ids("<|im_end|>")} if t is not None]
+        gen_kwargs = dict(
+            max_new_tokens=request.verdict.max_tokens + self.preset.quirks.extra_output_tokens,
+            logits_processor=LogitsProcessorList([self._logits_processor(request.verdict.regex())]),
+            do_sample=self.temperature > 0,
+            eos_token_id=eos or None,
+            pad_token_id=tok.pad_token_id if tok.pad_token_id is not None else (eos or [0])[0],
+        )
+        if self.temperature > 0:
+            gen_kwargs["temperature"] = self.temperature
+        with torch.inference_mode():
+            out = self.model.generate(**inputs, **gen_kwargs)
+        new = out[0, n_prompt:]
+        raw = tok.decode(new, skip_special_tokens=True)
+        return finish(request.verdict, raw, n_prompt, int(new.shape[0]))
+
+    def judge(self, requests: Sequence[JudgeRequest]) -> list[JudgeResult]:
+        results = []
+        with Timer(self.stats):
+            for req in requests:
+                req = adapt_media(req, self.preset)
+                reason = refusal(req, self.name, self.modalities)
+                if reason:
+                    results.append(JudgeResult(error=reason))
+                    continue
+                try:
+                    results.append(self._generate(req))
+                except Exception as e:  # one bad request must not sink the batch
+                    results.append(JudgeResult(error=f"transformers generate failed: {e}"))
+        record(self.stats, results)
+        return results
+
+    def close(self) -> None:
+        self.model = None

@@ -1,0 +1,165 @@
+"""Model presets: data files under `models/`, validated once into a typed `Preset`.
+
+A model is named either by preset (`tiny-qwen3-omni`) or by a local model directory. A preset's
+`path` is resolved, in order, from: an explicit override, the environment variable the preset
+names in `path_env`, an absolute `path`, or `path` under the models root (`--models-dir`,
+`MURGAT_MODELS_DIR`, default `.local/models`). Nothing here downloads anything.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import tomllib
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, ConfigDict, Field
+
+PACKAGE_ROOT = pathlib.Path(__file__).resolve().parents[2]
+PRESETS_DIR = PACKAGE_ROOT / "models"
+DEFAULT_MODELS_ROOT = PACKAGE_ROOT / ".local" / "models"
+
+MODALITIES = ("text", "image", "video", "audio")
+
+
+class ModelNotFound(FileNotFoundError):
+    """The model directory a preset points to does not exist."""
+
+
+class Quirks(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    media_first: bool = True
+    video_as_images: bool = False
+    thinking: bool = False
+    extra_output_tokens: int = 0
+    system_role: bool = True
+
+
+class PresetFile(BaseModel):
+    """The schema of one `models/*.toml` file."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    description: str = ""
+    path: str
+    path_env: str | None = None
+    architecture: str
+    modalities: list[str] = Field(default_factory=lambda: ["text"])
+    trust_remote_code: bool = False
+    local_test: bool = False
+    engine: dict = Field(default_factory=dict)
+    quirks: Quirks = Field(default_factory=Quirks)
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    path: pathlib.Path
+    architecture: str
+    modalities: frozenset[str]
+    engine_args: dict = field(default_factory=dict)
+    quirks: Quirks = field(default_factory=Quirks)
+    trust_remote_code: bool = False
+    source: str = ""
+    description: str = ""
+    local_test: bool = False
+
+    def require_path(self) -> pathlib.Path:
+        """The model directory, or `ModelNotFound` naming it and this preset."""
+        if not (self.path / "config.json").is_file():
+            what = "does not exist" if not self.path.exists() else "has no config.json"
+            hint = (
+                " Build the local test models with scripts/setup.sh."
+                if self.local_test
+                else " Put the weights there, or point --model-path / the preset's path_env at them."
+            )
+            raise ModelNotFound(f"model directory {self.path} {what} (preset {self.name!r}).{hint}")
+        return self.path
+
+
+def available_presets(presets_dir: pathlib.Path = PRESETS_DIR) -> list[str]:
+    return sorted(p.stem for p in presets_dir.glob("*.toml"))
+
+
+def _models_root(models_root: pathlib.Path | None, env: dict) -> pathlib.Path:
+    if models_root is not None:
+        return models_root
+    if env.get("MURGAT_MODELS_DIR"):
+        return pathlib.Path(env["MURGAT_MODELS_DIR"])
+    return DEFAULT_MODELS_ROOT
+
+
+def load_preset(
+    name_or_dir: str,
+    *,
+    path_override: str | os.PathLike | None = None,
+    models_root: pathlib.Path | None = None,
+    presets_dir: pathlib.Path = PRESETS_DIR,
+    env: dict | None = None,
+) -> Preset:
+    """Resolve a preset name or a model directory into a `Preset` (no model is loaded)."""
+    env = dict(os.environ) if env is None else env
+    file = presets_dir / f"{name_or_dir}.toml"
+    if file.is_file():
+        spec = PresetFile.model_validate(tomllib.loads(file.read_text()))
+        if path_override:
+            path = pathlib.Path(path_override)
+        elif spec.path_env and env.get(spec.path_env):
+            path = pathlib.Path(env[spec.path_env])
+        elif pathlib.Path(spec.path).is_absolute():
+            path = pathlib.Path(spec.path)
+        else:
+            path = _models_root(models_root, env) / spec.path
+        unknown = set(spec.modalities) - set(MODALITIES)
+        if unknown:
+            raise ValueError(f"preset {spec.name}: unknown modalities {sorted(unknown)}")
+        return Preset(
+            name=spec.name,
+            path=path,
+            architecture=spec.architecture,
+            modalities=frozenset(spec.modalities),
+            engine_args=dict(spec.engine),
+            quirks=spec.quirks,
+            trust_remote_code=spec.trust_remote_code,
+            source=str(file),
+            description=spec.description,
+            local_test=spec.local_test,
+        )
+    directory = pathlib.Path(path_override or name_or_dir)
+    if directory.is_dir() or os.sep in name_or_dir or name_or_dir.startswith("."):
+        return preset_from_directory(directory)
+    raise ValueError(
+        f"{name_or_dir!r} is neither a preset ({', '.join(available_presets(presets_dir))}) "
+        "nor a model directory"
+    )
+
+
+# Architectures whose modalities we know; an unknown one is taken as text-only.
+_ARCH_MODALITIES = {
+    "Qwen3OmniMoeForConditionalGeneration": ("text", "image", "video", "audio"),
+    "Qwen3OmniMoeThinkerForConditionalGeneration": ("text", "image", "video", "audio"),
+    "Qwen2_5OmniThinkerForConditionalGeneration": ("text", "image", "video", "audio"),
+    "Qwen2_5OmniForConditionalGeneration": ("text", "image", "video", "audio"),
+    "Qwen2_5_VLForConditionalGeneration": ("text", "image", "video"),
+    "Qwen2VLForConditionalGeneration": ("text", "image", "video"),
+    "Gemma3ForConditionalGeneration": ("text", "image"),
+}
+
+
+def preset_from_directory(directory: pathlib.Path) -> Preset:
+    """A preset for a bare model directory, its modalities read from the architecture."""
+    config = directory / "config.json"
+    arch = "unknown"
+    if config.is_file():
+        arch = (json.loads(config.read_text()).get("architectures") or ["unknown"])[0]
+    modalities = _ARCH_MODALITIES.get(arch, ("text",))
+    return Preset(
+        name=directory.name or str(directory),
+        path=directory,
+        architecture=arch,
+        modalities=frozenset(modalities),
+        engine_args={"max_model_len": 8192},
+        quirks=Quirks(video_as_images="video" not in modalities and "image" in modalities),
+        source=f"directory {directory}",
+    )

@@ -1,0 +1,49 @@
+"""Prompt templates: data files under `prompts/`, one per judge task.
+
+A template has a `system` part (the instructions, identical for every item, so an engine's
+prefix cache reuses it) and a `user` part with `{placeholders}` for the item's text. Values
+are inserted by `str.format_map` on the template only, so braces in a response stay literal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pathlib
+import string
+import tomllib
+from dataclasses import dataclass
+
+from .verdicts import VERDICT_TYPES, Verdict
+from .presets import PACKAGE_ROOT
+
+PROMPTS_DIR = PACKAGE_ROOT / "prompts"
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    name: str
+    system: str
+    user: str
+    verdict: type[Verdict]
+    digest: str
+
+    @property
+    def fields(self) -> set[str]:
+        return {f for _, f, _, _ in string.Formatter().parse(self.user) if f}
+
+    def render(self, **values: str) -> str:
+        missing = self.fields - values.keys()
+        if missing:
+            raise KeyError(f"prompt {self.name!r} needs {sorted(missing)}")
+        return self.user.format_map(values)
+
+
+def load_prompt(name: str, prompts_dir: pathlib.Path = PROMPTS_DIR) -> PromptTemplate:
+    path = prompts_dir / f"{name}.toml"
+    raw = path.read_bytes()
+    data = tomllib.loads(raw.decode("utf-8"))
+    verdict = VERDICT_TYPES.get(data.get("verdict", ""))
+    if verdict is None:
+        raise ValueError(f"{path}: verdict must be one of {sorted(VERDICT_TYPES)}")
+    digest = hashlib.sha256(raw + verdict.schema_json().encode()).hexdigest()[:16]
+    return PromptTemplate(name, data["system"].strip(), data["user"], verdict, digest)

@@ -1,0 +1,58 @@
+"""Chat rendering shared by the engines: the model directory's own template, neutralized text."""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+
+from .engine import ImagePart, JudgeRequest, VideoPart, neutralize
+from .presets import Preset
+
+
+class ChatRenderer:
+    """Renders chat messages with the model's own chat template (processor, else tokenizer)."""
+
+    def __init__(self, path: pathlib.Path, preset: Preset, *, trust_remote_code: bool = False):
+        from transformers import AutoProcessor, AutoTokenizer
+
+        self.processor = None
+        if preset.modalities != {"text"}:
+            self.processor = AutoProcessor.from_pretrained(path, trust_remote_code=trust_remote_code)
+            self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
+        else:
+            self.tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
+        tokens = set(getattr(self.tokenizer, "all_special_tokens", []) or [])
+        for added in (getattr(self.tokenizer, "added_tokens_decoder", {}) or {}).values():
+            content = getattr(added, "content", None)
+            if content and getattr(added, "special", True):
+                tokens.add(content)
+        self.special_tokens = sorted(t for t in tokens if t and not t.isspace())
+
+    def render(self, messages: list[dict]) -> str:
+        safe = [self._neutralized(m) for m in messages]
+        owner = self.processor if self.processor is not None else self.tokenizer
+        return owner.apply_chat_template(safe, tokenize=False, add_generation_prompt=True)
+
+    def _neutralized(self, message: dict) -> dict:
+        content = message["content"]
+        if isinstance(content, str):
+            return {**message, "content": neutralize(content, self.special_tokens)}
+        parts = []
+        for part in content:
+            if part.get("type") == "text":
+                part = {**part, "text": neutralize(part["text"], self.special_tokens)}
+            parts.append(part)
+        return {**message, "content": parts}
+
+
+def adapt_media(request: JudgeRequest, preset: Preset) -> JudgeRequest:
+    """Send a video range as separate frames to a model that takes images but no video."""
+    if not preset.quirks.video_as_images or not any(isinstance(m, VideoPart) for m in request.media):
+        return request
+    media = []
+    for m in request.media:
+        if isinstance(m, VideoPart):
+            media.extend(ImagePart(frame) for frame in m.frames)
+        else:
+            media.append(m)
+    return dataclasses.replace(request, media=tuple(media))

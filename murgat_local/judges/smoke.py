@@ -1,0 +1,50 @@
+"""One request per accepted modality on each model: proves an engine serves a model end to end."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import make_engine
+from .engine import AudioPart, ImagePart, JudgeRequest, VideoPart
+from .presets import available_presets, load_preset
+from .verdicts import YesNo
+
+LOCAL_TEST_MODELS = ("tiny-qwen3-omni", "tiny-gemma3", "smollm2-135m-instruct", "gemma3-270m")
+
+
+def probe_requests(modalities: frozenset[str]) -> list[tuple[str, JudgeRequest]]:
+    image = np.zeros((224, 224, 3), dtype=np.uint8)
+    image[:] = (200, 30, 30)
+    frames = np.repeat(image[None], 4, axis=0)
+    t = np.arange(32000) / 16000
+    tone = (0.3 * np.sin(2 * np.pi * 440 * t)).astype(np.float32)
+    system = "You check claims against evidence. Answer with YES or NO."
+    out = [("text", JudgeRequest("Claim: the sky is blue.", YesNo, system))]
+    if "image" in modalities:
+        out.append(("image", JudgeRequest("Claim: the image is red.", YesNo, system, (ImagePart(image),))))
+    if "video" in modalities:
+        out.append(("video", JudgeRequest("Claim: the clip is red.", YesNo, system, (VideoPart(frames, 2.0),))))
+    if "audio" in modalities:
+        out.append(("audio", JudgeRequest("Claim: a tone plays.", YesNo, system, (AudioPart(tone),))))
+    return out
+
+
+def run_smoke(models: list[str] | None, engine: str = "vllm") -> list[dict]:
+    names = models or [m for m in LOCAL_TEST_MODELS if m in available_presets()]
+    rows = []
+    for name in names:
+        preset = load_preset(name)
+        eng = make_engine(engine, preset)
+        try:
+            probes = probe_requests(preset.modalities)
+            results = eng.judge([r for _, r in probes])
+            for (modality, _), res in zip(probes, results):
+                rows.append({
+                    "model": name, "modality": modality,
+                    "verdict": res.verdict.label if res.ok else None,
+                    "raw": res.raw or (res.error or ""),
+                    "prompt_tokens": res.prompt_tokens, "output_tokens": res.output_tokens,
+                })
+        finally:
+            eng.close()
+    return rows

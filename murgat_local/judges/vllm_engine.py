@@ -1,0 +1,171 @@
+"""vLLM in-process engine (`vllm.LLM`), the default.
+
+A whole batch goes to one `LLM.generate` call so continuous batching and prefix caching work.
+Each request carries its verdict type's regex as a per-request structured-output constraint;
+whitespace is disabled engine-wide (vLLM ignores the per-request flag). The chat template is
+rendered here, from the model directory's own processor or tokenizer, after every text part has
+been neutralized, so no message can forge a turn.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from .engine import (
+    AudioPart,
+    EngineStats,
+    ImagePart,
+    JudgeRequest,
+    JudgeResult,
+    Timer,
+    VideoPart,
+    build_messages,
+    finish,
+    record,
+    refusal,
+)
+from .identity import engine_identity
+from .presets import Preset
+from .render import ChatRenderer, adapt_media
+
+# Engine arguments a preset may set; anything else in [engine] is refused early.
+ENGINE_KEYS = {
+    "dtype",
+    "max_model_len",
+    "max_num_seqs",
+    "tensor_parallel_size",
+    "pipeline_parallel_size",
+    "limit_mm_per_prompt",
+    "enforce_eager",
+    "gpu_memory_utilization",
+    "max_num_batched_tokens",
+    "enable_prefix_caching",
+    "enable_chunked_prefill",
+    "mm_processor_cache_gb",
+    "kv_cache_dtype",
+    "quantization",
+    "reasoning_parser",
+    "seed",
+}
+
+
+class VLLMEngine:
+    """Judges on `vllm.LLM`. Create it under `if __name__ == "__main__":` (vLLM spawns)."""
+
+    def __init__(self, preset: Preset, *, seed: int = 0, temperature: float = 0.0, **overrides):
+        from vllm import LLM
+
+        path = preset.require_path()
+        args = dict(preset.engine_args)
+        args.update(overrides)
+        unknown = set(args) - ENGINE_KEYS
+        if unknown:
+            raise ValueError(f"preset {preset.name}: unknown engine arguments {sorted(unknown)}")
+        reasoning_parser = args.pop("reasoning_parser", None)
+        structured = {"backend": "xgrammar", "disable_any_whitespace": True}
+        if reasoning_parser:
+            structured["reasoning_parser"] = reasoning_parser
+        args.setdefault("seed", seed)
+        self.preset = preset
+        self.name = preset.name
+        self.modalities = preset.modalities
+        self.stats = EngineStats()
+        self.temperature = temperature
+        self._engine_args = args
+        self.llm = LLM(
+            model=str(path),
+            trust_remote_code=preset.trust_remote_code,
+            structured_outputs_config=structured,
+            **args,
+        )
+        self.renderer = ChatRenderer(path, preset, trust_remote_code=preset.trust_remote_code)
+
+    @property
+    def identity(self) -> str:
+        return engine_identity("vllm", self.preset, self.temperature)
+
+    @property
+    def special_tokens(self) -> list[str]:
+        return self.renderer.special_tokens
+
+    def _sampling(self, request: JudgeRequest):
+        from vllm import SamplingParams
+        from vllm.sampling_params import StructuredOutputsParams
+
+        return SamplingParams(
+            temperature=self.temperature,
+            max_tokens=request.verdict.max_tokens + self.preset.quirks.extra_output_tokens,
+            structured_outputs=StructuredOutputsParams(regex=request.verdict.regex()),
+        )
+
+    def _prompt(self, request: JudgeRequest) -> dict:
+        messages, media = build_messages(request, self.preset.quirks)
+        text = self.renderer.render(messages)
+        data: dict[str, list] = {}
+        for part in media:
+            if isinstance(part, ImagePart):
+                data.setdefault("image", []).append(part.pixels)
+            elif isinstance(part, VideoPart):
+                data.setdefault("video", []).append(video_item(part))
+            elif isinstance(part, AudioPart):
+                data.setdefault("audio", []).append((part.waveform, part.sample_rate))
+        prompt: dict = {"prompt": text}
+        if data:
+            prompt["multi_modal_data"] = data
+        return prompt
+
+    def judge(self, requests: Sequence[JudgeRequest]) -> list[JudgeResult]:
+        results: list[JudgeResult | None] = [None] * len(requests)
+        prompts, params, index = [], [], []
+        for i, req in enumerate(requests):
+            req = adapt_media(req, self.preset)
+            reason = refusal(req, self.name, self.modalities)
+            if reason:
+                results[i] = JudgeResult(error=reason)
+                continue
+            try:
+                prompts.append(self._prompt(req))
+            except Exception as e:  # a bad media item fails its own request only
+                results[i] = JudgeResult(error=f"could not build the prompt: {e}")
+                continue
+            params.append(self._sampling(req))
+            index.append(i)
+        with Timer(self.stats):
+            outputs = self.llm.generate(prompts, params, use_tqdm=False) if prompts else []
+        for i, out in zip(index, outputs):
+            completion = out.outputs[0]
+            results[i] = finish(
+                requests[i].verdict,
+                completion.text,
+                len(out.prompt_token_ids or []),
+                len(completion.token_ids),
+            )
+        final = [r for r in results if r is not None]
+        assert len(final) == len(requests)
+        record(self.stats, final)
+        return final
+
+    def close(self) -> None:
+        llm = getattr(self, "llm", None)
+        if llm is not None:
+            try:
+                llm.llm_engine.engine_core.shutdown()
+            except Exception:
+                pass
+            self.llm = None
+
+
+def video_item(part: VideoPart):
+    """Frames plus the metadata Qwen's video processor uses for temporal positions."""
+    n = int(part.frames.shape[0])
+    meta = {
+        "fps": float(part.fps),
+        "duration": n / float(part.fps),
+        "total_num_frames": n,
+        "frames_indices": list(range(n)),
+        "video_backend": "opencv",
+        "do_sample_frames": False,
+    }
+    return (part.frames, meta)
+
+

@@ -1,0 +1,158 @@
+"""Cutting cited segments out of videos, in memory, each segment once.
+
+visual point  -> one frame, sent as an image
+visual range  -> frames at `fps` (2 by default) over the range, an even count of at least two
+audio         -> the 16 kHz mono waveform of the range (a point gets `audio_point_window` s)
+
+Segments are cached by (file content hash, modality, start, end, rate): the same citation in a
+hundred responses is decoded once. Videos stay open in a small LRU.
+"""
+
+from __future__ import annotations
+
+import math
+import pathlib
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..judges.engine import AudioPart, ImagePart, MediaPart, VideoPart
+from ..text.citations import AUDIO, VISUAL, Citation
+from .source import TARGET_SR, MediaError, MediaInfo, VideoSource, resolve_video
+
+
+@dataclass(frozen=True)
+class SegmentOptions:
+    fps: float = 2.0
+    max_frames: int = 32
+    max_side: int = 448
+    audio_point_window: float = 1.0
+    # Citations name whole seconds: "0:10" on a 10.0 s video is the last moment, not beyond it.
+    duration_tolerance: float = 1.0
+
+
+def check_citation(c: Citation, info: MediaInfo, opts: SegmentOptions) -> str | None:
+    """Why this citation cannot be checked against this media (None when it can)."""
+    if c.error:
+        return c.error
+    if c.modality == AUDIO and not info.has_audio:
+        return "audio citation on a video with no audio track"
+    if c.modality == VISUAL and not info.has_video:
+        return "visual citation on a file with no video stream"
+    limit = info.duration + opts.duration_tolerance
+    if c.start is not None and c.start > limit:
+        return f"starts at {c.start:g}s, beyond the media's duration ({info.duration:.2f}s)"
+    if c.end is not None and c.end > limit:
+        return f"ends at {c.end:g}s, beyond the media's duration ({info.duration:.2f}s)"
+    return None
+
+
+def frame_times(start: float, end: float, fps: float, max_frames: int) -> list[float]:
+    """Sample times over [start, end] at `fps`; an even count (Qwen's temporal patch is 2
+    frames, the last is repeated as its processor does), at least 2, at most `max_frames`."""
+    n = int(math.floor((end - start) * fps + 1e-9)) + 1
+    if n > max_frames:
+        n = max_frames - (max_frames % 2)
+        step = (end - start) / (n - 1)
+        return [start + k * step for k in range(n)]
+    times = [start + k / fps for k in range(n)]
+    if len(times) < 2:
+        times.append(end)
+    if len(times) % 2:
+        times.append(times[-1])
+    return times
+
+
+class SegmentCutter:
+    """Opens each video once and cuts cited segments from it, caching each segment."""
+
+    def __init__(self, media_root: pathlib.Path, opts: SegmentOptions | None = None,
+                 *, max_open: int = 8, max_segments: int = 4096):
+        self.media_root = pathlib.Path(media_root)
+        self.opts = opts or SegmentOptions()
+        self._sources: OrderedDict[pathlib.Path, VideoSource] = OrderedDict()
+        self._segments: OrderedDict[tuple, MediaPart] = OrderedDict()
+        self._max_open = max_open
+        self._max_segments = max_segments
+        self._lock = threading.Lock()
+        self.decoded = 0  # segments actually cut (cache misses)
+
+    def source(self, video: str) -> VideoSource:
+        path = resolve_video(self.media_root, video)
+        with self._lock:
+            if path in self._sources:
+                self._sources.move_to_end(path)
+                return self._sources[path]
+        src = VideoSource(path, max_side=self.opts.max_side)
+        with self._lock:
+            self._sources[path] = src
+            while len(self._sources) > self._max_open:
+                _, old = self._sources.popitem(last=False)
+                old.close()
+        return src
+
+    def segment_key(self, src: VideoSource, c: Citation) -> tuple:
+        rate = self.opts.fps if c.modality == VISUAL else TARGET_SR
+        return (src.hash, c.modality, round(c.start, 3), round(c.end, 3), rate, self.opts.max_side)
+
+    def cut(self, src: VideoSource, c: Citation) -> MediaPart:
+        """The cited segment; raises MediaError when it cannot be cut."""
+        key = self.segment_key(src, c)
+        with self._lock:
+            if key in self._segments:
+                self._segments.move_to_end(key)
+                return self._segments[key]
+        part = self._cut(src, c)
+        with self._lock:
+            self.decoded += 1
+            self._segments[key] = part
+            while len(self._segments) > self._max_segments:
+                self._segments.popitem(last=False)
+        return part
+
+    def _cut(self, src: VideoSource, c: Citation) -> MediaPart:
+        info = src.info
+        start = min(c.start, info.duration)
+        end = min(c.end, info.duration)
+        if c.modality == VISUAL:
+            if c.is_point:
+                last = max(info.duration - 1e-3, 0.0)
+                return ImagePart(src.frames_at([min(start, last)])[0])
+            times = frame_times(start, max(end, start), self.opts.fps, self.opts.max_frames)
+            times = [min(t, max(info.duration - 1e-3, 0.0)) for t in times]
+            return VideoPart(src.frames_at(times), fps=self.opts.fps, start=start)
+        if c.modality == AUDIO:
+            if end <= start:
+                end = min(start + self.opts.audio_point_window, info.duration)
+                if end <= start:
+                    start = max(end - self.opts.audio_point_window, 0.0)
+            return AudioPart(src.audio_between(start, end), TARGET_SR)
+        raise MediaError(f"cannot cut modality {c.modality!r}")
+
+    def close(self) -> None:
+        with self._lock:
+            for s in self._sources.values():
+                s.close()
+            self._sources.clear()
+            self._segments.clear()
+
+
+def media_fingerprint(part: MediaPart) -> str:
+    """A content hash of a cut segment (for cache keys of requests that carry it)."""
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=16)
+    if isinstance(part, ImagePart):
+        arr = part.pixels
+    elif isinstance(part, VideoPart):
+        arr = part.frames
+        h.update(f"fps={part.fps}".encode())
+    else:
+        arr = part.waveform
+        h.update(f"sr={part.sample_rate}".encode())
+    h.update(part.modality.encode())
+    h.update(str(arr.shape).encode())
+    h.update(np.ascontiguousarray(arr).tobytes())
+    return h.hexdigest()

@@ -1,0 +1,205 @@
+"""One video file: located safely, probed once, decoded in memory (no subprocess).
+
+Times are seconds on the file's presentation timeline, 0 at the earliest stream's start, which
+is what a viewer's player shows and what a citation names. decord reports frame times relative
+to the video stream's own start, and an audio stream may start later than the video: both
+offsets are measured here and applied.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pathlib
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+TARGET_SR = 16000
+
+
+class MediaError(Exception):
+    """A media problem that belongs to one item (missing file, corrupt file, no audio...)."""
+
+
+def resolve_video(media_root: pathlib.Path, video: str) -> pathlib.Path:
+    """The video's path under `media_root`; refuses any path that escapes it, never opens it."""
+    root = media_root.resolve()
+    name = video if pathlib.PurePath(video).suffix else f"{video}.mp4"
+    candidate = (root / name).resolve()
+    if candidate != root and root not in candidate.parents:
+        raise MediaError(f"video path {video!r} escapes the media root {root}; refused")
+    if not candidate.is_file():
+        raise MediaError(f"video {video!r} not found under {root}")
+    return candidate
+
+
+_HASHES: dict[tuple[str, int, int], str] = {}
+_HASH_LOCK = threading.Lock()
+
+
+def content_hash(path: pathlib.Path) -> str:
+    """blake2b of the file's bytes, memoised by (path, size, mtime)."""
+    st = path.stat()
+    key = (str(path), st.st_size, st.st_mtime_ns)
+    with _HASH_LOCK:
+        if key in _HASHES:
+            return _HASHES[key]
+    h = hashlib.blake2b(digest_size=16)
+    with path.open("rb") as fh:
+        while block := fh.read(1 << 20):
+            h.update(block)
+    digest = h.hexdigest()
+    with _HASH_LOCK:
+        _HASHES[key] = digest
+    return digest
+
+
+@dataclass(frozen=True)
+class MediaInfo:
+    duration: float
+    has_video: bool
+    has_audio: bool
+    video_offset: float  # video stream start on the file timeline
+    audio_offset: float
+    fps: float | None
+    width: int | None
+    height: int | None
+
+
+def probe(path: pathlib.Path) -> MediaInfo:
+    import av
+
+    try:
+        with av.open(str(path)) as container:
+            v = container.streams.video[0] if container.streams.video else None
+            a = container.streams.audio[0] if container.streams.audio else None
+
+            def start(s) -> float:
+                if s is None or s.start_time is None:
+                    return 0.0
+                return float(s.start_time * s.time_base)
+
+            def length(s) -> float:
+                if s is None or s.duration is None:
+                    return 0.0
+                return float(s.duration * s.time_base)
+
+            origin = min([start(s) for s in (v, a) if s is not None] or [0.0])
+            duration = float(container.duration / 1_000_000) if container.duration else 0.0
+            ends = [start(s) - origin + length(s) for s in (v, a) if s is not None]
+            duration = max([duration] + ends)
+            if v is None and a is None:
+                raise MediaError(f"{path.name}: no video or audio stream")
+            fps = float(v.average_rate) if v is not None and v.average_rate else None
+            return MediaInfo(
+                duration=duration,
+                has_video=v is not None,
+                has_audio=a is not None,
+                video_offset=start(v) - origin if v is not None else 0.0,
+                audio_offset=start(a) - origin if a is not None else 0.0,
+                fps=fps,
+                width=v.codec_context.width if v is not None else None,
+                height=v.codec_context.height if v is not None else None,
+            )
+    except MediaError:
+        raise
+    except Exception as e:  # PyAV raises many types for damaged files
+        raise MediaError(f"{path.name}: cannot read the file ({type(e).__name__}: {e})") from e
+
+
+class VideoSource:
+    """A video opened once: frames through decord, the audio track decoded once through PyAV."""
+
+    def __init__(self, path: pathlib.Path, *, max_side: int = 448):
+        self.path = path
+        self.info = probe(path)
+        self.hash = content_hash(path)
+        self.max_side = max_side
+        self._reader = None
+        self._frame_starts: np.ndarray | None = None
+        self._audio: np.ndarray | None = None
+        self._lock = threading.Lock()
+
+    # -------------------------------------------------------------- video
+
+    def _open_reader(self):
+        if self._reader is None:
+            import decord
+
+            info = self.info
+            w, h = info.width or 0, info.height or 0
+            kwargs = {}
+            if w and h and max(w, h) > self.max_side:
+                scale = self.max_side / max(w, h)
+                kwargs = {"width": max(2, int(w * scale) // 2 * 2), "height": max(2, int(h * scale) // 2 * 2)}
+            try:
+                self._reader = decord.VideoReader(str(self.path), ctx=decord.cpu(0), **kwargs)
+                stamps = self._reader.get_frame_timestamp(range(len(self._reader)))
+            except Exception as e:
+                raise MediaError(f"{self.path.name}: cannot decode video ({e})") from e
+            self._frame_starts = np.asarray(stamps)[:, 0] + info.video_offset
+        return self._reader
+
+    def frames_at(self, times: list[float]) -> np.ndarray:
+        """RGB frames (N,H,W,3 uint8): for each time, the frame on screen at that moment."""
+        if not self.info.has_video:
+            raise MediaError(f"{self.path.name}: no video stream")
+        with self._lock:
+            reader = self._open_reader()
+            starts = self._frame_starts
+            idx = np.searchsorted(starts, np.asarray(times, dtype=np.float64) + 1e-6, side="right") - 1
+            idx = np.clip(idx, 0, len(starts) - 1)
+            try:
+                return reader.get_batch(list(map(int, idx))).asnumpy()
+            except Exception as e:
+                raise MediaError(f"{self.path.name}: frame decode failed near {times[0]:.2f}s ({e})") from e
+
+    # -------------------------------------------------------------- audio
+
+    def _decode_audio(self) -> np.ndarray:
+        if self._audio is None:
+            import av
+            import librosa
+
+            chunks, rate = [], None
+            try:
+                with av.open(str(self.path)) as container:
+                    stream = container.streams.audio[0]
+                    for frame in container.decode(stream):
+                        arr = frame.to_ndarray().astype(np.float32)
+                        if frame.format.is_planar:
+                            mono = arr.mean(axis=0)
+                        else:
+                            mono = arr.reshape(-1, len(frame.layout.channels)).mean(axis=1)
+                        chunks.append(mono)
+                        rate = frame.sample_rate
+            except Exception as e:
+                if not chunks:
+                    raise MediaError(f"{self.path.name}: cannot decode audio ({e})") from e
+            if not chunks:
+                raise MediaError(f"{self.path.name}: the audio track holds no samples")
+            wave = np.concatenate(chunks)
+            if rate != TARGET_SR:
+                wave = librosa.resample(wave, orig_sr=rate, target_sr=TARGET_SR, res_type="soxr_hq")
+            self._audio = np.ascontiguousarray(wave, dtype=np.float32)
+        return self._audio
+
+    def audio_between(self, start: float, end: float) -> np.ndarray:
+        """16 kHz mono float32 for [start, end); silence where the track has no samples."""
+        if not self.info.has_audio:
+            raise MediaError(f"{self.path.name}: no audio track")
+        with self._lock:
+            wave = self._decode_audio()
+        off = self.info.audio_offset
+        a = int(round((start - off) * TARGET_SR))
+        b = int(round((end - off) * TARGET_SR))
+        out = np.zeros(max(b - a, 1), dtype=np.float32)
+        lo, hi = max(a, 0), min(b, len(wave))
+        if hi > lo:
+            out[lo - a : hi - a] = wave[lo:hi]
+        return out
+
+    def close(self) -> None:
+        self._reader = None
+        self._audio = None

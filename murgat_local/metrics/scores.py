@@ -1,0 +1,203 @@
+"""MURGAT scoring math. Pure functions: no I/O, no model.
+
+Per fact with citations C (some possibly unusable):
+  default (ALCE-style strict necessity)
+    recall    = 1 if the usable citations together entail the fact, else 0
+    precise c = the citations jointly entail the fact, and c is usable, and either c alone
+                entails it or the others without c no longer do; precision = share of precise c
+  reference (`--compat reference`, meetdavidwan/murgat `run_metric.py`)
+    precision = share of citations that entail the fact alone (unusable ones count as no)
+    recall    = precision when there is one citation, else the joint verdict
+    a citation whose segment could not be extracted drops the fact from the pools.
+Per response: coverage = cited verifiable sentences / verifiable sentences, precision and
+recall = means over the response's scored facts, F1 their harmonic mean, MURGAT-S = coverage x F1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from statistics import mean
+from typing import Mapping, Sequence
+
+
+def f1(precision: float, recall: float) -> float:
+    return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+
+
+@dataclass(frozen=True)
+class FactScore:
+    precision: float | None  # None: the fact is not scored (see `reason`)
+    recall: float | None
+    precise: tuple[bool | None, ...] = ()  # per citation, in order
+    reason: str | None = None
+
+    @property
+    def scored(self) -> bool:
+        return self.precision is not None and self.recall is not None
+
+
+def score_fact_default(
+    usable: Sequence[bool],
+    joint: bool | None,
+    alone: Mapping[int, bool | None],
+    without: Mapping[int, bool | None],
+) -> FactScore:
+    """Strict-necessity precision and joint recall for one fact.
+
+    Args:
+        usable: per citation, whether its segment could be checked (unusable = unsupported).
+        joint: verdict on all usable citations together (None: unparsed; ignored when none usable).
+        alone: verdict on citation i alone, for usable i (needed when there are 2+ citations).
+        without: verdict on the usable citations other than i, for each usable i that is needed.
+    """
+    n = len(usable)
+    if n == 0:
+        return FactScore(None, None, (), "no citations")
+    if not any(usable):
+        return FactScore(0.0, 0.0, tuple(False for _ in usable))
+    if joint is None:
+        return FactScore(None, None, tuple(None for _ in usable), "joint verdict unparsed")
+    if not joint:
+        return FactScore(0.0, 0.0, tuple(False for _ in usable))
+    precise: list[bool | None] = []
+    usable_idx = [i for i, u in enumerate(usable) if u]
+    for i, u in enumerate(usable):
+        if not u:
+            precise.append(False)
+        elif n == 1:
+            precise.append(True)
+        elif len(usable_idx) == 1:
+            precise.append(True)  # the only usable citation carries the joint entailment
+        else:
+            a = alone.get(i)
+            if a is None:
+                precise.append(None)
+            elif a:
+                precise.append(True)
+            else:
+                w = without.get(i)
+                precise.append(None if w is None else not w)
+    if any(p is None for p in precise):
+        return FactScore(None, None, tuple(precise), "a citation verdict is unparsed")
+    return FactScore(sum(map(bool, precise)) / n, 1.0, tuple(precise))
+
+
+def score_fact_reference(
+    usable: Sequence[bool],
+    extracted: Sequence[bool],
+    alone: Mapping[int, bool | None],
+    joint: bool | None,
+) -> FactScore:
+    """The reference's per-fact precision and recall.
+
+    Args:
+        usable: per citation, False when its timestamp did not parse (counted as NO).
+        extracted: per citation, False when its segment could not be cut: the fact is dropped.
+        alone: verdict on citation i alone, for usable and extracted i.
+        joint: verdict on all extracted citations together (used with 2+ citations).
+    """
+    n = len(usable)
+    if n == 0:
+        return FactScore(None, None, (), "no citations")
+    if not all(e for u, e in zip(usable, extracted) if u):
+        return FactScore(None, None, (), "segment extraction failed (the reference drops the fact)")
+    judged = [alone.get(i) if u else False for i, u in enumerate(usable)]
+    if any(j is None for j in judged):
+        return FactScore(None, None, tuple(judged), "a citation verdict is unparsed")
+    precision = sum(map(bool, judged)) / n
+    if n == 1:
+        recall = precision
+    elif not any(usable):
+        recall = 0.0
+    elif joint is None:
+        return FactScore(None, None, tuple(judged), "joint verdict unparsed")
+    else:
+        recall = 1.0 if joint else 0.0
+    return FactScore(precision, recall, tuple(judged))
+
+
+@dataclass(frozen=True)
+class SentenceScore:
+    verifiable: bool | None  # None: the verifiability verdict did not parse
+    cited: bool
+    facts: tuple[FactScore, ...] = ()
+
+
+@dataclass(frozen=True)
+class ResponseScore:
+    coverage: float | None
+    precision: float | None
+    recall: float | None
+    f1: float | None
+    murgat_s: float | None
+    counts: dict = field(default_factory=dict)
+    note: str | None = None
+
+    def as_dict(self) -> dict:
+        return {
+            "coverage": self.coverage,
+            "precision": self.precision,
+            "recall": self.recall,
+            "f1": self.f1,
+            "murgat_s": self.murgat_s,
+            "counts": dict(self.counts),
+            "note": self.note,
+        }
+
+
+def score_response(sentences: Sequence[SentenceScore], *, reference: bool = False) -> ResponseScore:
+    """Coverage, precision, recall, F1 and MURGAT-S for one response.
+
+    With no verifiable sentence, or cited facts none of which could be scored, the default mode
+    leaves the undefined values None with a note; the reference scores such a response 0.
+    """
+    verifiable = [s for s in sentences if s.verifiable]
+    cited = [s for s in verifiable if s.cited]
+    facts = [f for s in cited for f in s.facts]
+    scored = [f for f in facts if f.scored]
+    counts = {
+        "sentences": len(sentences),
+        "verifiable": len(verifiable),
+        "unjudged_sentences": sum(1 for s in sentences if s.verifiable is None),
+        "cited_verifiable": len(cited),
+        "facts": len(facts),
+        "scored_facts": len(scored),
+        "unscored_facts": len(facts) - len(scored),
+    }
+    if not verifiable:
+        if reference:
+            return ResponseScore(0.0, 0.0, 0.0, 0.0, 0.0, counts)
+        return ResponseScore(None, None, None, None, None, counts, "no verifiable sentence")
+    coverage = len(cited) / len(verifiable)
+    if facts and not scored and not reference:
+        # Cited facts exist but no verdict could be had for any: the attribution is unknown,
+        # not zero.
+        return ResponseScore(coverage, None, None, None, None, counts, "no cited fact could be scored")
+    precision = mean(f.precision for f in scored) if scored else 0.0
+    recall = mean(f.recall for f in scored) if scored else 0.0
+    score_f1 = f1(precision, recall)
+    return ResponseScore(coverage, precision, recall, score_f1, coverage * score_f1, counts)
+
+
+METRICS = ("coverage", "precision", "recall", "f1", "murgat_s")
+
+
+def summarize(records: Sequence[Mapping]) -> dict:
+    """Means of the per-response values (how the paper's tables are built), with counts.
+
+    `records` are scored records (`status`, the metric fields, `correct` when gradable).
+    """
+    ok = [r for r in records if r.get("status") == "ok"]
+    summary: dict = {
+        "responses": len(records),
+        "scored": len(ok),
+        "errors": len(records) - len(ok),
+    }
+    for m in METRICS:
+        values = [r[m] for r in ok if r.get(m) is not None]
+        summary[m] = mean(values) if values else None
+    summary["undefined"] = sum(1 for r in ok if r.get("murgat_s") is None)
+    graded = [r["correct"] for r in ok if r.get("correct") is not None]
+    summary["qa_accuracy"] = mean(map(float, graded)) if graded else None
+    summary["qa_graded"] = len(graded)
+    return summary

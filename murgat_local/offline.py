@@ -1,0 +1,21 @@
+"""Air-gap guarantee: the package never reaches a model hub.
+
+Set before transformers or vLLM is imported, so neither tries the network; a user who really
+wants the hub must unset them in their own process, on purpose.
+"""
+
+import os
+
+OFFLINE_ENV = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+    "VLLM_NO_USAGE_STATS": "1",
+    "DO_NOT_TRACK": "1",
+}
+
+
+def enforce() -> None:
+    for key, value in OFFLINE_ENV.items():
+        os.environ[key] = value

@@ -1,0 +1,110 @@
+"""Content-addressed verdict cache in SQLite.
+
+A key is the hash of everything that determines a verdict: the stage, the judge's identity
+(model path, weights fingerprint, decoding settings), the prompt template's hash, the system and
+user text, and the cited media segments' identities. Writes are transactions in WAL mode, so a
+run killed mid-write leaves the last committed state, and several readers can share the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import pathlib
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS verdicts (
+    key TEXT PRIMARY KEY,
+    stage TEXT NOT NULL,
+    judge TEXT NOT NULL,
+    status TEXT NOT NULL,          -- 'ok' or 'unparsed'
+    verdict TEXT,                  -- the verdict as JSON (status ok)
+    raw TEXT NOT NULL,             -- the model's raw text
+    reason TEXT,                   -- why it did not parse
+    prompt_tokens INTEGER,
+    output_tokens INTEGER,
+    created REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS verdicts_stage ON verdicts(stage);
+"""
+
+
+def make_key(material: dict) -> str:
+    blob = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class CachedVerdict:
+    status: str
+    verdict: str | None
+    raw: str
+    reason: str | None
+    prompt_tokens: int
+    output_tokens: int
+
+
+class VerdictCache:
+    def __init__(self, path: str | pathlib.Path):
+        self.path = pathlib.Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        with self._conn() as conn:
+            conn.executescript(SCHEMA)
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=60.0)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            self._local.conn = conn
+        return conn
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, CachedVerdict]:
+        found: dict[str, CachedVerdict] = {}
+        conn = self._conn()
+        unique = list(dict.fromkeys(keys))
+        for i in range(0, len(unique), 500):
+            part = unique[i : i + 500]
+            rows = conn.execute(
+                "SELECT key, status, verdict, raw, reason, prompt_tokens, output_tokens "
+                f"FROM verdicts WHERE key IN ({','.join('?' * len(part))})",
+                part,
+            ).fetchall()
+            for k, *rest in rows:
+                found[k] = CachedVerdict(*rest)
+        return found
+
+    def put_many(self, rows: Iterable[tuple[str, str, str, CachedVerdict]]) -> int:
+        """Insert (key, stage, judge, verdict) rows in one transaction."""
+        now = time.time()
+        data = [
+            (k, stage, judge, v.status, v.verdict, v.raw, v.reason, v.prompt_tokens, v.output_tokens, now)
+            for k, stage, judge, v in rows
+        ]
+        if not data:
+            return 0
+        conn = self._conn()
+        with conn:  # one transaction: all rows or none
+            conn.executemany(
+                "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?,?,?)", data
+            )
+        return len(data)
+
+    def count(self, stage: str | None = None) -> int:
+        conn = self._conn()
+        if stage is None:
+            return conn.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
+        return conn.execute("SELECT COUNT(*) FROM verdicts WHERE stage=?", (stage,)).fetchone()[0]
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None

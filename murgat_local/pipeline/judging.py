@@ -1,0 +1,183 @@
+"""One stage's judge calls: deduplicated, served from the cache when possible, batched otherwise.
+
+Media for the calls that miss the cache is cut in a background thread one batch ahead of the
+engine, so decoding overlaps with generation; calls served from the cache never decode.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from ..judges import JudgeRequest, LazyEngine, MediaPart, PromptTemplate, Verdict
+from ..judges.verdicts import parse_verdict, ParseFailure
+from .cache import CachedVerdict, VerdictCache, make_key
+
+
+@dataclass
+class Call:
+    """A judge call before it is sent: enough to key it, and a thunk to cut its media."""
+
+    template: PromptTemplate
+    user: str
+    media_keys: tuple = ()
+    media: Callable[[], tuple[MediaPart, ...]] | None = None
+    evidence: str = ""
+
+    def material(self, stage: str, judge: str) -> dict:
+        return {
+            "stage": stage,
+            "judge": judge,
+            "template": self.template.digest,
+            "system": self.template.system,
+            "user": self.user,
+            "media": [list(k) for k in self.media_keys],
+            "verdict": self.template.verdict.__name__,
+            "max_tokens": self.template.verdict.max_tokens,
+        }
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The verdict of one call, or why there is none."""
+
+    verdict: Verdict | None = None
+    raw: str = ""
+    unparsed: str | None = None  # the reason a generation did not parse
+    error: str | None = None  # refused or failed before reaching the model
+    cached: bool = False
+    key: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict is not None
+
+    def trace(self) -> dict:
+        d: dict = {"raw": self.raw}
+        if self.unparsed:
+            d["unparsed"] = self.unparsed
+        if self.error:
+            d["error"] = self.error
+        return d
+
+
+@dataclass
+class StageCounters:
+    calls: int = 0  # requested, before deduplication
+    unique: int = 0
+    cache_hits: int = 0
+    model_calls: int = 0
+    unparsed: int = 0
+    errors: int = 0
+    wall_s: float = 0.0
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass
+class StageJudge:
+    stage: str
+    engine: LazyEngine
+    cache: VerdictCache
+    batch_size: int = 256
+    counters: StageCounters = field(default_factory=StageCounters)
+    on_progress: Callable[[int], None] | None = None
+
+    def keys(self, calls: Sequence[Call]) -> list[str]:
+        return [make_key(c.material(self.stage, self.engine.identity)) for c in calls]
+
+    def pending(self, calls: Sequence[Call]) -> tuple[int, int]:
+        """(unique calls, of which already cached) without running anything."""
+        keys = list(dict.fromkeys(self.keys(calls)))
+        return len(keys), len(self.cache.get_many(keys))
+
+    def run(self, calls: Sequence[Call]) -> list[Outcome]:
+        import time
+
+        t0 = time.perf_counter()
+        keys = self.keys(calls)
+        first: dict[str, Call] = {}
+        for k, c in zip(keys, calls):
+            first.setdefault(k, c)
+        self.counters.calls += len(calls)
+        self.counters.unique += len(first)
+        outcomes: dict[str, Outcome] = {}
+        for k, v in self.cache.get_many(list(first)).items():
+            outcomes[k] = _from_cache(k, v, first[k].template.verdict)
+        self.counters.cache_hits += len(outcomes)
+        if self.on_progress and outcomes:
+            self.on_progress(len(outcomes))
+        misses = [k for k in first if k not in outcomes]
+        batches = [misses[i : i + self.batch_size] for i in range(0, len(misses), self.batch_size)]
+        if batches:
+            with cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="media") as pool:
+                ahead = pool.submit(self._build, [first[k] for k in batches[0]])
+                for i, batch in enumerate(batches):
+                    built = ahead.result()
+                    if i + 1 < len(batches):
+                        ahead = pool.submit(self._build, [first[k] for k in batches[i + 1]])
+                    outcomes.update(self._judge(batch, built))
+                    if self.on_progress:
+                        self.on_progress(len(batch))
+        self.counters.wall_s += time.perf_counter() - t0
+        return [outcomes[k] for k in keys]
+
+    @staticmethod
+    def _build(calls: Sequence[Call]) -> list[JudgeRequest | str]:
+        return build_requests(calls)
+
+    def _judge(self, keys: list[str], built: list[JudgeRequest | str]) -> dict[str, Outcome]:
+        out: dict[str, Outcome] = {}
+        send = [(k, r) for k, r in zip(keys, built) if isinstance(r, JudgeRequest)]
+        for k, r in zip(keys, built):
+            if isinstance(r, str):
+                out[k] = Outcome(error=r, key=k)
+                self.counters.errors += 1
+        if not send:
+            return out
+        results = self.engine.get().judge([r for _, r in send])
+        rows = []
+        for (k, req), res in zip(send, results):
+            if res.error:
+                out[k] = Outcome(error=res.error, key=k)
+                self.counters.errors += 1
+                continue
+            self.counters.model_calls += 1
+            if res.verdict is not None:
+                cached = CachedVerdict("ok", res.verdict.model_dump_json(), res.raw, None,
+                                       res.prompt_tokens, res.output_tokens)
+                out[k] = Outcome(res.verdict, res.raw, key=k)
+            else:
+                reason = res.failure.reason if res.failure else "unparsed"
+                cached = CachedVerdict("unparsed", None, res.raw, reason,
+                                       res.prompt_tokens, res.output_tokens)
+                out[k] = Outcome(None, res.raw, unparsed=reason, key=k)
+                self.counters.unparsed += 1
+            rows.append((k, self.stage, self.engine.identity, cached))
+        self.cache.put_many(rows)
+        return out
+
+
+def build_requests(calls: Sequence[Call]) -> list[JudgeRequest | str]:
+    """Requests for these calls; a call whose media cannot be cut becomes its error text."""
+    built: list[JudgeRequest | str] = []
+    for c in calls:
+        try:
+            media = c.media() if c.media is not None else ()
+        except Exception as e:
+            built.append(f"could not cut the cited segment: {e}")
+            continue
+        built.append(JudgeRequest(c.user, c.template.verdict, c.template.system, tuple(media)))
+    return built
+
+
+def _from_cache(key: str, v: CachedVerdict, kind: type[Verdict]) -> Outcome:
+    if v.status == "ok":
+        parsed = parse_verdict(kind, v.raw)
+        if not isinstance(parsed, ParseFailure):
+            return Outcome(parsed, v.raw, cached=True, key=key)
+    return Outcome(None, v.raw, unparsed=v.reason or "unparsed", cached=True, key=key)
+
+

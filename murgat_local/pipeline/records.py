@@ -1,0 +1,196 @@
+"""Per-response records (one line of scores.jsonl) and rescoring them without a model.
+
+A record's `trace` holds every verdict the metric math reads, so `rescore` recomputes each
+number from it and every number in a summary can be traced to the sample that produced it.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from ..inputs.responses import InputError
+from ..metrics.scores import (
+    FactScore,
+    SentenceScore,
+    score_fact_default,
+    score_fact_reference,
+    score_response,
+)
+from .judging import Outcome
+from .protocol import REFERENCE, ResponseState
+
+METRIC_FIELDS = ("coverage", "precision", "recall", "f1", "murgat_s")
+
+
+def _verdict(out: Outcome | None) -> dict | None:
+    if out is None:
+        return None
+    d: dict = {"value": out.verdict.model_dump() if out.ok else None}
+    if out.ok and hasattr(out.verdict, "yes"):
+        d["value"] = out.verdict.yes
+    d.update(out.trace())
+    return d
+
+
+def _yes(d: Mapping | None) -> bool | None:
+    if not d:
+        return None
+    v = d.get("value")
+    return v if isinstance(v, bool) else None
+
+
+def error_record(index: int, rid: str | None, reason: str, source: str = "", video: str | None = None) -> dict:
+    rec = {"index": index, "id": rid, "status": "error", "error": reason, "source": source}
+    if video is not None:
+        rec["video"] = video
+    for m in METRIC_FIELDS:
+        rec[m] = None
+    return rec
+
+
+def build_record(state: ResponseState | InputError, mode: str) -> dict:
+    if isinstance(state, InputError):
+        return error_record(state.index, state.id, state.reason, state.source)
+    item = state.item
+    if state.error:
+        return error_record(item.index, item.id, state.error, item.source, item.video)
+    score = state.score
+    gold = (item.answer or "").strip().upper()[:1] or None
+    correct = None if gold is None or state.answer_letter is None else state.answer_letter == gold
+    if gold is not None and state.answer_letter is None:
+        correct = False  # no answer given counts as wrong, and is visible in `answer`
+    sentences = []
+    for s in state.sentences:
+        sent: dict = {
+            "text": s.original,
+            "judged_text": s.text,
+            "citations": [
+                {**c.to_dict(), "usable": u, "issue": issue, "extracted": e}
+                for c, u, issue, e in zip(s.citations, s.usable, s.issues, s.extracted)
+            ],
+            "verifiable": _verdict(s.verifiable),
+        }
+        if s.decontext is not None:
+            sent["decontext"] = _verdict(s.decontext)
+        if s.decomposition is not None:
+            sent["decomposition"] = _verdict(s.decomposition)
+        if s.facts:
+            sent["facts"] = [
+                {
+                    "text": f.text,
+                    "precision": f.score.precision if f.score else None,
+                    "recall": f.score.recall if f.score else None,
+                    "unscored": f.score.reason if f.score and not f.score.scored else None,
+                    "precise": list(f.score.precise) if f.score else [],
+                    "joint": _verdict(f.joint),
+                    "alone": {str(i): _verdict(o) for i, o in sorted(f.alone.items())},
+                    "without": {str(i): _verdict(o) for i, o in sorted(f.without.items())},
+                }
+                for f in s.facts
+            ]
+        sentences.append(sent)
+    rec = {
+        "index": item.index,
+        "id": item.id,
+        "status": "ok",
+        "error": None,
+        "source": item.source,
+        "video": item.video,
+        "model": item.model,
+        "mode": mode,
+        **{m: getattr(score, m) for m in METRIC_FIELDS},
+        "note": score.note,
+        "counts": score.counts,
+        "answer": {"predicted": state.answer_letter, "gold": gold},
+        "correct": correct,
+        "trace": {
+            "text": state.reasoning,
+            "text_decontext": _verdict(state.decontext_text),
+            "text_note": state.text_note,
+            "sentences": sentences,
+        },
+    }
+    return rec
+
+
+def stage_failures(rec: Mapping) -> dict[str, int]:
+    """Unparsed verdicts per stage in one record."""
+    out = {"decontext": 0, "verifiable": 0, "decompose": 0, "entail": 0}
+    trace = rec.get("trace") or {}
+    if (trace.get("text_decontext") or {}).get("unparsed"):
+        out["decontext"] += 1
+    for s in trace.get("sentences", []):
+        for stage, key in (("decontext", "decontext"), ("verifiable", "verifiable"), ("decompose", "decomposition")):
+            if (s.get(key) or {}).get("unparsed"):
+                out[stage] += 1
+        for f in s.get("facts", []):
+            verdicts = [f.get("joint")] + list(f.get("alone", {}).values()) + list(f.get("without", {}).values())
+            out["entail"] += sum(1 for v in verdicts if v and v.get("unparsed"))
+    return out
+
+
+# ---------------------------------------------------------------- rescoring
+
+
+def rescore_record(rec: Mapping, mode: str | None = None) -> dict:
+    """Recompute a record's scores from its trace (ours) or its evaluations (the reference's)."""
+    if "evaluations" in rec:
+        return rescore_reference_entry(rec)
+    if rec.get("status") != "ok":
+        return dict(rec)
+    mode = mode or rec.get("mode") or "default"
+    reference = mode == REFERENCE
+    sentences = []
+    for s in rec["trace"]["sentences"]:
+        cits = s.get("citations", [])
+        usable = [bool(c.get("usable")) for c in cits]
+        extracted = [bool(c.get("extracted", True)) for c in cits]
+        verifiable = _yes(s.get("verifiable"))
+        facts = []
+        if verifiable and cits:
+            for f in s.get("facts", []):
+                alone = {int(i): _yes(v) for i, v in (f.get("alone") or {}).items()}
+                if reference:
+                    fs = score_fact_reference(usable, extracted, alone, _yes(f.get("joint")))
+                else:
+                    without = {int(i): _yes(v) for i, v in (f.get("without") or {}).items()}
+                    fs = score_fact_default(usable, _yes(f.get("joint")), alone, without)
+                facts.append(fs)
+        sentences.append(SentenceScore(verifiable, bool(cits), tuple(facts)))
+    score = score_response(sentences, reference=reference)
+    out = dict(rec)
+    out.update({m: getattr(score, m) for m in METRIC_FIELDS})
+    out["counts"] = score.counts
+    out["note"] = score.note
+    out["mode"] = mode
+    return out
+
+
+def rescore_reference_entry(entry: Mapping) -> dict:
+    """The reference's own scored entry (`evaluations` keyed by sentence), scored as it does."""
+    sentences = []
+    for _, data in (entry.get("evaluations") or {}).items():
+        vw = (data.get("verification_worthy") or {}).get("prediction")
+        facts = []
+        cited = False
+        for fact in data.get("atomic_facts") or []:
+            scores = fact.get("scores") or {}
+            if scores.get("citation_judgments"):
+                cited = True
+                facts.append(FactScore(scores.get("precision"), scores.get("recall")))
+        # The reference counts a sentence as cited when any fact was judged against citations.
+        sentences.append(SentenceScore(bool(vw) if vw is not None else False, cited, tuple(facts)))
+    score = score_response(sentences, reference=True)
+    rec = {
+        "id": entry.get("id"),
+        "status": "ok",
+        "error": None,
+        "video": entry.get("video"),
+        "model": entry.get("model"),
+        "mode": REFERENCE,
+        **{m: getattr(score, m) for m in METRIC_FIELDS},
+        "counts": score.counts,
+        "note": score.note,
+        "reference_response_score": entry.get("response_score"),
+    }
+    return rec

@@ -1,0 +1,135 @@
+"""`murgat score`: stream the responses through the protocol in chunks, write the artifacts.
+
+Memory holds one chunk at a time. Every verdict lands in the cache as soon as its batch is
+judged, and scores.jsonl is written to a temporary file that replaces the old one only when the
+run completes: a run killed at any point is resumed by running the same command again, and
+its scores.jsonl is the one an uninterrupted run writes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator
+
+from ..config import RunConfig
+from ..inputs.responses import read_responses
+from ..judges import LazyEngine, load_preset
+from ..media.segments import SegmentCutter
+from ..metrics.scores import summarize
+from .cache import VerdictCache
+from .judging import StageJudge
+from .protocol import STAGES, Protocol, ProtocolOptions
+from .records import build_record, stage_failures
+
+
+@dataclass
+class RunResult:
+    summary: dict
+    records_path: pathlib.Path
+    summary_path: pathlib.Path
+    errors: list[dict] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.errors else 0
+
+
+def _chunks(items: Iterable, size: int) -> Iterator[list]:
+    chunk: list = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+class Runner:
+    def __init__(self, config: RunConfig, media_root: pathlib.Path, out_dir: pathlib.Path,
+                 *, progress: Callable[[str], Callable[[int], None]] | None = None,
+                 engines: dict | None = None):
+        """`engines` maps a model name to a ready engine holder (`LazyEngine`-like: identity,
+        get(), stats, started, close()); models not in it are loaded from their presets."""
+        self.config = config
+        self.media_root = pathlib.Path(media_root)
+        self.out_dir = pathlib.Path(out_dir)
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self.cache = VerdictCache(config.cache or self.out_dir / "verdicts.sqlite")
+        self.cutter = SegmentCutter(self.media_root, config.media.options())
+        self.engines: dict[str, LazyEngine] = dict(engines or {})
+        self.judges: dict[str, StageJudge] = {}
+        options = {"temperature": config.sampling.temperature}
+        if config.engine == "vllm" and config.engine_args:
+            options.update(config.engine_args)
+        for stage, model in config.stage_models().items():
+            if model not in self.engines:
+                preset = load_preset(model, models_root=config.models_dir)
+                self.engines[model] = LazyEngine(config.engine, preset, **options)
+            self.judges[stage] = StageJudge(
+                stage, self.engines[model], self.cache, batch_size=config.batch_size,
+                on_progress=progress(stage) if progress else None,
+            )
+        self.protocol = Protocol(
+            ProtocolOptions(config.compat, config.decontextualize), self.judges, self.cutter
+        )
+
+    @property
+    def mode(self) -> str:
+        return self.config.compat or "default"
+
+    def plan(self, responses: pathlib.Path) -> dict[str, dict]:
+        """`--dry-run`: calls per stage and how many the cache holds, computed by replaying the
+        protocol with a cache-only judge (later stages can only be counted as far as the
+        cache already knows the earlier stages' verdicts)."""
+        from .dryrun import plan
+
+        return plan(self, responses)
+
+    def run(self, responses: pathlib.Path) -> RunResult:
+        t0 = time.perf_counter()
+        final = self.out_dir / "scores.jsonl"
+        partial = self.out_dir / "scores.jsonl.partial"
+        records_meta: list[dict] = []
+        errors: list[dict] = []
+        failures = {s: 0 for s in STAGES}
+        with partial.open("w", encoding="utf-8") as out:
+            for chunk in _chunks(read_responses(responses, self.config.limit), self.config.chunk_size):
+                for state in self.protocol.run(chunk):
+                    rec = build_record(state, self.mode)
+                    out.write(json.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n")
+                    for stage, n in stage_failures(rec).items():
+                        failures[stage] += n
+                    records_meta.append(
+                        {k: rec.get(k) for k in ("status", "coverage", "precision", "recall", "f1", "murgat_s", "correct")}
+                    )
+                    if rec["status"] != "ok":
+                        errors.append({"index": rec["index"], "id": rec["id"], "source": rec.get("source"), "error": rec["error"]})
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(partial, final)
+        summary = summarize(records_meta)
+        summary["mode"] = self.mode
+        summary["unparsed_verdicts"] = failures
+        summary["errors_list"] = errors
+        summary["stages"] = {s: j.counters.as_dict() for s, j in self.judges.items()}
+        summary["engines"] = {
+            name: {"identity": e.identity, "started": e.started, **e.stats.as_dict()}
+            for name, e in self.engines.items()
+        }
+        summary["models"] = self.config.stage_models()
+        summary["segments_decoded"] = self.cutter.decoded
+        summary["wall_s"] = round(time.perf_counter() - t0, 3)
+        summary_path = self.out_dir / "summary.json"
+        summary_path.write_text(json.dumps(summary, indent=2, sort_keys=True, default=str))
+        return RunResult(summary, final, summary_path, errors)
+
+    def close(self) -> None:
+        for e in self.engines.values():
+            e.close()
+        self.cutter.close()
+        self.cache.close()

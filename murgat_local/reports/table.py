@@ -1,0 +1,84 @@
+"""Terminal reports (rich): the summary table and per-stage progress."""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from typing import Iterator
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, ProgressColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.3f}"
+    return str(v)
+
+
+def summary_table(summary: dict, title: str = "MURGAT scores") -> Table:
+    t = Table(title=f"{title} ({summary.get('mode', 'default')} mode)")
+    for col in ("n", "ok", "err", "cov", "prec", "rec", "F1", "MURGAT-S", "QA"):
+        t.add_column(col, justify="right")
+    t.add_row(
+        _fmt(summary["responses"]), _fmt(summary["scored"]), _fmt(summary["errors"]),
+        _fmt(summary["coverage"]), _fmt(summary["precision"]), _fmt(summary["recall"]),
+        _fmt(summary["f1"]), _fmt(summary["murgat_s"]), _fmt(summary.get("qa_accuracy")),
+    )
+    return t
+
+
+def stages_table(summary: dict) -> Table:
+    t = Table(title="Judge calls per stage")
+    for col in ("stage", "model", "calls", "uniq", "cache", "run", "unparsed", "refused", "s"):
+        t.add_column(col, justify="right" if col not in ("stage", "model") else "left")
+    models = summary.get("models", {})
+    for stage, c in summary.get("stages", {}).items():
+        t.add_row(stage, models.get(stage, ""), _fmt(c["calls"]), _fmt(c["unique"]), _fmt(c["cache_hits"]),
+                  _fmt(c["model_calls"]), _fmt(c["unparsed"]), _fmt(c["errors"]), f"{c['wall_s']:.1f}")
+    return t
+
+
+def errors_table(errors: list[dict], limit: int = 20) -> Table:
+    t = Table(title=f"Items with errors ({len(errors)})")
+    for col in ("#", "id", "where", "error"):
+        t.add_column(col)
+    for e in errors[:limit]:
+        t.add_row(str(e.get("index")), str(e.get("id")), str(e.get("source") or ""), str(e.get("error")))
+    return t
+
+
+class RateColumn(ProgressColumn):
+    def render(self, task) -> Text:
+        elapsed = task.elapsed or 0
+        if not elapsed or not task.completed:
+            return Text("")
+        return Text(f"{task.completed / elapsed:.1f} calls/s", style="cyan")
+
+
+@contextmanager
+def stage_progress(console: Console, stages: list[str]) -> Iterator:
+    """A progress bar per stage; yields a factory stage -> callback(n_done)."""
+    progress = Progress(
+        SpinnerColumn(), TextColumn("{task.description:<11}"), BarColumn(),
+        TextColumn("{task.completed} calls"), RateColumn(), TimeElapsedColumn(),
+        console=console, transient=False, disable=not console.is_terminal,
+    )
+    tasks = {}
+    with progress:
+        def factory(stage: str):
+            if stage not in tasks:
+                tasks[stage] = progress.add_task(stage, total=None)
+
+            def advance(n: int) -> None:
+                progress.advance(tasks[stage], n)
+
+            return advance
+
+        for s in stages:
+            factory(s)
+        yield factory

@@ -1,0 +1,204 @@
+"""Citation parsing: `(visual, 0:20)`, `(audio, 1:20-1:30)`, `(visual, 0:02; audio, 0:16-0:19)`.
+
+Two grammars live here. `parse_citations` is the project's own (default mode): any letter case
+for the modality, `H:MM:SS` and decimal seconds, spaces around the dash, en/em dashes, square
+brackets as well as parentheses, and a reason attached to every citation it cannot use.
+`parse_citations_reference` reproduces the public MURGAT reference's behaviour for
+`--compat reference`: `M:SS` only, a plain hyphen, and any word accepted as a modality.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+VISUAL = "visual"
+AUDIO = "audio"
+MODALITIES = (VISUAL, AUDIO)
+
+
+@dataclass(frozen=True)
+class Citation:
+    """One cited segment. `error` is set when the citation cannot be checked against media."""
+
+    modality: str
+    start: float | None
+    end: float | None
+    raw: str
+    error: str | None = None
+
+    @property
+    def valid(self) -> bool:
+        return self.error is None
+
+    @property
+    def is_point(self) -> bool:
+        return self.start is not None and self.start == self.end
+
+    def key(self) -> str:
+        """A stable, human-readable identity used in traces and cache keys."""
+        return self.raw
+
+    def to_dict(self) -> dict:
+        return {
+            "raw": self.raw,
+            "modality": self.modality,
+            "start": self.start,
+            "end": self.end,
+            "error": self.error,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Citation":
+        return cls(d["modality"], d.get("start"), d.get("end"), d["raw"], d.get("error"))
+
+
+# ---------------------------------------------------------------- default grammar
+
+_TIME = r"\d{1,3}(?::\d{1,2}){1,2}(?:\.\d+)?"
+_DASH = r"\s*(?:-|–|—|~|to)\s*"
+_ENTRY = re.compile(
+    rf"^\s*(?P<mod>[A-Za-z]+)\s*(?P<sep>[,:]?)\s*(?P<start>{_TIME})(?:{_DASH}(?P<end>{_TIME}))?\s*$"
+)
+# Looser: something that is shaped like a citation but has a malformed time ("visual, 1:2:3:4").
+_ENTRY_LOOSE = re.compile(r"^\s*(?P<mod>[A-Za-z]+)\s*,\s*(?P<time>[\d:.\s\-–—]+)\s*$")
+GROUP = re.compile(r"\((?P<p>[^()]*)\)|\[(?P<b>[^\[\]]*)\]|（(?P<f>[^（）]*)）")
+
+
+def group_body(m: re.Match) -> str:
+    """The text inside a bracketed group matched by `GROUP`."""
+    for name in ("p", "b", "f"):
+        if m.group(name) is not None:
+            return m.group(name)
+    return ""
+
+_MODALITY_ALIASES = {
+    "visual": VISUAL,
+    "vision": VISUAL,
+    "video": VISUAL,
+    "image": VISUAL,
+    "frame": VISUAL,
+    "audio": AUDIO,
+    "sound": AUDIO,
+    "speech": AUDIO,
+}
+
+
+def parse_time(text: str) -> tuple[float | None, str | None]:
+    """`M:SS`, `MM:SS.s` or `H:MM:SS` to seconds; (None, reason) when malformed."""
+    parts = text.strip().split(":")
+    if len(parts) not in (2, 3):
+        return None, f"timestamp {text!r} is not M:SS or H:MM:SS"
+    try:
+        seconds = float(parts[-1])
+        minutes = int(parts[-2])
+        hours = int(parts[0]) if len(parts) == 3 else 0
+    except ValueError:
+        return None, f"timestamp {text!r} is not numeric"
+    if seconds >= 60:
+        return None, f"timestamp {text!r} has {seconds:g} seconds (must be below 60)"
+    if len(parts) == 3 and minutes >= 60:
+        return None, f"timestamp {text!r} has {minutes} minutes (must be below 60)"
+    return hours * 3600 + minutes * 60 + seconds, None
+
+
+def _parse_entry(entry: str) -> Citation | None:
+    raw = f"({entry.strip()})"
+    m = _ENTRY.match(entry)
+    if m is None:
+        loose = _ENTRY_LOOSE.match(entry)
+        if loose and loose.group("mod").lower() in _MODALITY_ALIASES:
+            mod = _MODALITY_ALIASES[loose.group("mod").lower()]
+            return Citation(mod, None, None, raw, f"malformed timestamp {loose.group('time').strip()!r}")
+        return None
+    word = m.group("mod").lower()
+    modality = _MODALITY_ALIASES.get(word)
+    if modality is None:
+        if m.group("sep") != ",":
+            return None  # "(at 0:12)", "(around 1:05)": prose, not a citation
+        return Citation(word, None, None, raw, f"unknown modality {m.group('mod')!r}")
+    start, err = parse_time(m.group("start"))
+    if err:
+        return Citation(modality, None, None, raw, err)
+    end = start
+    if m.group("end"):
+        end, err = parse_time(m.group("end"))
+        if err:
+            return Citation(modality, start, None, raw, err)
+    if end < start:
+        return Citation(modality, start, end, raw, f"start {start:g}s is after end {end:g}s")
+    return Citation(modality, start, end, raw)
+
+
+def parse_citations(sentence: str) -> list[Citation]:
+    """Every citation in a sentence, in order, valid or not (invalid ones carry `error`)."""
+    found: list[Citation] = []
+    for g in GROUP.finditer(sentence):
+        body = group_body(g)
+        for entry in body.split(";"):
+            c = _parse_entry(entry)
+            if c is not None:
+                found.append(c)
+    return found
+
+
+def is_citation_group(group_text: str) -> bool:
+    """True when a bracketed group (without its brackets) holds at least one citation."""
+    return any(_parse_entry(e) is not None for e in group_text.split(";"))
+
+
+def strip_citations(sentence: str) -> str:
+    """The sentence without its citation groups (other parentheses kept)."""
+
+    def repl(m: re.Match) -> str:
+        body = group_body(m)
+        return "" if is_citation_group(body) else m.group(0)
+
+    text = GROUP.sub(repl, sentence)
+    text = re.sub(r"\s+([.,;:!?。])", r"\1", text)
+    return re.sub(r"\s{2,}", " ", text).strip()
+
+
+# ---------------------------------------------------------------- reference grammar
+
+_REF_ENTRY = re.compile(r"^\s*([a-zA-Z]+)\s*,\s*(\d+:\d+(?:-\d+:\d+)?)\s*$")
+_REF_GROUP = re.compile(r"\((.*?)\)")
+
+
+def _ref_time(text: str) -> float:
+    try:
+        parts = text.strip().split(":")
+        if len(parts) == 2:
+            return float(parts[0]) * 60 + float(parts[1])
+        if len(parts) == 3:
+            return float(parts[0]) * 3600 + float(parts[1]) * 60 + float(parts[2])
+        return -1.0
+    except ValueError:
+        return -1.0
+
+
+def parse_citations_reference(sentence: str) -> list[Citation]:
+    """The reference's citation grammar. A start of -1 (unparseable) becomes an invalid citation."""
+    found: list[Citation] = []
+    for g in _REF_GROUP.finditer(sentence):
+        for entry in g.group(1).split(";"):
+            entry = entry.strip()
+            m = _REF_ENTRY.match(entry)
+            if not m:
+                continue
+            modality = m.group(1).lower()
+            times = m.group(2)
+            if "-" in times:
+                a, b = times.split("-", 1)
+                start, end = _ref_time(a), _ref_time(b)
+            else:
+                start = end = _ref_time(times)
+            raw = f"({entry})"
+            error = "unparseable timestamp" if start == -1 else None
+            found.append(Citation(modality, start, end, raw, error))
+    return found
+
+
+def strip_citations_reference(fact: str) -> str:
+    """The reference removes every parenthetical from a fact before asking the judge."""
+    return re.sub(r"\s*\([^)]+\)", "", fact).strip()

@@ -1,0 +1,31 @@
+"""Shared fixtures: sample media built once per session, and the local test models' location."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+
+import pytest
+
+os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+MODELS = pathlib.Path(os.environ.get("MURGAT_MODELS_DIR", ROOT / ".local" / "models"))
+
+
+@pytest.fixture(scope="session")
+def media_root(tmp_path_factory) -> pathlib.Path:
+    from murgat_local.sample.media import build_sample_media
+
+    prebuilt = ROOT / ".local" / "sample_media"
+    if (prebuilt / "colors.mp4").exists() and (prebuilt / "truncated.mp4").exists():
+        return prebuilt
+    out = tmp_path_factory.mktemp("media")
+    build_sample_media(out)
+    return out
+
+
+def require_model(name: str) -> pathlib.Path:
+    path = MODELS / name
+    if not (path / "config.json").is_file():
+        pytest.fail(f"local test model {path} is missing: run scripts/setup.sh first")
+    return path

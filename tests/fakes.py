@@ -1,0 +1,77 @@
+"""A deterministic judge for unit tests of the protocol logic: it reads the prompt and the
+attached media (dominant colour of frames, loudness of audio) and answers by fixed rules."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+
+from murgat_local.judges.engine import AudioPart, EngineStats, ImagePart, JudgeResult, VideoPart, finish, record, refusal
+from murgat_local.sample.media import COLORS, dominant_color
+
+COLOR_WORDS = [c[0] for c in COLORS] + ["gray"]
+
+
+def _j(obj) -> str:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+class OracleEngine:
+    def __init__(self, name="oracle", modalities=("text", "image", "video", "audio"), salt=""):
+        self.name = name
+        self.modalities = frozenset(modalities)
+        self.stats = EngineStats()
+        self.identity = f"oracle:{name}:{salt}"
+        self.started = True
+        self.seen = []
+
+    def get(self):
+        return self
+
+    def close(self):
+        pass
+
+    def _answer(self, req) -> str:
+        kind = req.verdict.__name__
+        prompt = req.prompt
+        if kind == "Rewrite":
+            sent = prompt.split("Sentence to rewrite:", 1)[1].strip()
+            return _j({"sentence": sent})
+        if kind == "RewrittenText":
+            return _j({"text": prompt.split("Text:", 1)[1].strip()})
+        if kind == "AtomicFacts":
+            sent = prompt.split("Sentence:", 1)[1].strip().rstrip(".")
+            facts = [f.strip() + "." for f in re.split(r"\band\b|,", sent) if f.strip()]
+            return _j({"facts": facts[:6]})
+        if prompt.startswith("Sentence:"):
+            sent = prompt.split("Sentence:", 1)[1].strip().lower()
+            verifiable = not re.match(r"(therefore|so|hence|the answer|thus)\b", sent)
+            return _j({"label": "YES" if verifiable else "NO"})
+        claim = prompt.split("Claim:", 1)[1].strip().lower()
+        seen_colors, loud = set(), False
+        for m in req.media:
+            if isinstance(m, ImagePart):
+                seen_colors.add(dominant_color(m.pixels))
+            elif isinstance(m, VideoPart):
+                seen_colors.update(dominant_color(f) for f in m.frames)
+            elif isinstance(m, AudioPart):
+                loud = loud or float(np.sqrt(np.mean(m.waveform ** 2))) > 0.05
+        said = [c for c in COLOR_WORDS if re.search(rf"\b{c}\b", claim)]
+        audio_claim = any(w in claim for w in ("tone", "voice", "sound", "music", "says"))
+        ok = (not said or all(c in seen_colors for c in said)) and (not audio_claim or loud)
+        ok = ok and (said or audio_claim)
+        return _j({"label": "YES" if ok else "NO"})
+
+    def judge(self, requests):
+        results = []
+        for r in requests:
+            self.seen.append(r)
+            why = refusal(r, self.name, self.modalities)
+            if why:
+                results.append(JudgeResult(error=why))
+                continue
+            results.append(finish(r.verdict, self._answer(r), 10, 5))
+        record(self.stats, results)
+        return results
