@@ -1,6 +1,6 @@
 import json
 
-from murgat_local.inputs.responses import InputError, ResponseItem, read_responses
+from murgat_local.inputs.responses import ResponseItem, read_responses
 
 
 def test_every_bad_line_is_an_error_and_reading_goes_on(tmp_path):

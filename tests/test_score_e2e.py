@@ -1,0 +1,177 @@
+"""`murgat score` end to end: the real CLI, real vLLM engines, real media, real SQLite.
+
+The verifier and decomposer are SmolLM2-135M (a real, weak text model, so some sentences are
+judged verifiable and every stage runs); the entailer is the random-weight Qwen3-Omni thinker,
+which takes the cut frames and waveforms. Their verdicts mean nothing; the plumbing is real.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT, require_model
+
+pytestmark = [pytest.mark.engine, pytest.mark.slow]
+
+JUDGES = ["--judge", "tiny-qwen3-omni", "--verifier", "smollm2-135m-instruct",
+          "--decomposer", "smollm2-135m-instruct"]
+BAD_LINES = [
+    '{"id": "broken", "video": "colors", "model_generation": ',
+    json.dumps({"id": "no-video-file", "video": "missing_clip", "model_generation": "A red screen (visual, 0:00)."}),
+    json.dumps({"id": "escape", "video": "../../../../etc/hostname", "model_generation": "A red screen (visual, 0:00)."}),
+    json.dumps({"id": "truncated", "video": "truncated", "model_generation": "A red screen (visual, 0:00)."}),
+    json.dumps({"id": "colors-correct", "video": "colors", "model_generation": "duplicate id"}),
+    json.dumps({"id": "empty", "video": "colors", "model_generation": ""}),
+]
+
+
+@pytest.fixture(scope="module")
+def responses(tmp_path_factory):
+    for m in ("tiny-qwen3-omni", "smollm2-135m-instruct", "tiny-gemma3"):
+        require_model(m)
+    lines = (ROOT / "samples" / "responses.jsonl").read_text().splitlines()
+    path = tmp_path_factory.mktemp("in") / "responses.jsonl"
+    path.write_text("\n".join(lines[:3] + BAD_LINES + lines[3:]) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def small_batches(tmp_path_factory):
+    p = tmp_path_factory.mktemp("cfg") / "run.toml"
+    p.write_text("chunk_size = 4\nbatch_size = 4\n")
+    return p
+
+
+def murgat(*args, **kw):
+    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", PYTHONUNBUFFERED="1")
+    return subprocess.run([sys.executable, "-m", "murgat_local.cli", *map(str, args)],
+                          capture_output=True, text=True, env=env, cwd=ROOT, **kw)
+
+
+def score_args(responses, media_root, out, *extra):
+    return ["score", responses, "--media-root", media_root, "--out", out, *JUDGES, *extra]
+
+
+@pytest.fixture(scope="module")
+def first_run(responses, media_root, small_batches, tmp_path_factory):
+    out = tmp_path_factory.mktemp("run1")
+    proc = murgat(*score_args(responses, media_root, out, "--config", small_batches))
+    return out, proc
+
+
+def records(out):
+    return [json.loads(l) for l in (out / "scores.jsonl").read_text().splitlines()]
+
+
+def test_every_stage_runs_and_bad_items_are_reported(first_run, responses):
+    out, proc = first_run
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    recs = records(out)
+    n_lines = len(responses.read_text().splitlines())
+    assert len(recs) == n_lines and [r["index"] for r in recs] == list(range(n_lines))
+    by_id = {r["id"]: r for r in recs if r["id"]}
+    assert "line 4" in recs[3]["error"]
+    assert "not found" in by_id["no-video-file"]["error"]
+    assert "escapes the media root" in by_id["escape"]["error"]
+    assert "cannot read" in by_id["truncated"]["error"]
+    assert "duplicate id" in recs[7]["error"]
+    assert by_id["empty"]["error"].startswith("field 'model_generation' is")
+    ok = [r for r in recs if r["status"] == "ok"]
+    assert len(ok) == 6
+    silent = by_id["silent-audio-claim"]["trace"]["sentences"][0]["citations"][0]
+    assert silent["usable"] is False and "no audio track" in silent["issue"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["errors"] == 6 and len(summary["errors_list"]) == 6
+    for stage in ("decontext", "verifiable", "decompose", "entail"):
+        assert summary["stages"][stage]["model_calls"] > 0, stage
+    assert summary["unparsed_verdicts"]["entail"] == 0 and summary["segments_decoded"] > 0
+    for r in ok:  # every number is there or explained
+        assert r["murgat_s"] is not None or r["note"]
+    assert "MURGAT-S" in proc.stdout
+
+
+def test_rerun_makes_zero_model_calls_and_writes_the_same_scores(first_run, responses, media_root, small_batches):
+    out, _ = first_run
+    before = (out / "scores.jsonl").read_bytes()
+    proc = murgat(*score_args(responses, media_root, out, "--config", small_batches))
+    assert proc.returncode == 1
+    summary = json.loads((out / "summary.json").read_text())
+    assert all(s["model_calls"] == 0 for s in summary["stages"].values())
+    assert not any(e["started"] for e in summary["engines"].values())
+    assert summary["segments_decoded"] == 0
+    assert (out / "scores.jsonl").read_bytes() == before
+
+
+def test_dry_run_counts_cached_calls(first_run, responses, media_root):
+    out, _ = first_run
+    proc = murgat(*score_args(responses, media_root, out, "--dry-run"))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    plan = json.loads(proc.stdout[proc.stdout.index("{"):])
+    assert plan["complete"] is True
+    assert all(plan[s]["to_run"] == 0 and plan[s]["calls"] == plan[s]["cached"] for s in
+               ("decontext", "verifiable", "decompose", "entail"))
+    assert plan["entail"]["calls"] > 0
+
+
+def test_swapping_the_entailer_reruns_only_attribution(first_run, responses, media_root, small_batches, tmp_path):
+    out, _ = first_run
+    swapped = tmp_path / "swapped"
+    shutil.copytree(out, swapped)
+    proc = murgat(*score_args(responses, media_root, swapped, "--config", small_batches, "--entailer", "tiny-gemma3"))
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    s = json.loads((swapped / "summary.json").read_text())["stages"]
+    assert s["decontext"]["model_calls"] == s["verifiable"]["model_calls"] == s["decompose"]["model_calls"] == 0
+    assert s["entail"]["model_calls"] > 0
+    # Gemma-3 takes no audio: audio citations are refused per call, not run
+    assert s["entail"]["errors"] > 0
+
+
+def test_killed_run_resumes_to_the_same_scores(first_run, responses, media_root, small_batches, tmp_path):
+    out1, _ = first_run
+    out = tmp_path / "killed"
+    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1")
+    args = [sys.executable, "-m", "murgat_local.cli", *map(str, score_args(responses, media_root, out, "--config", small_batches))]
+    proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    db = out / "verdicts.sqlite"
+    deadline = time.time() + 600
+    killed_at = None
+    while time.time() < deadline and proc.poll() is None:
+        time.sleep(0.5)
+        if db.exists():
+            try:
+                n = sqlite3.connect(db, timeout=1).execute(
+                    "SELECT COUNT(*) FROM verdicts WHERE stage='verifiable'").fetchone()[0]
+            except sqlite3.Error:
+                continue
+            if n > 0:
+                killed_at = n
+                os.killpg(proc.pid, signal.SIGKILL)
+                break
+    proc.wait()
+    assert killed_at is not None, "the run finished before it could be killed"
+    assert not (out / "scores.jsonl").exists()
+    resumed = murgat(*score_args(responses, media_root, out, "--config", small_batches))
+    assert resumed.returncode == 1, resumed.stderr[-2000:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["stages"]["decontext"]["cache_hits"] > 0  # work done before the kill was kept
+    assert (out / "scores.jsonl").read_bytes() == (out1 / "scores.jsonl").read_bytes()
+
+
+def test_rescore_recomputes_the_recorded_scores(first_run, tmp_path):
+    out, _ = first_run
+    proc = murgat("rescore", out / "scores.jsonl", "--out", tmp_path / "re.jsonl")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    again = [json.loads(l) for l in (tmp_path / "re.jsonl").read_text().splitlines()]
+    for a, b in zip(records(out), again):
+        for m in ("coverage", "precision", "recall", "f1", "murgat_s"):
+            assert a[m] == b[m], (a["id"], m)
