@@ -110,6 +110,8 @@ class StageJudge:
         if self.on_progress and outcomes:
             self.on_progress(len(outcomes))
         misses = [k for k in first if k not in outcomes]
+        # Calls on the same video go together, so each video is decoded in one stretch.
+        misses.sort(key=lambda k: tuple(str(m[0]) for m in first[k].media_keys))
         batches = [misses[i : i + self.batch_size] for i in range(0, len(misses), self.batch_size)]
         if batches:
             with cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="media") as pool:
