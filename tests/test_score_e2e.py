@@ -47,7 +47,9 @@ def responses(tmp_path_factory):
 @pytest.fixture(scope="module")
 def small_batches(tmp_path_factory):
     p = tmp_path_factory.mktemp("cfg") / "run.toml"
-    p.write_text("chunk_size = 4\nbatch_size = 4\n")
+    # Small chunks and batches so a kill lands mid-run; no prefix caching, so a resumed run's
+    # first batches are computed exactly as the uninterrupted run computed them.
+    p.write_text("chunk_size = 4\nbatch_size = 4\n[engine_args]\nenable_prefix_caching = false\n")
     return p
 
 

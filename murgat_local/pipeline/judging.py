@@ -109,10 +109,17 @@ class StageJudge:
         self.counters.cache_hits += len(outcomes)
         if self.on_progress and outcomes:
             self.on_progress(len(outcomes))
-        misses = [k for k in first if k not in outcomes]
-        # Calls on the same video go together, so each video is decoded in one stretch.
-        misses.sort(key=lambda k: tuple(str(m[0]) for m in first[k].media_keys))
-        batches = [misses[i : i + self.batch_size] for i in range(0, len(misses), self.batch_size)]
+        # Batch boundaries are fixed over all unique calls, cached or not, and a batch is
+        # cached whole (one transaction): a resumed run sends exactly the batches an
+        # uninterrupted run would have sent, so even batch-dependent numerics agree.
+        # Calls on the same video go together, in time order, so each video is decoded in one
+        # forward stretch.
+        order = sorted(first, key=lambda k: [tuple(m[:4]) for m in first[k].media_keys])
+        batches = [
+            todo
+            for i in range(0, len(order), self.batch_size)
+            if (todo := [k for k in order[i : i + self.batch_size] if k not in outcomes])
+        ]
         if batches:
             with cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="media") as pool:
                 ahead = pool.submit(self._build, [first[k] for k in batches[0]])
