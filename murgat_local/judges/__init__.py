@@ -47,7 +47,8 @@ class LazyEngine:
         self.kind = kind
         self.preset = preset
         self.options = options
-        self.identity = engine_identity(kind, preset, options.get("temperature", 0.0))
+        overrides = {k: v for k, v in options.items() if k != "temperature"}
+        self.identity = engine_identity(kind, preset, options.get("temperature", 0.0), overrides)
         self._engine: Engine | None = None
 
     @property

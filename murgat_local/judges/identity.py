@@ -27,6 +27,14 @@ def weights_fingerprint(path: pathlib.Path) -> str:
     return h.hexdigest()[:16]
 
 
-def engine_identity(kind: str, preset: Preset, temperature: float) -> str:
+# Engine arguments that change what a model generates (not merely how fast).
+NUMERIC_ARGS = ("dtype", "quantization", "kv_cache_dtype", "max_model_len", "reasoning_parser")
+
+
+def engine_identity(kind: str, preset: Preset, temperature: float, overrides: dict | None = None) -> str:
+    """Model weights, the arguments that change its outputs, and the decoding settings."""
     path = preset.require_path().resolve()
-    return f"{kind}:{preset.architecture}:{weights_fingerprint(path)}:t={temperature:g}"
+    args = {**preset.engine_args, **(overrides or {})}
+    numeric = ",".join(f"{k}={args[k]}" for k in NUMERIC_ARGS if k in args)
+    quirks = f"think={preset.quirks.thinking},extra={preset.quirks.extra_output_tokens}"
+    return f"{kind}:{preset.architecture}:{weights_fingerprint(path)}:t={temperature:g}:{numeric}:{quirks}"

@@ -82,7 +82,7 @@ class VLLMEngine:
 
     @property
     def identity(self) -> str:
-        return engine_identity("vllm", self.preset, self.temperature)
+        return engine_identity("vllm", self.preset, self.temperature, self._engine_args)
 
     @property
     def special_tokens(self) -> list[str]:
