@@ -174,3 +174,14 @@ def test_reference_drops_a_fact_whose_segment_fails_to_extract(tmp_path, media_r
     assert "extraction failed" in facts[0]["unscored"]
     assert rec["coverage"] == 1.0  # the sentence still counts as cited
     assert (rec["precision"], rec["recall"]) == (1.0, 1.0)  # only the green fact is pooled
+
+
+def test_summary_has_a_row_per_evaluated_model(tmp_path, media_root):
+    rows = [
+        R("a", "colors", "The screen is red (visual, 0:00).", model="m1"),
+        R("b", "colors", "The screen is red (visual, 0:05).", model="m2"),
+    ]
+    result, _, _ = run(tmp_path, media_root, rows)
+    assert result.summary["by_model"]["m1"]["murgat_s"] == 1.0
+    assert result.summary["by_model"]["m2"]["murgat_s"] == 0.0
+    assert result.summary["murgat_s"] == 0.5

@@ -177,7 +177,9 @@ def build_messages(
 
 
 def finish(kind: type[Verdict], raw: str, prompt_tokens: int, output_tokens: int) -> JudgeResult:
-    parsed = parse_verdict(kind, raw)
+    # A thinking judge writes its reasoning first; the grammar applies after it.
+    answer = raw.rsplit("</think>", 1)[-1] if "</think>" in raw else raw
+    parsed = parse_verdict(kind, answer)
     if isinstance(parsed, ParseFailure):
         return JudgeResult(None, parsed, None, raw, prompt_tokens, output_tokens)
     return JudgeResult(parsed, None, None, raw, prompt_tokens, output_tokens)

@@ -105,7 +105,7 @@ class Runner:
                     for stage, n in stage_failures(rec).items():
                         failures[stage] += n
                     records_meta.append(
-                        {k: rec.get(k) for k in ("status", "coverage", "precision", "recall", "f1", "murgat_s", "correct")}
+                        {k: rec.get(k) for k in ("status", "model", "coverage", "precision", "recall", "f1", "murgat_s", "correct")}
                     )
                     if rec["status"] != "ok":
                         errors.append({"index": rec["index"], "id": rec["id"], "source": rec.get("source"), "error": rec["error"]})
@@ -113,6 +113,11 @@ class Runner:
             os.fsync(out.fileno())
         os.replace(partial, final)
         summary = summarize(records_meta)
+        models = sorted({m["model"] for m in records_meta if m.get("model")})
+        if len(models) > 1:
+            summary["by_model"] = {
+                name: summarize([m for m in records_meta if m.get("model") == name]) for name in models
+            }
         summary["mode"] = self.mode
         summary["unparsed_verdicts"] = failures
         summary["errors_list"] = errors

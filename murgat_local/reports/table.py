@@ -19,15 +19,21 @@ def _fmt(v) -> str:
     return str(v)
 
 
+def _row(label: str, s: dict) -> list[str]:
+    return [label, _fmt(s["responses"]), _fmt(s["scored"]), _fmt(s["errors"]), _fmt(s["coverage"]),
+            _fmt(s["precision"]), _fmt(s["recall"]), _fmt(s["f1"]), _fmt(s["murgat_s"]),
+            _fmt(s.get("qa_accuracy"))]
+
+
 def summary_table(summary: dict, title: str = "MURGAT scores") -> Table:
+    """One row for all responses, and one per evaluated model when there are several."""
     t = Table(title=f"{title} ({summary.get('mode', 'default')} mode)")
+    t.add_column("model")
     for col in ("n", "ok", "err", "cov", "prec", "rec", "F1", "MURGAT-S", "QA"):
         t.add_column(col, justify="right")
-    t.add_row(
-        _fmt(summary["responses"]), _fmt(summary["scored"]), _fmt(summary["errors"]),
-        _fmt(summary["coverage"]), _fmt(summary["precision"]), _fmt(summary["recall"]),
-        _fmt(summary["f1"]), _fmt(summary["murgat_s"]), _fmt(summary.get("qa_accuracy")),
-    )
+    for name, s in (summary.get("by_model") or {}).items():
+        t.add_row(*_row(name, s))
+    t.add_row(*_row("all", summary), style="bold")
     return t
 
 
