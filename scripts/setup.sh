@@ -38,11 +38,14 @@ fi
 "$PIP" uninstall -y -q torchaudio torchcodec >/dev/null 2>&1 || true
 "$VPY" scripts/patch_torchvision_cpu.py
 
-# 4. This package, with its test and transformers extras.
-if ! "$VPY" -c "import murgat_local, decord, librosa, outlines, pytest" >/dev/null 2>&1; then
+# 4. This package, with its test and transformers extras (again whenever pyproject.toml changes).
+STAMP="$VENV/.murgat-deps"
+WANT=$(sha256sum pyproject.toml | cut -d' ' -f1)
+if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ] || ! "$VPY" -c "import murgat_local" >/dev/null 2>&1; then
   say "installing murgat_local"
   "$PIP" install -q -e ".[test,hf]"
   "$PIP" uninstall -y -q torchaudio torchcodec >/dev/null 2>&1 || true
+  echo "$WANT" > "$STAMP"
 fi
 
 # 5. Local test models (offline) and the sample media.
