@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 import sys
 from typing import Optional
@@ -13,6 +14,8 @@ from rich.console import Console
 from . import offline
 
 offline.enforce()
+# vLLM's per-request INFO lines would bury the progress bars and the table.
+os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Score fact-level multimodal attribution (MURGAT) with local judges.")

@@ -83,7 +83,7 @@ class StageJudge:
     cache: VerdictCache
     batch_size: int = 256
     counters: StageCounters = field(default_factory=StageCounters)
-    on_progress: Callable[[int], None] | None = None
+    on_progress: Callable[[int, float], None] | None = None  # (calls done, seconds busy)
 
     def keys(self, calls: Sequence[Call]) -> list[str]:
         return [make_key(c.material(self.stage, self.engine.identity)) for c in calls]
@@ -108,7 +108,7 @@ class StageJudge:
             outcomes[k] = _from_cache(k, v, first[k].template.verdict)
         self.counters.cache_hits += len(outcomes)
         if self.on_progress and outcomes:
-            self.on_progress(len(outcomes))
+            self.on_progress(len(outcomes), self.counters.wall_s + time.perf_counter() - t0)
         # Batch boundaries are fixed over all unique calls, cached or not, and a batch is
         # cached whole (one transaction): a resumed run sends exactly the batches an
         # uninterrupted run would have sent, so even batch-dependent numerics agree.
@@ -129,7 +129,7 @@ class StageJudge:
                         ahead = pool.submit(self._build, [first[k] for k in batches[i + 1]])
                     outcomes.update(self._judge(batch, built))
                     if self.on_progress:
-                        self.on_progress(len(batch))
+                        self.on_progress(len(batch), self.counters.wall_s + time.perf_counter() - t0)
         self.counters.wall_s += time.perf_counter() - t0
         return [outcomes[k] for k in keys]
 

@@ -58,16 +58,18 @@ def errors_table(errors: list[dict], limit: int = 20) -> Table:
 
 
 class RateColumn(ProgressColumn):
+    """Calls per second of the time the stage was actually busy (not of the whole run)."""
+
     def render(self, task) -> Text:
-        elapsed = task.elapsed or 0
-        if not elapsed or not task.completed:
+        busy = task.fields.get("busy_s") or 0
+        if not busy or not task.completed:
             return Text("")
-        return Text(f"{task.completed / elapsed:.1f} calls/s", style="cyan")
+        return Text(f"{task.completed / busy:.1f} calls/s", style="cyan")
 
 
 @contextmanager
 def stage_progress(console: Console, stages: list[str]) -> Iterator:
-    """A progress bar per stage; yields a factory stage -> callback(n_done)."""
+    """A progress bar per stage; yields a factory stage -> callback(n_done, busy_s)."""
     progress = Progress(
         SpinnerColumn(), TextColumn("{task.description:<11}"), BarColumn(),
         TextColumn("{task.completed} calls"), RateColumn(), TimeElapsedColumn(),
@@ -77,10 +79,10 @@ def stage_progress(console: Console, stages: list[str]) -> Iterator:
     with progress:
         def factory(stage: str):
             if stage not in tasks:
-                tasks[stage] = progress.add_task(stage, total=None)
+                tasks[stage] = progress.add_task(stage, total=None, busy_s=0.0)
 
-            def advance(n: int) -> None:
-                progress.advance(tasks[stage], n)
+            def advance(n: int, busy_s: float) -> None:
+                progress.update(tasks[stage], advance=n, busy_s=busy_s)
 
             return advance
 
