@@ -86,3 +86,17 @@ def test_bad_files_are_item_errors(cutter):
         cutter.source("/etc/hostname")
     with pytest.raises(MediaError, match="cannot read"):
         cutter.source("truncated")
+
+
+def test_decoded_audio_is_bounded(media_root):
+    cutter = SegmentCutter(media_root, max_audio_bytes=1)
+    first = cutter.source("colors")
+    cutter.cut(first, cite("audio, 0:01-0:02"))
+    second = cutter.source("late_audio")
+    part = cutter.cut(second, cite("audio, 0:03.6-0:04.4"))
+    assert first.audio_bytes == 0 and second.audio_bytes > 0
+    # a released track is decoded again when needed, with the same content
+    again = cutter.cut(first, cite("audio, 0:05-0:06"))
+    assert dominant_tone(again.waveform[1000:-1000]) == pytest.approx(TONES[5], abs=5)
+    assert dominant_tone(part.waveform[1000:-1000]) == pytest.approx(TONES[3], abs=5)
+    cutter.close()

@@ -68,13 +68,14 @@ class SegmentCutter:
     """Opens each video once and cuts cited segments from it, caching each segment."""
 
     def __init__(self, media_root: pathlib.Path, opts: SegmentOptions | None = None,
-                 *, max_open: int = 8, max_bytes: int = 512 << 20):
+                 *, max_open: int = 8, max_bytes: int = 512 << 20, max_audio_bytes: int = 1 << 30):
         self.media_root = pathlib.Path(media_root)
         self.opts = opts or SegmentOptions()
         self._sources: OrderedDict[pathlib.Path, VideoSource] = OrderedDict()
         self._segments: OrderedDict[tuple, MediaPart] = OrderedDict()
         self._max_open = max_open
         self._max_bytes = max_bytes  # the segment cache is bounded by size, not count
+        self._max_audio_bytes = max_audio_bytes  # decoded audio tracks of the open videos
         self._bytes = 0
         self._lock = threading.Lock()
         self.decoded = 0  # segments actually cut (cache misses)
@@ -105,6 +106,8 @@ class SegmentCutter:
                 self._segments.move_to_end(key)
                 return self._segments[key]
         part = self._cut(src, c)
+        if isinstance(part, AudioPart):
+            self._bound_audio(keep=src)
         with self._lock:
             self.decoded += 1
             if key not in self._segments:
@@ -133,6 +136,17 @@ class SegmentCutter:
                     start = max(end - self.opts.audio_point_window, 0.0)
             return AudioPart(src.audio_between(start, end), TARGET_SR)
         raise MediaError(f"cannot cut modality {c.modality!r}")
+
+    def _bound_audio(self, keep: VideoSource) -> None:
+        """Release the oldest videos' decoded audio tracks beyond `max_audio_bytes`."""
+        with self._lock:
+            total = sum(s.audio_bytes for s in self._sources.values())
+            for s in list(self._sources.values()):
+                if total <= self._max_audio_bytes:
+                    break
+                if s is not keep and s.audio_bytes:
+                    total -= s.audio_bytes
+                    s.release_audio()
 
     def close(self) -> None:
         with self._lock:

@@ -200,6 +200,15 @@ class VideoSource:
             out[lo - a : hi - a] = wave[lo:hi]
         return out
 
+    @property
+    def audio_bytes(self) -> int:
+        return 0 if self._audio is None else self._audio.nbytes
+
+    def release_audio(self) -> None:
+        """Drop the decoded track; it is decoded again if needed."""
+        with self._lock:
+            self._audio = None
+
     def close(self) -> None:
         self._reader = None
         self._audio = None
