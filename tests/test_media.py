@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from murgat_local.judges import AudioPart, ImagePart, VideoPart
+from murgat_local.media.parts import AudioPart, ImagePart, VideoPart
 from murgat_local.media.segments import SegmentCutter, SegmentOptions, check_citation
 from murgat_local.media.source import MediaError
 from murgat_local.sample.media import COLORS, TONES, dominant_color, dominant_tone

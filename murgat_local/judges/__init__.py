@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
+from ..media.parts import AudioPart, ImagePart, MediaPart, VideoPart
 from .engine import (
-    AudioPart,
     Engine,
     EngineStats,
-    ImagePart,
     JudgeRequest,
     JudgeResult,
-    MediaPart,
-    VideoPart,
     neutralize,
 )
 from .identity import engine_identity

@@ -9,41 +9,12 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass
-from typing import Protocol, Sequence, Union, runtime_checkable
+from typing import Protocol, Sequence, runtime_checkable
 
-import numpy as np
-
+from ..media.parts import MediaPart
+from ..text.clean import remove_thinking
 from .verdicts import ParseFailure, Verdict, parse_verdict
 
-
-@dataclass(frozen=True, eq=False)
-class ImagePart:
-    """One frame, HxWx3 uint8 RGB."""
-
-    pixels: np.ndarray
-    modality = "image"
-
-
-@dataclass(frozen=True, eq=False)
-class VideoPart:
-    """Frames TxHxWx3 uint8 RGB sampled at `fps`, starting at `start` seconds."""
-
-    frames: np.ndarray
-    fps: float
-    start: float = 0.0
-    modality = "video"
-
-
-@dataclass(frozen=True, eq=False)
-class AudioPart:
-    """Mono float32 waveform."""
-
-    waveform: np.ndarray
-    sample_rate: int = 16000
-    modality = "audio"
-
-
-MediaPart = Union[ImagePart, VideoPart, AudioPart]
 
 
 @dataclass(frozen=True)
@@ -178,8 +149,7 @@ def build_messages(
 
 def finish(kind: type[Verdict], raw: str, prompt_tokens: int, output_tokens: int) -> JudgeResult:
     # A thinking judge writes its reasoning first; the grammar applies after it.
-    answer = raw.rsplit("</think>", 1)[-1] if "</think>" in raw else raw
-    parsed = parse_verdict(kind, answer)
+    parsed = parse_verdict(kind, remove_thinking(raw))
     if isinstance(parsed, ParseFailure):
         return JudgeResult(None, parsed, None, raw, prompt_tokens, output_tokens)
     return JudgeResult(parsed, None, None, raw, prompt_tokens, output_tokens)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 import pathlib
 
-from .engine import ImagePart, JudgeRequest, VideoPart, neutralize
+from ..media.parts import ImagePart, VideoPart
+from .engine import JudgeRequest, neutralize
 from .presets import Preset
 
 
@@ -27,6 +28,8 @@ class ChatRenderer:
             if content and getattr(added, "special", True):
                 tokens.add(content)
         self.special_tokens = sorted(t for t in tokens if t and not t.isspace())
+        ids = self.tokenizer("x")["input_ids"]
+        self._adds_bos = bool(ids) and ids[0] == self.tokenizer.bos_token_id
 
     def render(self, messages: list[dict]) -> str:
         """The prompt text, ready to be tokenized *with* the tokenizer's special tokens: a BOS
@@ -36,15 +39,9 @@ class ChatRenderer:
         owner = self.processor if self.processor is not None else self.tokenizer
         text = owner.apply_chat_template(safe, tokenize=False, add_generation_prompt=True)
         bos = self.tokenizer.bos_token
-        if bos and text.startswith(bos) and self._adds_bos():
+        if bos and text.startswith(bos) and self._adds_bos:
             text = text[len(bos):]
         return text
-
-    def _adds_bos(self) -> bool:
-        if not hasattr(self, "_bos_added"):
-            ids = self.tokenizer("x")["input_ids"]
-            self._bos_added = bool(ids) and ids[0] == self.tokenizer.bos_token_id
-        return self._bos_added
 
     def _neutralized(self, message: dict) -> dict:
         content = message["content"]

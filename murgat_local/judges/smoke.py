@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import make_engine
-from .engine import AudioPart, ImagePart, JudgeRequest, VideoPart
+from ..media.parts import AudioPart, ImagePart, VideoPart
+from .engine import JudgeRequest
 from .presets import available_presets, load_preset
 from .verdicts import YesNo
 

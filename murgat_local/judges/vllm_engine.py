@@ -11,14 +11,12 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from ..media.parts import AudioPart, ImagePart, VideoPart
 from .engine import (
-    AudioPart,
     EngineStats,
-    ImagePart,
     JudgeRequest,
     JudgeResult,
     Timer,
-    VideoPart,
     build_messages,
     finish,
     record,

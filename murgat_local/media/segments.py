@@ -16,8 +16,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
-
-from ..judges.engine import AudioPart, ImagePart, MediaPart, VideoPart
+from .parts import AudioPart, ImagePart, MediaPart, VideoPart
 from ..text.citations import AUDIO, VISUAL, Citation
 from .source import TARGET_SR, MediaError, MediaInfo, VideoSource, resolve_video
 
