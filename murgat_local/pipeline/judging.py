@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from ..judges import JudgeRequest, LazyEngine, MediaPart, PromptTemplate, Verdict
-from ..judges.verdicts import parse_verdict, ParseFailure
 from .cache import CachedVerdict, VerdictCache, make_key
 
 
@@ -183,10 +182,9 @@ def build_requests(calls: Sequence[Call]) -> list[JudgeRequest | str]:
 
 
 def _from_cache(key: str, v: CachedVerdict, kind: type[Verdict]) -> Outcome:
-    if v.status == "ok":
-        parsed = parse_verdict(kind, v.raw)
-        if not isinstance(parsed, ParseFailure):
-            return Outcome(parsed, v.raw, cached=True, key=key)
+    """The outcome exactly as it was judged: the stored verdict, never a re-parse of the raw
+    text (a thinking judge's raw text starts with its reasoning, which the engine removed
+    before parsing)."""
+    if v.status == "ok" and v.verdict is not None:
+        return Outcome(kind.model_validate_json(v.verdict), v.raw, cached=True, key=key)
     return Outcome(None, v.raw, unparsed=v.reason or "unparsed", cached=True, key=key)
-
-
