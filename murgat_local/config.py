@@ -29,6 +29,7 @@ class MediaConfig(BaseModel):
 class SamplingConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     temperature: float = Field(0.0, ge=0, le=2)
+    seed: int = Field(0, ge=0)
 
 
 class RunConfig(BaseModel):

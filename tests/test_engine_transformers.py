@@ -49,3 +49,10 @@ def test_score_with_the_transformers_engine(tmp_path, media_root):
         assert stages["decompose"]["model_calls"] > 0 and stages["entail"]["model_calls"] > 0
         assert stages["entail"]["errors"] == 0  # Qwen3-Omni takes images, video and audio
     assert sum(result.summary["unparsed_verdicts"].values()) == 0
+
+
+def test_a_started_transformers_engine_has_the_identity_known_before_it_started(hf):
+    from murgat_local.judges import LazyEngine
+
+    preset, eng = hf
+    assert eng.identity == LazyEngine("transformers", preset).identity

@@ -34,6 +34,13 @@ def test_vllm_batch_of_many_all_parse(vllm_engine):
     assert all(r.ok for r in results)
 
 
+def test_a_started_engine_has_the_identity_known_before_it_started(vllm_engine):
+    from murgat_local.judges import LazyEngine
+
+    preset, eng = vllm_engine
+    assert eng.identity == LazyEngine("vllm", preset).identity
+
+
 def test_missing_model_directory_names_it_and_the_preset(tmp_path):
     preset = load_preset("tiny-qwen3-omni", path_override=tmp_path / "nowhere")
     for kind in ("vllm", "transformers"):

@@ -10,7 +10,7 @@ from .engine import (
     JudgeResult,
     neutralize,
 )
-from .identity import engine_identity
+from .identity import effective_args, engine_identity, identity_material
 from .presets import ModelNotFound, Preset, available_presets, load_preset
 from .prompts import PromptTemplate, load_prompt
 from .verdicts import AtomicFacts, ParseFailure, ReasonedYesNo, Rewrite, RewrittenText, Verdict, YesNo
@@ -44,8 +44,10 @@ class LazyEngine:
         self.kind = kind
         self.preset = preset
         self.options = options
-        overrides = {k: v for k, v in options.items() if k != "temperature"}
-        self.identity = engine_identity(kind, preset, options.get("temperature", 0.0), overrides)
+        args = effective_args(kind, preset, options)
+        temperature = options.get("temperature", 0.0)
+        self.identity = engine_identity(kind, preset, temperature, args)
+        self.identity_detail = identity_material(kind, preset, temperature, args)
         self._engine: Engine | None = None
 
     @property

@@ -22,7 +22,7 @@ from .engine import (
 )
 from .presets import Preset
 from .render import ChatRenderer, adapt_media
-from .identity import engine_identity
+from .identity import effective_args, engine_identity
 
 
 def _load_model(preset: Preset, dtype):
@@ -45,7 +45,7 @@ def _load_model(preset: Preset, dtype):
 class TransformersEngine:
     """Judges with `transformers` generate + outlines-core constraints. Slow; always available."""
 
-    def __init__(self, preset: Preset, *, dtype: str = "float32", temperature: float = 0.0):
+    def __init__(self, preset: Preset, *, dtype: str = "float32", temperature: float = 0.0, seed: int = 0):
         import torch
 
         self.preset = preset
@@ -53,6 +53,8 @@ class TransformersEngine:
         self.modalities = preset.modalities
         self.stats = EngineStats()
         self.temperature = temperature
+        self.seed = seed
+        self._args = effective_args("transformers", preset, {"dtype": dtype, "seed": seed})
         path = preset.require_path()
         self.renderer = ChatRenderer(path, preset, trust_remote_code=preset.trust_remote_code)
         self.model = _load_model(preset, getattr(torch, dtype)).eval()
@@ -61,7 +63,7 @@ class TransformersEngine:
 
     @property
     def identity(self) -> str:
-        return engine_identity("transformers", self.preset, self.temperature)
+        return engine_identity("transformers", self.preset, self.temperature, self._args)
 
     @property
     def special_tokens(self) -> list[str]:
@@ -119,6 +121,7 @@ class TransformersEngine:
         )
         if self.temperature > 0:
             gen_kwargs["temperature"] = self.temperature
+            torch.manual_seed(self.seed)
         with torch.inference_mode():
             out = self.model.generate(**inputs, **gen_kwargs)
         new = out[0, n_prompt:]

@@ -1,40 +1,71 @@
-"""Who a judge is, for cache keys: computed from the model directory without loading it."""
+"""Who a judge is, for cache keys: everything that can change its verdicts, without loading it.
+
+An identity covers the model directory's full content (every weight, tokenizer, processor and
+template file, hashed once per file and remembered by path, size and mtime), the engine kind,
+the engine arguments that are in effect (every one except those that only change speed or
+memory), the decoding settings and the preset's quirks (how prompts and media are laid out).
+"""
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import os
+import json
 import pathlib
 
+from ..digests import DigestMemo, shared_memo
 from .presets import Preset
 
+# Arguments that change how fast or how much fits, never what a request generates. Everything
+# else is in the identity: on vLLM even the batch shape (max_num_seqs, max_num_batched_tokens)
+# and the parallel layout change numerics, and limit_mm_per_prompt / max_model_len decide how
+# many frames a request keeps.
+THROUGHPUT_ONLY = frozenset({"gpu_memory_utilization", "mm_processor_cache_gb"})
 
-@functools.cache
-def weights_fingerprint(path: pathlib.Path) -> str:
-    """A cheap, content-sensitive identity of a model directory: every config, template and
-    weight file's name, size, and first and last 64 KiB. Different weights never share it."""
-    h = hashlib.sha256()
-    for f in sorted(path.iterdir()):
-        if f.is_file() and f.suffix in (".json", ".safetensors", ".bin", ".jinja", ".model", ".txt"):
-            st = f.stat()
-            h.update(f"{f.name}:{st.st_size}".encode())
-            with f.open("rb") as fh:
-                h.update(fh.read(1 << 16))
-                if st.st_size > 1 << 17:
-                    fh.seek(-(1 << 16), os.SEEK_END)
-                    h.update(fh.read())
-    return h.hexdigest()[:16]
+# Files in a model folder that no engine reads.
+_DOCS = (".md", ".png", ".jpg", ".jpeg", ".gif")
 
 
-# Engine arguments that change what a model generates (not merely how fast).
-NUMERIC_ARGS = ("dtype", "quantization", "kv_cache_dtype", "max_model_len", "reasoning_parser")
+def _skip(rel: str) -> bool:
+    name = rel.rsplit("/", 1)[-1]
+    return name.lower().endswith(_DOCS) or name.upper().startswith(("LICENSE", "NOTICE"))
 
 
-def engine_identity(kind: str, preset: Preset, temperature: float, overrides: dict | None = None) -> str:
-    """Model weights, the arguments that change its outputs, and the decoding settings."""
+def weights_fingerprint(path: pathlib.Path, memo: DigestMemo | None = None) -> str:
+    """The digest of every byte of every file the engine may read under `path`."""
+    return (memo or shared_memo()).folder(pathlib.Path(path), skip=_skip)
+
+
+def effective_args(kind: str, preset: Preset, options: dict) -> dict:
+    """The engine arguments an engine of `kind` will run with, from the preset and `options`
+    (run-level overrides; `temperature` is decoding, not an engine argument)."""
+    options = {k: v for k, v in options.items() if k != "temperature"}
+    if kind == "vllm":
+        args = {**preset.engine_args, **options}
+        args.setdefault("seed", 0)
+        return args
+    if kind == "transformers":
+        # transformers runs on the CPU in float32 unless told otherwise; the preset's vLLM
+        # arguments do not apply to it.
+        return {"dtype": options.get("dtype", "float32"), "seed": options.get("seed", 0)}
+    return dict(options)
+
+
+def identity_material(kind: str, preset: Preset, temperature: float, args: dict,
+                      memo: DigestMemo | None = None) -> dict:
     path = preset.require_path().resolve()
-    args = {**preset.engine_args, **(overrides or {})}
-    numeric = ",".join(f"{k}={args[k]}" for k in NUMERIC_ARGS if k in args)
-    quirks = f"think={preset.quirks.thinking},extra={preset.quirks.extra_output_tokens}"
-    return f"{kind}:{preset.architecture}:{weights_fingerprint(path)}:t={temperature:g}:{numeric}:{quirks}"
+    return {
+        "engine": kind,
+        "architecture": preset.architecture,
+        "weights": weights_fingerprint(path, memo),
+        "temperature": float(temperature),
+        "engine_args": {k: args[k] for k in sorted(args) if k not in THROUGHPUT_ONLY},
+        "quirks": preset.quirks.model_dump(),
+    }
+
+
+def engine_identity(kind: str, preset: Preset, temperature: float, args: dict,
+                    memo: DigestMemo | None = None) -> str:
+    """`kind:preset:digest`, the digest over `identity_material`."""
+    material = identity_material(kind, preset, temperature, args, memo)
+    blob = json.dumps(material, sort_keys=True, separators=(",", ":"), default=str)
+    return f"{kind}:{preset.name}:{hashlib.sha256(blob.encode()).hexdigest()[:20]}"

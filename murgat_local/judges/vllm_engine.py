@@ -22,7 +22,7 @@ from .engine import (
     record,
     refusal,
 )
-from .identity import engine_identity
+from .identity import effective_args, engine_identity
 from .presets import Preset
 from .render import ChatRenderer, adapt_media
 
@@ -50,12 +50,12 @@ ENGINE_KEYS = {
 class VLLMEngine:
     """Judges on `vllm.LLM`. Create it under `if __name__ == "__main__":` (vLLM spawns)."""
 
-    def __init__(self, preset: Preset, *, seed: int = 0, temperature: float = 0.0, **overrides):
+    def __init__(self, preset: Preset, *, temperature: float = 0.0, **overrides):
         from vllm import LLM
 
         path = preset.require_path()
-        args = dict(preset.engine_args)
-        args.update(overrides)
+        args = effective_args("vllm", preset, overrides)
+        self._engine_args = dict(args)
         unknown = set(args) - ENGINE_KEYS
         if unknown:
             raise ValueError(f"preset {preset.name}: unknown engine arguments {sorted(unknown)}")
@@ -63,13 +63,11 @@ class VLLMEngine:
         structured = {"backend": "xgrammar", "disable_any_whitespace": True}
         if reasoning_parser:
             structured["reasoning_parser"] = reasoning_parser
-        args.setdefault("seed", seed)
         self.preset = preset
         self.name = preset.name
         self.modalities = preset.modalities
         self.stats = EngineStats()
         self.temperature = temperature
-        self._engine_args = args
         self.llm = LLM(
             model=str(path),
             trust_remote_code=preset.trust_remote_code,

@@ -94,8 +94,14 @@ class SegmentCutter:
         return src
 
     def segment_key(self, src: VideoSource, c: Citation) -> tuple:
-        rate = self.opts.fps if c.modality == VISUAL else TARGET_SR
-        return (src.hash, c.modality, round(c.start, 3), round(c.end, 3), rate, self.opts.max_side)
+        """Everything the cut depends on: the file's content, the span, and every option that
+        shapes the cut (frame rate, frame cap, frame size, the audio window of a point)."""
+        o = self.opts
+        if c.modality == VISUAL:
+            how = ("fps", o.fps, "max_frames", o.max_frames, "max_side", o.max_side)
+        else:
+            how = ("sr", TARGET_SR, "point_window", o.audio_point_window)
+        return (src.hash, c.modality, round(c.start, 3), round(c.end, 3), *how)
 
     def cut(self, src: VideoSource, c: Citation) -> MediaPart:
         """The cited segment; raises MediaError when it cannot be cut."""

@@ -8,12 +8,13 @@ offsets are measured here and applied.
 
 from __future__ import annotations
 
-import hashlib
 import pathlib
 import threading
 from dataclasses import dataclass
 
 import numpy as np
+
+from ..digests import shared_memo
 
 TARGET_SR = 16000
 
@@ -34,25 +35,9 @@ def resolve_video(media_root: pathlib.Path, video: str) -> pathlib.Path:
     return candidate
 
 
-_HASHES: dict[tuple[str, int, int], str] = {}
-_HASH_LOCK = threading.Lock()
-
-
 def content_hash(path: pathlib.Path) -> str:
-    """blake2b of the file's bytes, memoised by (path, size, mtime)."""
-    st = path.stat()
-    key = (str(path), st.st_size, st.st_mtime_ns)
-    with _HASH_LOCK:
-        if key in _HASHES:
-            return _HASHES[key]
-    h = hashlib.blake2b(digest_size=16)
-    with path.open("rb") as fh:
-        while block := fh.read(1 << 20):
-            h.update(block)
-    digest = h.hexdigest()
-    with _HASH_LOCK:
-        _HASHES[key] = digest
-    return digest
+    """blake2b of the file's bytes, remembered by (path, size, mtime) across runs."""
+    return shared_memo().file(path)
 
 
 @dataclass(frozen=True)

@@ -63,7 +63,7 @@ class Runner:
         self.cutter = SegmentCutter(self.media_root, config.media.options())
         self.engines: dict[str, LazyEngine] = dict(engines or {})
         self.judges: dict[str, StageJudge] = {}
-        options = {"temperature": config.sampling.temperature}
+        options = {"temperature": config.sampling.temperature, "seed": config.sampling.seed}
         if config.engine == "vllm" and config.engine_args:
             options.update(config.engine_args)
         for stage, model in config.stage_models().items():
