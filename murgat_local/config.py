@@ -21,9 +21,17 @@ class MediaConfig(BaseModel):
     max_side: int = Field(448, ge=28, le=4096)
     audio_point_window: float = Field(1.0, gt=0, le=30)
     duration_tolerance: float = Field(1.0, ge=0, le=10)
+    # Memory bounds: how much media is held at once (they never change a number).
+    max_open_videos: int = Field(8, ge=1)
+    max_audio_mb: float = Field(1024, gt=0)
+    max_segment_mb: float = Field(512, gt=0)
 
     def options(self) -> SegmentOptions:
-        return SegmentOptions(**self.model_dump())
+        return SegmentOptions(**self.model_dump(exclude={"max_open_videos", "max_audio_mb", "max_segment_mb"}))
+
+    def bounds(self) -> dict:
+        return {"max_open": self.max_open_videos, "max_audio_bytes": int(self.max_audio_mb * 2**20),
+                "max_bytes": int(self.max_segment_mb * 2**20)}
 
 
 class SamplingConfig(BaseModel):

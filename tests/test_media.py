@@ -94,7 +94,8 @@ def test_decoded_audio_is_bounded(media_root):
     cutter.cut(first, cite("audio, 0:01-0:02"))
     second = cutter.source("late_audio")
     part = cutter.cut(second, cite("audio, 0:03.6-0:04.4"))
-    assert first.audio_bytes == 0 and second.audio_bytes > 0
+    open_tracks = {p.name: s.audio_bytes for p, s in cutter._sources.items()}
+    assert open_tracks == {"colors.mp4": 0, "late_audio.mp4": cutter.audio_bytes} and cutter.audio_bytes > 0
     # a released track is decoded again when needed, with the same content
     again = cutter.cut(first, cite("audio, 0:05-0:06"))
     assert dominant_tone(again.waveform[1000:-1000]) == pytest.approx(TONES[5], abs=5)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from .parts import AudioPart, ImagePart, MediaPart, VideoPart
 from ..text.citations import AUDIO, VISUAL, Citation
-from .source import TARGET_SR, MediaError, MediaInfo, VideoSource, resolve_video
+from .source import TARGET_SR, MediaError, MediaInfo, MediaRef, VideoSource, content_hash, probe, resolve_video
 
 
 @dataclass(frozen=True)
@@ -64,12 +64,18 @@ def frame_times(start: float, end: float, fps: float, max_frames: int) -> list[f
 
 
 class SegmentCutter:
-    """Opens each video once and cuts cited segments from it, caching each segment."""
+    """Locates and probes videos, and cuts cited segments from them, caching each segment.
+
+    Responses hold plain `MediaRef`s; decoders live only here, in an LRU of at most `max_open`
+    open videos whose decoded audio tracks together stay under `max_audio_bytes`. Evicting a
+    video closes it everywhere, so the bounds hold however many videos a chunk names.
+    """
 
     def __init__(self, media_root: pathlib.Path, opts: SegmentOptions | None = None,
                  *, max_open: int = 8, max_bytes: int = 512 << 20, max_audio_bytes: int = 1 << 30):
         self.media_root = pathlib.Path(media_root)
         self.opts = opts or SegmentOptions()
+        self._refs: dict[pathlib.Path, tuple[tuple, MediaRef]] = {}
         self._sources: OrderedDict[pathlib.Path, VideoSource] = OrderedDict()
         self._segments: OrderedDict[tuple, MediaPart] = OrderedDict()
         self._max_open = max_open
@@ -79,21 +85,47 @@ class SegmentCutter:
         self._lock = threading.Lock()
         self.decoded = 0  # segments actually cut (cache misses)
 
-    def source(self, video: str) -> VideoSource:
+    def source(self, video: str) -> MediaRef:
+        """The video named by a response, located safely under the media root and probed (once
+        per file version); raises MediaError when it cannot be used."""
         path = resolve_video(self.media_root, video)
+        st = path.stat()
+        version = (st.st_size, st.st_mtime_ns)
         with self._lock:
-            if path in self._sources:
-                self._sources.move_to_end(path)
-                return self._sources[path]
-        src = VideoSource(path, max_side=self.opts.max_side)
+            known = self._refs.get(path)
+        if known is not None and known[0] == version:
+            return known[1]
+        ref = MediaRef(path, content_hash(path), probe(path))
         with self._lock:
-            self._sources[path] = src
+            self._refs[path] = (version, ref)
+        return ref
+
+    def _open(self, ref: MediaRef) -> VideoSource:
+        with self._lock:
+            src = self._sources.get(ref.path)
+            if src is not None and src.hash == ref.hash:
+                self._sources.move_to_end(ref.path)
+                return src
+            src = VideoSource(ref.path, max_side=self.opts.max_side, ref=ref)
+            self._sources[ref.path] = src
+            evicted = []
             while len(self._sources) > self._max_open:
-                _, old = self._sources.popitem(last=False)
-                old.close()
+                evicted.append(self._sources.popitem(last=False)[1])
+        for old in evicted:
+            old.close()
         return src
 
-    def segment_key(self, src: VideoSource, c: Citation) -> tuple:
+    @property
+    def open_videos(self) -> int:
+        return len(self._sources)
+
+    @property
+    def audio_bytes(self) -> int:
+        """Bytes of decoded audio held by the open videos."""
+        with self._lock:
+            return sum(s.audio_bytes for s in self._sources.values())
+
+    def segment_key(self, src: MediaRef, c: Citation) -> tuple:
         """Everything the cut depends on: the file's content, the span, and every option that
         shapes the cut (frame rate, frame cap, frame size, the audio window of a point)."""
         o = self.opts
@@ -103,13 +135,14 @@ class SegmentCutter:
             how = ("sr", TARGET_SR, "point_window", o.audio_point_window)
         return (src.hash, c.modality, round(c.start, 3), round(c.end, 3), *how)
 
-    def cut(self, src: VideoSource, c: Citation) -> MediaPart:
+    def cut(self, ref: MediaRef, c: Citation) -> MediaPart:
         """The cited segment; raises MediaError when it cannot be cut."""
-        key = self.segment_key(src, c)
+        key = self.segment_key(ref, c)
         with self._lock:
             if key in self._segments:
                 self._segments.move_to_end(key)
                 return self._segments[key]
+        src = self._open(ref)
         part = self._cut(src, c)
         if isinstance(part, AudioPart):
             self._bound_audio(keep=src)

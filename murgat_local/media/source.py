@@ -93,13 +93,23 @@ def probe(path: pathlib.Path) -> MediaInfo:
         raise MediaError(f"{path.name}: cannot read the file ({type(e).__name__}: {e})") from e
 
 
+@dataclass(frozen=True)
+class MediaRef:
+    """A located and probed video as plain values: what a response holds, and what a cache key
+    or another process needs. It owns no open file; the cutter opens the file when it cuts."""
+
+    path: pathlib.Path
+    hash: str
+    info: MediaInfo
+
+
 class VideoSource:
     """A video opened once: frames through decord, the audio track decoded once through PyAV."""
 
-    def __init__(self, path: pathlib.Path, *, max_side: int = 448):
+    def __init__(self, path: pathlib.Path, *, max_side: int = 448, ref: MediaRef | None = None):
         self.path = path
-        self.info = probe(path)
-        self.hash = content_hash(path)
+        self.info = ref.info if ref is not None else probe(path)
+        self.hash = ref.hash if ref is not None else content_hash(path)
         self.max_side = max_side
         self._reader = None
         self._frame_starts: np.ndarray | None = None
@@ -195,5 +205,6 @@ class VideoSource:
             self._audio = None
 
     def close(self) -> None:
-        self._reader = None
-        self._audio = None
+        with self._lock:  # never while another thread is decoding from it
+            self._reader = None
+            self._audio = None

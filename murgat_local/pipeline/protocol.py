@@ -22,7 +22,7 @@ from typing import Sequence
 from ..inputs.responses import InputError, ResponseItem
 from ..judges import PromptTemplate, load_prompt
 from ..media.segments import SegmentCutter, check_citation
-from ..media.source import MediaError, VideoSource
+from ..media.source import MediaError, MediaRef
 from ..metrics.scores import (
     FactScore,
     ResponseScore,
@@ -82,7 +82,7 @@ class SentenceState:
 @dataclass
 class ResponseState:
     item: ResponseItem
-    source: VideoSource | None = None
+    source: MediaRef | None = None
     error: str | None = None
     reasoning: str = ""
     answer_letter: str | None = None

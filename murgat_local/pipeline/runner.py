@@ -60,7 +60,7 @@ class Runner:
         self.out_dir = pathlib.Path(out_dir)
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self.cache = VerdictCache(config.cache or self.out_dir / "verdicts.sqlite")
-        self.cutter = SegmentCutter(self.media_root, config.media.options())
+        self.cutter = SegmentCutter(self.media_root, config.media.options(), **config.media.bounds())
         self.engines: dict[str, LazyEngine] = dict(engines or {})
         self.judges: dict[str, StageJudge] = {}
         options = {"temperature": config.sampling.temperature, "seed": config.sampling.seed}
