@@ -121,6 +121,21 @@ class SentenceScore:
     verifiable: bool | None  # None: the verifiability verdict did not parse
     cited: bool
     facts: tuple[FactScore, ...] = ()
+    unscored: str | None = None  # why this sentence's facts are unknown (e.g. decomposition unparsed)
+
+    @property
+    def why_unscored(self) -> str | None:
+        """Why this sentence is not fully scored (None when it is)."""
+        if self.verifiable is None:
+            return "verifiability verdict missing"
+        if not (self.verifiable and self.cited):
+            return None
+        if self.unscored:
+            return self.unscored
+        missing = [f for f in self.facts if not f.scored]
+        if missing:
+            return f"{len(missing)} of {len(self.facts)} facts unscored"
+        return None
 
 
 @dataclass(frozen=True)
@@ -132,6 +147,7 @@ class ResponseScore:
     murgat_s: float | None
     counts: dict = field(default_factory=dict)
     note: str | None = None
+    scored_fraction: float | None = None  # share of sentences scored on complete data
 
     def as_dict(self) -> dict:
         return {
@@ -140,6 +156,7 @@ class ResponseScore:
             "recall": self.recall,
             "f1": self.f1,
             "murgat_s": self.murgat_s,
+            "scored_fraction": self.scored_fraction,
             "counts": dict(self.counts),
             "note": self.note,
         }
@@ -148,44 +165,64 @@ class ResponseScore:
 def score_response(sentences: Sequence[SentenceScore], *, reference: bool = False) -> ResponseScore:
     """Coverage, precision, recall, F1 and MURGAT-S for one response.
 
-    With no verifiable sentence, or cited facts none of which could be scored, the default mode
-    leaves the undefined values None with a note; the reference scores such a response 0.
+    Sentences with missing verdicts (verifiability unknown, decomposition unparsed, a fact
+    without all its verdicts) are *unscored*: left out of the numbers they would change, counted,
+    and reflected in `scored_fraction` (fully scored sentences / sentences), so a table can
+    flag or exclude responses scored on partial data. With no verifiable sentence, or cited
+    sentences none of whose facts could be scored, the default mode leaves the undefined values
+    None with a note; the reference scores such a response 0.
     """
     verifiable = [s for s in sentences if s.verifiable]
     cited = [s for s in verifiable if s.cited]
     facts = [f for s in cited for f in s.facts]
     scored = [f for f in facts if f.scored]
+    unscored = [s for s in sentences if s.why_unscored]
     counts = {
         "sentences": len(sentences),
         "verifiable": len(verifiable),
         "unjudged_sentences": sum(1 for s in sentences if s.verifiable is None),
+        "unscored_sentences": len(unscored),
         "cited_verifiable": len(cited),
         "facts": len(facts),
         "scored_facts": len(scored),
         "unscored_facts": len(facts) - len(scored),
     }
+    fraction = (len(sentences) - len(unscored)) / len(sentences) if sentences else None
     if not verifiable:
         if reference:
-            return ResponseScore(0.0, 0.0, 0.0, 0.0, 0.0, counts)
-        return ResponseScore(None, None, None, None, None, counts, "no verifiable sentence")
+            return ResponseScore(0.0, 0.0, 0.0, 0.0, 0.0, counts, scored_fraction=fraction)
+        note = "no verifiable sentence" if not counts["unjudged_sentences"] else \
+            "no sentence known to be verifiable (some verifiability verdicts are missing)"
+        return ResponseScore(None, None, None, None, None, counts, note, fraction)
     coverage = len(cited) / len(verifiable)
-    if facts and not scored and not reference:
+    if cited and not scored and (facts or any(s.unscored for s in cited)) and not reference:
         # Cited facts exist but no verdict could be had for any: the attribution is unknown,
         # not zero.
-        return ResponseScore(coverage, None, None, None, None, counts, "no cited fact could be scored")
+        return ResponseScore(coverage, None, None, None, None, counts, "no cited fact could be scored", fraction)
     precision = mean(f.precision for f in scored) if scored else 0.0
     recall = mean(f.recall for f in scored) if scored else 0.0
     score_f1 = f1(precision, recall)
-    return ResponseScore(coverage, precision, recall, score_f1, coverage * score_f1, counts)
+    return ResponseScore(coverage, precision, recall, score_f1, coverage * score_f1, counts,
+                         scored_fraction=fraction)
 
 
 METRICS = ("coverage", "precision", "recall", "f1", "murgat_s")
 
 
+def _means(records: Sequence[Mapping]) -> dict:
+    out: dict = {}
+    for m in METRICS:
+        values = [r[m] for r in records if r.get(m) is not None]
+        out[m] = mean(values) if values else None
+    return out
+
+
 def summarize(records: Sequence[Mapping]) -> dict:
     """Means of the per-response values (how the paper's tables are built), with counts.
 
-    `records` are scored records (`status`, the metric fields, `correct` when gradable).
+    `records` are scored records (`status`, the metric fields, `scored_fraction`, `correct`
+    when gradable). `partial` counts responses scored on partial data (scored_fraction < 1);
+    `complete_only` repeats the means without them.
     """
     ok = [r for r in records if r.get("status") == "ok"]
     summary: dict = {
@@ -193,10 +230,11 @@ def summarize(records: Sequence[Mapping]) -> dict:
         "scored": len(ok),
         "errors": len(records) - len(ok),
     }
-    for m in METRICS:
-        values = [r[m] for r in ok if r.get(m) is not None]
-        summary[m] = mean(values) if values else None
+    summary.update(_means(ok))
     summary["undefined"] = sum(1 for r in ok if r.get("murgat_s") is None)
+    complete = [r for r in ok if r.get("scored_fraction") in (None, 1.0)]
+    summary["partial"] = len(ok) - len(complete)
+    summary["complete_only"] = {"responses": len(complete), **_means(complete)}
     graded = [r["correct"] for r in ok if r.get("correct") is not None]
     summary["qa_accuracy"] = mean(map(float, graded)) if graded else None
     summary["qa_graded"] = len(graded)

@@ -67,6 +67,8 @@ class SentenceState:
     verifiable: Outcome | None = None
     decomposition: Outcome | None = None
     facts: list[FactState] = field(default_factory=list)
+    unscored: str | None = None  # why the facts are unknown
+    score: SentenceScore | None = None
 
     @property
     def is_verifiable(self) -> bool | None:
@@ -255,12 +257,12 @@ class Protocol:
         calls = [Call(tpl, tpl.render(sentence=t.text)) for t in targets]
         for sent, out in zip(targets, self.judges["decompose"].run(calls)):
             sent.decomposition = out
-            if out.ok:
-                facts = list(dict.fromkeys(f.strip() for f in out.verdict.facts if f.strip()))
-            else:
-                facts = []
-            # An unparsed decomposition scores the sentence as one fact, and says so.
-            sent.facts = [FactState(f) for f in facts] or [FactState(sent.text)]
+            facts = list(dict.fromkeys(f.strip() for f in out.verdict.facts if f.strip())) if out.ok else []
+            sent.facts = [FactState(f) for f in facts]
+            if not facts:
+                # Without its facts the sentence's attribution is unknown: unscored, not a guess.
+                why = out.unparsed or out.error or "no facts"
+                sent.unscored = f"decomposition unusable ({why})"
 
     def _entail_call(self, state: ResponseState, fact: FactState, cits: list[Citation]) -> Call:
         tpl = self.prompts["entail"]
@@ -349,7 +351,8 @@ class Protocol:
                 for fact in sent.facts:
                     fact.score = score_fact(sent, fact, self.options.reference)
                     facts.append(fact.score)
-            sentences.append(SentenceScore(sent.is_verifiable, bool(sent.citations), tuple(facts)))
+            sent.score = SentenceScore(sent.is_verifiable, bool(sent.citations), tuple(facts), sent.unscored)
+            sentences.append(sent.score)
         state.score = score_response(sentences, reference=self.options.reference)
 
 

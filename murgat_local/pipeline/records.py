@@ -69,6 +69,7 @@ def build_record(state: ResponseState | InputError, mode: str) -> dict:
                 for c, u, issue, e in zip(s.citations, s.usable, s.issues, s.extracted)
             ],
             "verifiable": _verdict(s.verifiable),
+            "unscored": s.score.why_unscored if s.score else None,
         }
         if s.decontext is not None:
             sent["decontext"] = _verdict(s.decontext)
@@ -102,6 +103,7 @@ def build_record(state: ResponseState | InputError, mode: str) -> dict:
         "mode": mode,
         **{m: getattr(score, m) for m in METRIC_FIELDS},
         "note": score.note,
+        "scored_fraction": score.scored_fraction,
         "counts": score.counts,
         "answer": {"predicted": state.answer_letter, "gold": gold},
         "correct": correct,
@@ -158,10 +160,15 @@ def rescore_record(rec: Mapping, mode: str | None = None) -> dict:
                     without = {int(i): _yes(v) for i, v in (f.get("without") or {}).items()}
                     fs = score_fact_default(usable, _yes(f.get("joint")), alone, without)
                 facts.append(fs)
-        sentences.append(SentenceScore(verifiable, bool(cits), tuple(facts)))
+        decomposition = s.get("decomposition")
+        unscored = None
+        if verifiable and cits and decomposition is not None and not s.get("facts"):
+            unscored = f"decomposition unusable ({decomposition.get('unparsed') or decomposition.get('error') or 'no facts'})"
+        sentences.append(SentenceScore(verifiable, bool(cits), tuple(facts), unscored))
     score = score_response(sentences, reference=reference)
     out = dict(rec)
     out.update({m: getattr(score, m) for m in METRIC_FIELDS})
+    out["scored_fraction"] = score.scored_fraction
     out["counts"] = score.counts
     out["note"] = score.note
     out["mode"] = mode

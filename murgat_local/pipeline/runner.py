@@ -105,7 +105,7 @@ class Runner:
                     for stage, n in stage_failures(rec).items():
                         failures[stage] += n
                     records_meta.append(
-                        {k: rec.get(k) for k in ("status", "model", "coverage", "precision", "recall", "f1", "murgat_s", "correct")}
+                        {k: rec.get(k) for k in ("status", "model", "coverage", "precision", "recall", "f1", "murgat_s", "scored_fraction", "correct")}
                     )
                     if rec["status"] != "ok":
                         errors.append({"index": rec["index"], "id": rec["id"], "source": rec.get("source"), "error": rec["error"]})

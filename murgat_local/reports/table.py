@@ -20,16 +20,20 @@ def _fmt(v) -> str:
 
 
 def _row(label: str, s: dict) -> list[str]:
-    return [label, _fmt(s["responses"]), _fmt(s["scored"]), _fmt(s["errors"]), _fmt(s["coverage"]),
+    return [label, _fmt(s["responses"]), _fmt(s["scored"]), _fmt(s["errors"]), _fmt(s.get("partial")),
+            _fmt(s["coverage"]),
             _fmt(s["precision"]), _fmt(s["recall"]), _fmt(s["f1"]), _fmt(s["murgat_s"]),
             _fmt(s.get("qa_accuracy"))]
 
 
 def summary_table(summary: dict, title: str = "MURGAT scores") -> Table:
-    """One row for all responses, and one per evaluated model when there are several."""
+    """One row for all responses, and one per evaluated model when there are several.
+
+    `partial` counts responses scored on partial data (some verdicts missing; see each
+    record's `scored_fraction`)."""
     t = Table(title=f"{title} ({summary.get('mode', 'default')} mode)")
     t.add_column("model")
-    for col in ("n", "ok", "err", "cov", "prec", "rec", "F1", "MURGAT-S", "QA"):
+    for col in ("n", "ok", "err", "partial", "cov", "prec", "rec", "F1", "MURGAT-S", "QA"):
         t.add_column(col, justify="right")
     for name, s in (summary.get("by_model") or {}).items():
         t.add_row(*_row(name, s))
