@@ -54,6 +54,9 @@ class RunConfig(BaseModel):
     cache: pathlib.Path | None = None
     models_dir: pathlib.Path | None = None
     limit: int | None = Field(None, ge=1)
+    # A run in which a larger share of its unique judge calls got no verdict (unparsed,
+    # refused, failed) exits 1: a broken judge must not pass as a finished run.
+    max_failed_calls: float = Field(0.05, ge=0, le=1)
     sampling: SamplingConfig = Field(default_factory=SamplingConfig)
     media: MediaConfig = Field(default_factory=MediaConfig)
     engine_args: dict = Field(default_factory=dict)

@@ -25,6 +25,8 @@ class MediaError(Exception):
 
 def resolve_video(media_root: pathlib.Path, video: str) -> pathlib.Path:
     """The video's path under `media_root`; refuses any path that escapes it, never opens it."""
+    if "\x00" in video:
+        raise MediaError(f"video path {video!r} contains a NUL byte; refused")
     root = media_root.resolve()
     name = video if pathlib.PurePath(video).suffix else f"{video}.mp4"
     candidate = (root / name).resolve()

@@ -69,6 +69,7 @@ class StageCounters:
     model_calls: int = 0
     unparsed: int = 0
     errors: int = 0
+    failed: int = 0  # unique calls without a verdict (unparsed, refused or failed), cached or not
     wall_s: float = 0.0
 
     def as_dict(self) -> dict:
@@ -129,6 +130,7 @@ class StageJudge:
                     outcomes.update(self._judge(batch, built))
                     if self.on_progress:
                         self.on_progress(len(batch), self.counters.wall_s + time.perf_counter() - t0)
+        self.counters.failed += sum(1 for k in first if not outcomes[k].ok)
         self.counters.wall_s += time.perf_counter() - t0
         return [outcomes[k] for k in keys]
 

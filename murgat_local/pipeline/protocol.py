@@ -9,28 +9,21 @@
                default mode's strict necessity, leave-one-out)
 
 Every stage hands all of the chunk's calls to its judge at once. A response's problems
-(unreadable video, ...) become its error; a call's problems (unparsed verdict, refused
-modality) are recorded where they belong and counted, never read as NO.
+(unreadable video, or any exception while its calls are built or its verdicts applied) become
+its error, naming the exception's type, and the other responses go on; a call's problems
+(unparsed verdict, refused modality) are recorded where they belong and counted, never read
+as NO.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Iterable, Sequence
 
 from ..inputs.responses import InputError, ResponseItem
 from ..judges import PromptTemplate, load_prompt
 from ..media.segments import SegmentCutter, check_citation
-from ..media.source import MediaError, MediaRef
-from ..metrics.scores import (
-    FactScore,
-    ResponseScore,
-    SentenceScore,
-    score_fact_default,
-    score_fact_reference,
-    score_response,
-)
+from ..media.source import MediaError
+from ..metrics.scores import FactScore, SentenceScore, score_response
 from ..text.citations import (
     Citation,
     parse_citations,
@@ -41,67 +34,10 @@ from ..text.citations import (
 from ..text.clean import clean_generation, clean_generation_reference
 from ..text.sentences import split_sentences, split_sentences_reference
 from .judging import Call, Outcome, StageJudge
+from .scoring import rewrite_problem, score_fact
+from .state import REFERENCE, FactState, ProtocolOptions, ResponseState, SentenceState
 
 STAGES = ("decontext", "verifiable", "decompose", "entail")
-REFERENCE = "reference"
-
-
-@dataclass
-class FactState:
-    text: str
-    joint: Outcome | None = None
-    alone: dict[int, Outcome] = field(default_factory=dict)
-    without: dict[int, Outcome] = field(default_factory=dict)
-    score: FactScore | None = None
-
-
-@dataclass
-class SentenceState:
-    original: str
-    text: str  # what the judges read: citations removed, decontextualized in default mode
-    citations: list[Citation]
-    issues: list[str | None]  # per citation: why it cannot be checked (None = usable)
-    extracted: list[bool]  # reference mode: False when the segment could not be cut
-    decontext: Outcome | None = None
-    decontext_note: str | None = None
-    verifiable: Outcome | None = None
-    decomposition: Outcome | None = None
-    facts: list[FactState] = field(default_factory=list)
-    unscored: str | None = None  # why the facts are unknown
-    score: SentenceScore | None = None
-
-    @property
-    def is_verifiable(self) -> bool | None:
-        if self.verifiable is None or not self.verifiable.ok:
-            return None
-        return self.verifiable.verdict.yes
-
-    @property
-    def usable(self) -> list[bool]:
-        return [i is None for i in self.issues]
-
-
-@dataclass
-class ResponseState:
-    item: ResponseItem
-    source: MediaRef | None = None
-    error: str | None = None
-    reasoning: str = ""
-    answer_letter: str | None = None
-    decontext_text: Outcome | None = None
-    text_note: str | None = None
-    sentences: list[SentenceState] = field(default_factory=list)
-    score: ResponseScore | None = None
-
-
-@dataclass(frozen=True)
-class ProtocolOptions:
-    compat: str | None = None  # None (default mode) or "reference"
-    decontextualize: bool = True
-
-    @property
-    def reference(self) -> bool:
-        return self.compat == REFERENCE
 
 
 def _fmt(t: float) -> str:
@@ -126,6 +62,13 @@ def describe_evidence(citations: Sequence[Citation]) -> str:
     return "; ".join(parts) + " (attached, in this order)"
 
 
+Collected = Iterable[tuple[Call, Callable[[Outcome], None]]]
+
+
+def _fail(state: ResponseState, where: str, e: BaseException) -> None:
+    state.error = f"failed while {where}: {type(e).__name__}: {e}"
+
+
 class Protocol:
     def __init__(
         self,
@@ -147,18 +90,21 @@ class Protocol:
             return item
         state = ResponseState(item)
         try:
-            state.source = self.cutter.source(item.video)
+            self._prepare(state)
         except MediaError as e:
             state.error = str(e)
-            return state
-        cleaned = (clean_generation_reference if self.options.reference else clean_generation)(
-            item.generation
-        )
+        except Exception as e:  # any other fault stays with its item too
+            _fail(state, "preparing the response", e)
+        return state
+
+    def _prepare(self, state: ResponseState) -> None:
+        state.source = self.cutter.source(state.item.video)
+        clean = clean_generation_reference if self.options.reference else clean_generation
+        cleaned = clean(state.item.generation)
         state.reasoning = cleaned.reasoning
         state.answer_letter = cleaned.answer_letter
         if not self.options.reference:
             state.sentences = [self._sentence(s) for s in split_sentences(state.reasoning)]
-        return state
 
     def _sentence(self, original: str) -> SentenceState:
         ref = self.options.reference
@@ -186,52 +132,96 @@ class Protocol:
 
     def run(self, items: Sequence[ResponseItem | InputError], progress=None) -> list:
         states = [self.prepare(i) for i in items]
-        live = [s for s in states if isinstance(s, ResponseState) and s.error is None]
-        self._stage_decontext(live)
-        for s in live:
-            self._check(s)
-        self._stage_verifiable(live)
-        self._stage_decompose(live)
-        self._stage_entail(live)
-        for s in live:
-            self._score(s)
+        responses = [s for s in states if isinstance(s, ResponseState)]
+        self._stage_decontext(responses)
+        self._each(responses, "checking citations", self._check)
+        self._stage("verifiable", responses, self._collect_verifiable)
+        self._stage("decompose", responses, self._collect_decompose)
+        self._stage("entail", responses, self._collect_entail)
+        if not self.options.reference:
+            self._stage("entail", responses, self._collect_without)
+        self._each(responses, "scoring", self._score)
         return states
 
+    @staticmethod
+    def _each(states: list[ResponseState], where: str, fn: Callable[[ResponseState], None]) -> None:
+        for st in states:
+            if st.error is None:
+                try:
+                    fn(st)
+                except Exception as e:
+                    _fail(st, where, e)
+
+    def _stage(self, stage: str, states: list[ResponseState],
+               collect: Callable[[ResponseState], Collected]) -> None:
+        """One judge run over every live response's calls; each response's calls are built,
+        and its verdicts applied, under its own guard."""
+        calls: list[Call] = []
+        appliers: list[tuple[ResponseState, Callable[[Outcome], None]]] = []
+        for st in states:
+            if st.error is not None:
+                continue
+            try:
+                pairs = list(collect(st))
+            except Exception as e:
+                _fail(st, f"building the {stage} calls", e)
+                continue
+            for call, apply in pairs:
+                calls.append(call)
+                appliers.append((st, apply))
+        if not calls:
+            return
+        for (st, apply), out in zip(appliers, self.judges[stage].run(calls)):
+            if st.error is None:
+                try:
+                    apply(out)
+                except Exception as e:
+                    _fail(st, f"reading the {stage} verdicts", e)
+
     def _stage_decontext(self, states: list[ResponseState]) -> None:
-        judge = self.judges["decontext"]
         if self.options.reference:
             if self.options.decontextualize:
-                tpl = self.prompts["decontextualize_text"]
-                calls = [Call(tpl, tpl.render(text=s.reasoning)) for s in states]
-                for s, out in zip(states, judge.run(calls)):
-                    s.decontext_text = out
-                    s.text_note = self._accept_rewrite(s, out)
-            for s in states:
-                text = s.decontext_text.verdict.text if s.text_note is None and s.decontext_text else s.reasoning
-                seen: dict[str, SentenceState] = {}
-                for sent in split_sentences_reference(text):
-                    # The reference keys its evaluations by sentence text: repeats count once.
-                    seen.setdefault(sent, self._sentence(sent))
-                s.sentences = list(seen.values())
-            return
-        if not self.options.decontextualize:
-            return
+                self._stage("decontext", states, self._collect_text_rewrite)
+            self._each(states, "splitting the decontextualized text", self._split_reference)
+        elif self.options.decontextualize:
+            self._stage("decontext", states, self._collect_rewrites)
+
+    def _collect_text_rewrite(self, s: ResponseState) -> Collected:
+        tpl = self.prompts["decontextualize_text"]
+
+        def apply(out: Outcome) -> None:
+            s.decontext_text = out
+            s.text_note = self._accept_rewrite(s, out)
+
+        yield Call(tpl, tpl.render(text=s.reasoning)), apply
+
+    def _split_reference(self, s: ResponseState) -> None:
+        text = s.decontext_text.verdict.text if s.text_note is None and s.decontext_text else s.reasoning
+        seen: dict[str, SentenceState] = {}
+        for sent in split_sentences_reference(text):
+            # The reference keys its evaluations by sentence text: repeats count once.
+            seen.setdefault(sent, self._sentence(sent))
+        s.sentences = list(seen.values())
+
+    def _collect_rewrites(self, s: ResponseState) -> Collected:
         tpl = self.prompts["decontextualize"]
-        calls, targets = [], []
-        for s in states:
-            for i, sent in enumerate(s.sentences):
-                if i == 0:
-                    continue  # nothing earlier to resolve a reference against
-                context = "\n".join(p.text for p in s.sentences[max(0, i - 8) : i])
-                calls.append(Call(tpl, tpl.render(context=context, sentence=sent.text)))
-                targets.append(sent)
-        for sent, out in zip(targets, judge.run(calls)):
+        for i, sent in enumerate(s.sentences):
+            if i == 0:
+                continue  # nothing earlier to resolve a reference against
+            context = "\n".join(p.text for p in s.sentences[max(0, i - 8) : i])
+            yield Call(tpl, tpl.render(context=context, sentence=sent.text)), self._rewrite_applier(sent)
+
+    @staticmethod
+    def _rewrite_applier(sent: SentenceState) -> Callable[[Outcome], None]:
+        def apply(out: Outcome) -> None:
             sent.decontext = out
             if out.ok:
                 rewrite = out.verdict.sentence.strip()
                 sent.decontext_note = rewrite_problem(sent.text, rewrite)
                 if sent.decontext_note is None:
                     sent.text = rewrite
+
+        return apply
 
     @staticmethod
     def _accept_rewrite(state: ResponseState, out: Outcome) -> str | None:
@@ -244,25 +234,28 @@ class Protocol:
             return "decontextualization changed the citations; original text kept"
         return None
 
-    def _stage_verifiable(self, states: list[ResponseState]) -> None:
+    def _collect_verifiable(self, s: ResponseState) -> Collected:
         tpl = self.prompts["verifiable"]
-        targets = [sent for s in states for sent in s.sentences]
-        calls = [Call(tpl, tpl.render(sentence=t.text)) for t in targets]
-        for sent, out in zip(targets, self.judges["verifiable"].run(calls)):
-            sent.verifiable = out
+        for sent in s.sentences:
+            yield Call(tpl, tpl.render(sentence=sent.text)), lambda out, sent=sent: setattr(sent, "verifiable", out)
 
-    def _stage_decompose(self, states: list[ResponseState]) -> None:
+    def _collect_decompose(self, s: ResponseState) -> Collected:
         tpl = self.prompts["decompose"]
-        targets = [t for s in states for t in s.sentences if t.is_verifiable and t.citations]
-        calls = [Call(tpl, tpl.render(sentence=t.text)) for t in targets]
-        for sent, out in zip(targets, self.judges["decompose"].run(calls)):
+        for sent in s.sentences:
+            if sent.is_verifiable and sent.citations:
+                yield Call(tpl, tpl.render(sentence=sent.text)), self._facts_applier(sent)
+
+    @staticmethod
+    def _facts_applier(sent: SentenceState) -> Callable[[Outcome], None]:
+        def apply(out: Outcome) -> None:
             sent.decomposition = out
             facts = list(dict.fromkeys(f.strip() for f in out.verdict.facts if f.strip())) if out.ok else []
             sent.facts = [FactState(f) for f in facts]
             if not facts:
                 # Without its facts the sentence's attribution is unknown: unscored, not a guess.
-                why = out.unparsed or out.error or "no facts"
-                sent.unscored = f"decomposition unusable ({why})"
+                sent.unscored = f"decomposition unusable ({out.unparsed or out.error or 'no facts'})"
+
+        return apply
 
     def _entail_call(self, state: ResponseState, fact: FactState, cits: list[Citation]) -> Call:
         tpl = self.prompts["entail"]
@@ -278,68 +271,57 @@ class Protocol:
             evidence=evidence,
         )
 
-    def _stage_entail(self, states: list[ResponseState]) -> None:
-        judge = self.judges["entail"]
-        calls: list[Call] = []
-        slots: list[tuple[FactState, str, int]] = []
-        for s in states:
-            for sent in s.sentences:
-                if not (sent.is_verifiable and sent.citations):
-                    continue
-                ok_idx = [i for i, (u, e) in enumerate(zip(sent.usable, sent.extracted)) if u and e]
-                n = len(sent.citations)
-                for fact in sent.facts:
-                    if self.options.reference:
-                        if not all(e for u, e in zip(sent.usable, sent.extracted) if u):
-                            continue  # dropped by the reference
-                        for i in ok_idx:
-                            calls.append(self._entail_call(s, fact, [sent.citations[i]]))
-                            slots.append((fact, "alone", i))
-                        if n > 1 and ok_idx:
-                            calls.append(self._entail_call(s, fact, [sent.citations[i] for i in ok_idx]))
-                            slots.append((fact, "joint", -1))
-                        continue
-                    if not ok_idx:
-                        continue
-                    calls.append(self._entail_call(s, fact, [sent.citations[i] for i in ok_idx]))
-                    slots.append((fact, "joint", -1))
-                    if n > 1 and len(ok_idx) > 1:
-                        for i in ok_idx:
-                            calls.append(self._entail_call(s, fact, [sent.citations[i]]))
-                            slots.append((fact, "alone", i))
-        self._apply(slots, judge.run(calls))
-        if self.options.reference:
-            return
-        # Strict necessity: for a citation that does not entail alone while the joint does,
-        # ask whether the others still entail the fact without it.
-        calls, slots = [], []
-        for s in states:
-            for sent in s.sentences:
-                if not (sent.is_verifiable and sent.citations):
-                    continue
-                ok_idx = [i for i, u in enumerate(sent.usable) if u]
-                if len(ok_idx) < 2:
-                    continue
-                for fact in sent.facts:
-                    if not (fact.joint and fact.joint.ok and fact.joint.verdict.yes):
-                        continue
-                    for i in ok_idx:
-                        a = fact.alone.get(i)
-                        if a is not None and a.ok and not a.verdict.yes:
-                            rest = [sent.citations[j] for j in ok_idx if j != i]
-                            calls.append(self._entail_call(s, fact, rest))
-                            slots.append((fact, "without", i))
-        self._apply(slots, judge.run(calls))
-
     @staticmethod
-    def _apply(slots, outcomes) -> None:
-        for (fact, kind, i), out in zip(slots, outcomes):
+    def _slot(fact: FactState, kind: str, i: int = -1) -> Callable[[Outcome], None]:
+        def apply(out: Outcome) -> None:
             if kind == "joint":
                 fact.joint = out
             elif kind == "alone":
                 fact.alone[i] = out
             else:
                 fact.without[i] = out
+
+        return apply
+
+    def _collect_entail(self, s: ResponseState) -> Collected:
+        for sent in s.sentences:
+            if not (sent.is_verifiable and sent.citations):
+                continue
+            ok_idx = [i for i, (u, e) in enumerate(zip(sent.usable, sent.extracted)) if u and e]
+            n = len(sent.citations)
+            for fact in sent.facts:
+                if self.options.reference:
+                    if not all(e for u, e in zip(sent.usable, sent.extracted) if u):
+                        continue  # dropped by the reference
+                    for i in ok_idx:
+                        yield self._entail_call(s, fact, [sent.citations[i]]), self._slot(fact, "alone", i)
+                    if n > 1 and ok_idx:
+                        yield self._entail_call(s, fact, [sent.citations[i] for i in ok_idx]), self._slot(fact, "joint")
+                    continue
+                if not ok_idx:
+                    continue
+                yield self._entail_call(s, fact, [sent.citations[i] for i in ok_idx]), self._slot(fact, "joint")
+                if n > 1 and len(ok_idx) > 1:
+                    for i in ok_idx:
+                        yield self._entail_call(s, fact, [sent.citations[i]]), self._slot(fact, "alone", i)
+
+    def _collect_without(self, s: ResponseState) -> Collected:
+        """Strict necessity: for a citation that does not entail alone while the joint does,
+        ask whether the others still entail the fact without it."""
+        for sent in s.sentences:
+            if not (sent.is_verifiable and sent.citations):
+                continue
+            ok_idx = [i for i, u in enumerate(sent.usable) if u]
+            if len(ok_idx) < 2:
+                continue
+            for fact in sent.facts:
+                if not (fact.joint and fact.joint.ok and fact.joint.verdict.yes):
+                    continue
+                for i in ok_idx:
+                    a = fact.alone.get(i)
+                    if a is not None and a.ok and not a.verdict.yes:
+                        rest = [sent.citations[j] for j in ok_idx if j != i]
+                        yield self._entail_call(s, fact, rest), self._slot(fact, "without", i)
 
     # ---------------------------------------------------------------- scores
 
@@ -354,66 +336,6 @@ class Protocol:
             sent.score = SentenceScore(sent.is_verifiable, bool(sent.citations), tuple(facts), sent.unscored)
             sentences.append(sent.score)
         state.score = score_response(sentences, reference=self.options.reference)
-
-
-def _yes(out: Outcome | None) -> bool | None:
-    return None if out is None or not out.ok else out.verdict.yes
-
-
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
-
-
-def rewrite_problem(original: str, rewrite: str) -> str | None:
-    """Why a decontextualized sentence is not accepted (None when it is).
-
-    Decontextualization only replaces references, so the rewrite must keep most of the
-    original's words and stay about as long; anything else is a judge that paraphrased or
-    hallucinated, and the original sentence is judged instead.
-    """
-    if not rewrite:
-        return "empty rewrite"
-    if len(rewrite) > 2 * len(original) + 60:
-        return "rewrite is much longer than the sentence"
-    words = {w.lower() for w in _WORD.findall(original) if len(w) > 2}
-    if words:
-        kept = {w.lower() for w in _WORD.findall(rewrite)}
-        share = len(words & kept) / len(words)
-        if share < 0.6:
-            return f"rewrite keeps only {share:.0%} of the sentence's words"
-    return None
-
-
-def _why_missing(fact: FactState) -> str | None:
-    for name, out in [("joint", fact.joint), *[(f"citation {i + 1}", o) for i, o in fact.alone.items()],
-                      *[(f"without citation {i + 1}", o) for i, o in fact.without.items()]]:
-        if out is not None and not out.ok:
-            return f"{name} verdict missing: {out.error or out.unparsed}"
-    return None
-
-
-def score_fact(sent: SentenceState, fact: FactState, reference: bool) -> FactScore:
-    score = _score_fact(sent, fact, reference)
-    if not score.scored and score.reason and "unparsed" in score.reason:
-        why = _why_missing(fact)
-        if why:
-            return FactScore(score.precision, score.recall, score.precise, why)
-    return score
-
-
-def _score_fact(sent: SentenceState, fact: FactState, reference: bool) -> FactScore:
-    if reference:
-        return score_fact_reference(
-            sent.usable,
-            sent.extracted,
-            {i: _yes(o) for i, o in fact.alone.items()},
-            _yes(fact.joint),
-        )
-    return score_fact_default(
-        sent.usable,
-        _yes(fact.joint),
-        {i: _yes(o) for i, o in fact.alone.items()},
-        {i: _yes(o) for i, o in fact.without.items()},
-    )
 
 
 __all__ = [

@@ -35,7 +35,7 @@ class RunResult:
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.errors else 0
+        return 1 if self.errors or self.summary.get("failure") else 0
 
 
 def _chunks(items: Iterable, size: int) -> Iterator[list]:
@@ -47,6 +47,20 @@ def _chunks(items: Iterable, size: int) -> Iterator[list]:
             chunk = []
     if chunk:
         yield chunk
+
+
+def failed_calls(judges, limit: float) -> dict:
+    """Unique judge calls over the run and how many got no verdict; `failure` says why the
+    run fails when their share exceeds `limit`."""
+    total = sum(j.counters.unique for j in judges)
+    failed = sum(j.counters.failed for j in judges)
+    fraction = failed / total if total else 0.0
+    failure = None
+    if fraction > limit:
+        failure = (f"{failed} of {total} judge calls ({fraction:.1%}) failed, were refused or did "
+                   f"not parse; more than --max-failed-calls {limit:g} allows")
+    return {"total": total, "failed": failed, "failed_fraction": fraction, "max_failed_calls": limit,
+            "failure": failure}
 
 
 class Runner:
@@ -122,6 +136,8 @@ class Runner:
         summary["unparsed_verdicts"] = failures
         summary["errors_list"] = errors
         summary["stages"] = {s: j.counters.as_dict() for s, j in self.judges.items()}
+        summary["judge_calls"] = calls = failed_calls(self.judges.values(), self.config.max_failed_calls)
+        summary["failure"] = calls.pop("failure")
         summary["engines"] = {
             name: {"identity": e.identity, "started": e.started, **e.stats.as_dict()}
             for name, e in self.engines.items()

@@ -1,0 +1,71 @@
+"""The protocol's working state for one response: its sentences, citations, facts and verdicts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..inputs.responses import ResponseItem
+from ..media.source import MediaRef
+from ..metrics.scores import FactScore, ResponseScore, SentenceScore
+from ..text.citations import Citation
+from .judging import Outcome
+
+REFERENCE = "reference"
+
+
+@dataclass
+class FactState:
+    text: str
+    joint: Outcome | None = None
+    alone: dict[int, Outcome] = field(default_factory=dict)
+    without: dict[int, Outcome] = field(default_factory=dict)
+    score: FactScore | None = None
+
+
+@dataclass
+class SentenceState:
+    original: str
+    text: str  # what the judges read: citations removed, decontextualized in default mode
+    citations: list[Citation]
+    issues: list[str | None]  # per citation: why it cannot be checked (None = usable)
+    extracted: list[bool]  # reference mode: False when the segment could not be cut
+    decontext: Outcome | None = None
+    decontext_note: str | None = None
+    verifiable: Outcome | None = None
+    decomposition: Outcome | None = None
+    facts: list[FactState] = field(default_factory=list)
+    unscored: str | None = None  # why the facts are unknown
+    score: SentenceScore | None = None
+
+    @property
+    def is_verifiable(self) -> bool | None:
+        if self.verifiable is None or not self.verifiable.ok:
+            return None
+        return self.verifiable.verdict.yes
+
+    @property
+    def usable(self) -> list[bool]:
+        return [i is None for i in self.issues]
+
+
+@dataclass
+class ResponseState:
+    item: ResponseItem
+    source: MediaRef | None = None
+    error: str | None = None
+    reasoning: str = ""
+    answer_letter: str | None = None
+    decontext_text: Outcome | None = None
+    text_note: str | None = None
+    sentences: list[SentenceState] = field(default_factory=list)
+    score: ResponseScore | None = None
+
+
+@dataclass(frozen=True)
+class ProtocolOptions:
+    compat: str | None = None  # None (default mode) or "reference"
+    decontextualize: bool = True
+
+    @property
+    def reference(self) -> bool:
+        return self.compat == REFERENCE

@@ -1,0 +1,95 @@
+"""One item never stops the run, and failed judge calls are counted and can fail a run."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from fakes import OracleEngine
+from murgat_local.cli import app
+from murgat_local.config import RunConfig
+from murgat_local.pipeline import protocol as protocol_module
+from murgat_local.pipeline.runner import Runner
+
+GOOD = "The screen is red (visual, 0:00). Therefore A.\nAnswer: A"
+
+
+def _rows(tmp_path, rows):
+    p = tmp_path / "r.jsonl"
+    p.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return p
+
+
+def _run(tmp_path, media_root, rows, engine=None, **cfg):
+    runner = Runner(RunConfig(judge="oracle", decontextualize=False, **cfg), media_root, tmp_path / "out",
+                    engines={"oracle": engine or OracleEngine()})
+    try:
+        result = runner.run(_rows(tmp_path, rows))
+    finally:
+        runner.close()
+    return result, [json.loads(l) for l in result.records_path.read_text().splitlines()]
+
+
+def test_a_nul_byte_in_the_video_field_is_that_items_error(tmp_path, media_root):
+    rows = [{"id": "nul", "video": "col\x00ors", "model_generation": GOOD},
+            {"id": "ok", "video": "colors", "model_generation": GOOD}]
+    result, (bad, ok) = _run(tmp_path, media_root, rows)
+    assert bad["status"] == "error" and "NUL" in bad["error"]
+    assert ok["status"] == "ok" and ok["murgat_s"] == 1.0
+    assert result.exit_code == 1
+
+
+def test_any_exception_while_scoring_one_item_becomes_its_error(tmp_path, media_root, monkeypatch):
+    real = protocol_module.split_sentences
+
+    def fragile(text):
+        if "BOOM" in text:
+            raise RuntimeError("the splitter broke")
+        return real(text)
+
+    monkeypatch.setattr(protocol_module, "split_sentences", fragile)
+    rows = [{"id": "a", "video": "colors", "model_generation": GOOD},
+            {"id": "boom", "video": "colors", "model_generation": "BOOM (visual, 0:01)."},
+            {"id": "c", "video": "colors", "model_generation": GOOD}]
+    result, recs = _run(tmp_path, media_root, rows)
+    assert [r["status"] for r in recs] == ["ok", "error", "ok"]
+    assert "RuntimeError" in recs[1]["error"] and "the splitter broke" in recs[1]["error"]
+    assert result.summary["errors_list"][0]["id"] == "boom"
+
+
+class BrokenDecoder(OracleEngine):
+    """Every generation cut off: nothing parses."""
+
+    def _answer(self, req):
+        return super()._answer(req)[:-2]
+
+
+def test_a_run_whose_calls_fail_exits_1_with_the_reason(tmp_path, media_root):
+    rows = [{"id": "a", "video": "colors", "model_generation": GOOD}]
+    result, (rec,) = _run(tmp_path, media_root, rows, engine=BrokenDecoder())
+    assert rec["status"] == "ok" and rec["murgat_s"] is None  # nothing known, nothing invented
+    calls = result.summary["judge_calls"]
+    assert calls["failed"] == calls["total"] > 0 and calls["failed_fraction"] == 1.0
+    assert result.exit_code == 1 and "failed" in result.summary["failure"]
+    # A threshold the user raises on purpose lets the same run pass.
+    result, _ = _run(tmp_path / "lenient", media_root, rows, engine=BrokenDecoder(), max_failed_calls=1.0)
+    assert result.exit_code == 0 and result.summary["failure"] is None
+
+
+def test_a_healthy_run_has_no_failed_calls(tmp_path, media_root):
+    rows = [{"id": "a", "video": "colors", "model_generation": GOOD}]
+    result, _ = _run(tmp_path, media_root, rows)
+    assert result.summary["judge_calls"]["failed"] == 0 and result.exit_code == 0
+
+
+def test_cli_item_faults_exit_1_not_2(tmp_path, media_root):
+    # Both items fail before any judge is needed, so no model starts.
+    rows = [{"id": "nul", "video": "a\x00b", "model_generation": GOOD},
+            {"id": "gone", "video": "no_such_video", "model_generation": GOOD}]
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["score", str(_rows(tmp_path, rows)), "--media-root", str(media_root),
+                                 "--out", str(out), "--judge", "tiny-qwen3-omni"])
+    assert r.exit_code == 1, r.output
+    recs = [json.loads(l) for l in (out / "scores.jsonl").read_text().splitlines()]
+    assert [x["id"] for x in recs] == ["nul", "gone"] and all(x["status"] == "error" for x in recs)
