@@ -46,3 +46,59 @@ def test_missing_model_directory_names_it_and_the_preset(tmp_path):
     for kind in ("vllm", "transformers"):
         with pytest.raises(ModelNotFound, match="nowhere.*tiny-qwen3-omni"):
             make_engine(kind, preset)
+
+
+def _clip(frames, side=64):
+    import numpy as np
+
+    from murgat_local.judges import VideoPart
+
+    return VideoPart(np.full((frames, side, side, 3), 200, np.uint8), 2.0)
+
+
+def test_requests_are_fitted_to_what_the_model_takes(vllm_engine):
+    import numpy as np
+
+    from murgat_local.judges import ImagePart
+
+    preset, eng = vllm_engine
+    claim = "Claim: the screen is red."
+    if preset.name == "tiny-gemma3":  # images only, limit_mm_per_prompt image=8
+        ranged, points = eng.judge([
+            JudgeRequest(claim, YesNo, None, (_clip(20),)),  # a 10 s range at 2 fps
+            JudgeRequest(claim, YesNo, None, tuple(ImagePart(np.zeros((64, 64, 3), np.uint8)) for _ in range(9))),
+        ])
+        assert ranged.ok and ranged.note == "frames reduced from 20 to 8 to fit limit_mm_per_prompt", ranged
+        assert points.error and "limit_mm_per_prompt image=8" in points.error
+    elif preset.name == "tiny-qwen3-omni":  # max_model_len 4096, video=2
+        long_clip, three, wordy, fine = eng.judge([
+            JudgeRequest(claim, YesNo, None, (_clip(64, 448),)),
+            JudgeRequest(claim, YesNo, None, (_clip(2), _clip(2), _clip(2))),
+            JudgeRequest("Claim: " + "red " * 6000, YesNo),
+            JudgeRequest(claim, YesNo, None, (_clip(4),)),
+        ])
+        assert long_clip.ok and "max_model_len" in long_clip.note and long_clip.prompt_tokens <= 4096, long_clip
+        assert three.error and "video=2" in three.error
+        assert wordy.error and "max_model_len=4096" in wordy.error
+        assert fine.ok and fine.note is None
+        # The estimate is the processor's own count, within the margin of what vLLM counted.
+        assert abs(eng.fitter.estimate(JudgeRequest(claim, YesNo, None, (_clip(4),))) - fine.prompt_tokens) <= 16
+    else:
+        pytest.skip("media limits are checked on the multimodal test models")
+
+
+def test_a_batch_the_engine_rejects_is_split_to_isolate_the_request(vllm_engine):
+    preset, eng = vllm_engine
+    if preset.name != "smollm2-135m-instruct":
+        pytest.skip("one text model is enough")
+    ok = JudgeRequest("Claim: the ball is red.", YesNo, "Answer YES or NO.")
+    too_long = JudgeRequest("Claim: " + "red " * 6000, YesNo)
+    fitter, eng.fitter = eng.fitter, None  # let vLLM itself reject the request
+    try:
+        results = eng.judge([ok, too_long, ok, ok])
+    finally:
+        eng.fitter = fitter
+    assert [r.ok for r in results] == [True, False, True, True]
+    assert "engine failed on this request" in results[1].error and eng.stats.batch_splits >= 1
+    # With the check in place the same request is refused before the engine, with its reason.
+    assert "max_model_len=4096" in eng.judge([too_long])[0].error

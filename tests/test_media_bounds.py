@@ -15,7 +15,7 @@ from murgat_local.sample.media import _write, tones
 N_VIDEOS = 50
 MAX_OPEN = 4
 TRACK_BYTES = 2 * 16000 * 4  # one 2 s track, 16 kHz float32
-MAX_AUDIO = 3 * TRACK_BYTES
+MAX_AUDIO = 3.5 * TRACK_BYTES  # room for three decoded tracks (AAC pads each a little)
 
 
 def _open_fds() -> int:
@@ -25,15 +25,16 @@ def _open_fds() -> int:
 class Watching(OracleEngine):
     """The oracle judge, sampling the process's open files and decoded audio at every batch."""
 
-    def __init__(self):
+    def __init__(self, media):
         super().__init__()
+        self.media = media
         self.fds: list[int] = []
         self.audio: list[int] = []
 
     def judge(self, requests):
         gc.collect()
         self.fds.append(_open_fds())
-        live = [o for o in gc.get_objects() if type(o) is VideoSource]
+        live = [o for o in gc.get_objects() if type(o) is VideoSource and o.path.parent == self.media]
         self.audio.append(sum(s.audio_bytes for s in live))
         return super().judge(requests)
 
@@ -53,7 +54,7 @@ def test_fifty_videos_in_one_chunk_stay_within_the_bounds(tmp_path):
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     cfg = RunConfig(judge="oracle", chunk_size=512, batch_size=16, decontextualize=False,
                     media={"max_open_videos": MAX_OPEN, "max_audio_mb": MAX_AUDIO / 2**20})
-    engine = Watching()
+    engine = Watching(media.resolve())
     baseline = _open_fds()
     runner = Runner(cfg, media, tmp_path / "out", engines={"oracle": engine})
     try:

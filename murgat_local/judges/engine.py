@@ -41,6 +41,7 @@ class JudgeResult:
     raw: str = ""
     prompt_tokens: int = 0
     output_tokens: int = 0
+    note: str | None = None  # what the engine changed to make the request fit (frames reduced)
 
     @property
     def ok(self) -> bool:
@@ -56,6 +57,7 @@ class EngineStats:
     parse_failures: int = 0
     refused: int = 0
     batches: int = 0
+    batch_splits: int = 0  # batches the engine rejected and that were split to isolate a request
 
     def as_dict(self) -> dict:
         d = dict(self.__dict__)

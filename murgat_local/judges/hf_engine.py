@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..media.parts import AudioPart, ImagePart, VideoPart
 from .engine import (
     EngineStats,
     JudgeRequest,
@@ -21,7 +20,7 @@ from .engine import (
     refusal,
 )
 from .presets import Preset
-from .render import ChatRenderer, adapt_media
+from .render import ChatRenderer, adapt_media, processor_inputs
 from .identity import effective_args, engine_identity
 
 
@@ -85,23 +84,7 @@ class TransformersEngine:
 
     def _inputs(self, request: JudgeRequest):
         messages, media = build_messages(request, self.preset.quirks)
-        text = self.renderer.render(messages)
-        if self.renderer.processor is None:
-            return self.renderer.tokenizer(text, return_tensors="pt")
-        kwargs: dict = {"text": [text], "return_tensors": "pt"}
-        images = [m.pixels for m in media if isinstance(m, ImagePart)]
-        videos = [m for m in media if isinstance(m, VideoPart)]
-        audios = [m.waveform for m in media if isinstance(m, AudioPart)]
-        if images:
-            kwargs["images"] = images
-        if videos:
-            kwargs["videos"] = [list(v.frames) for v in videos]
-            kwargs["fps"] = videos[0].fps  # the processor takes one rate per call
-            kwargs["do_sample_frames"] = False
-        if audios:
-            kwargs["audio"] = audios
-            kwargs["sampling_rate"] = 16000
-        return self.renderer.processor(**kwargs)
+        return processor_inputs(self.renderer, messages, media)
 
     def _generate(self, request: JudgeRequest) -> JudgeResult:
         import torch

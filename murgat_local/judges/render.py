@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import pathlib
 
-from ..media.parts import ImagePart, VideoPart
+from ..media.parts import AudioPart, ImagePart, MediaPart, VideoPart
 from .engine import JudgeRequest, neutralize
 from .presets import Preset
 
@@ -66,3 +66,25 @@ def adapt_media(request: JudgeRequest, preset: Preset) -> JudgeRequest:
         else:
             media.append(m)
     return dataclasses.replace(request, media=tuple(media))
+
+
+def processor_inputs(renderer: ChatRenderer, messages: list[dict], media: list[MediaPart]):
+    """The model's own processor applied to rendered messages and their media: token ids (and
+    pixel/feature tensors) exactly as transformers would feed them to the model."""
+    text = renderer.render(messages)
+    if renderer.processor is None:
+        return renderer.tokenizer(text, return_tensors="pt")
+    kwargs: dict = {"text": [text], "return_tensors": "pt"}
+    images = [m.pixels for m in media if isinstance(m, ImagePart)]
+    videos = [m for m in media if isinstance(m, VideoPart)]
+    audios = [m.waveform for m in media if isinstance(m, AudioPart)]
+    if images:
+        kwargs["images"] = images
+    if videos:
+        kwargs["videos"] = [list(v.frames) for v in videos]
+        kwargs["fps"] = videos[0].fps  # the processor takes one rate per call
+        kwargs["do_sample_frames"] = False
+    if audios:
+        kwargs["audio"] = audios
+        kwargs["sampling_rate"] = 16000
+    return renderer.processor(**kwargs)

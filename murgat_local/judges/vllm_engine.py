@@ -9,6 +9,7 @@ been neutralized, so no message can forge a turn.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Sequence
 
 from ..media.parts import AudioPart, ImagePart, VideoPart
@@ -23,6 +24,7 @@ from .engine import (
     refusal,
 )
 from .identity import effective_args, engine_identity
+from .limits import RequestFitter
 from .presets import Preset
 from .render import ChatRenderer, adapt_media
 
@@ -75,6 +77,8 @@ class VLLMEngine:
             **args,
         )
         self.renderer = ChatRenderer(path, preset, trust_remote_code=preset.trust_remote_code)
+        # Checks every request against limit_mm_per_prompt and max_model_len before vLLM sees it.
+        self.fitter: RequestFitter | None = RequestFitter(preset, self._engine_args, self.renderer)
 
     @property
     def identity(self) -> str:
@@ -118,8 +122,18 @@ class VLLMEngine:
 
     def judge(self, requests: Sequence[JudgeRequest]) -> list[JudgeResult]:
         results: list[JudgeResult | None] = [None] * len(requests)
+        notes: dict[int, str | None] = {}
         prompts, params, index = [], [], []
         for i, req in enumerate(requests):
+            try:
+                fitted = self.fitter.fit(req) if self.fitter is not None else None
+            except Exception as e:  # a request the processor cannot even measure
+                fitted = f"could not measure the request ({type(e).__name__}: {e})"
+            if isinstance(fitted, str):
+                results[i] = JudgeResult(error=f"refused before the engine: {fitted}")
+                continue
+            if fitted is not None:
+                req, notes[i] = fitted.request, fitted.note
             req = adapt_media(req, self.preset)
             reason = refusal(req, self.name, self.modalities)
             if reason:
@@ -133,19 +147,31 @@ class VLLMEngine:
             params.append(self._sampling(req))
             index.append(i)
         with Timer(self.stats):
-            outputs = self.llm.generate(prompts, params, use_tqdm=False) if prompts else []
+            outputs = self._generate(prompts, params) if prompts else []
         for i, out in zip(index, outputs):
+            if isinstance(out, Exception):
+                results[i] = JudgeResult(error=f"the engine failed on this request ({type(out).__name__}: {out})")
+                continue
             completion = out.outputs[0]
-            results[i] = finish(
-                requests[i].verdict,
-                completion.text,
-                len(out.prompt_token_ids or []),
-                len(completion.token_ids),
-            )
+            res = finish(requests[i].verdict, completion.text, len(out.prompt_token_ids or []),
+                         len(completion.token_ids))
+            results[i] = dataclasses.replace(res, note=notes.get(i))
         final = [r for r in results if r is not None]
         assert len(final) == len(requests)
         record(self.stats, final)
         return final
+
+    def _generate(self, prompts: list, params: list) -> list:
+        """Outputs in order; when vLLM rejects a batch, it is split in halves until the request
+        it rejects fails alone (as its exception) and every other request is judged."""
+        try:
+            return list(self.llm.generate(prompts, params, use_tqdm=False))
+        except Exception as e:
+            if len(prompts) == 1:
+                return [e]
+            self.stats.batch_splits += 1
+            mid = len(prompts) // 2
+            return self._generate(prompts[:mid], params[:mid]) + self._generate(prompts[mid:], params[mid:])
 
     def close(self) -> None:
         llm = getattr(self, "llm", None)

@@ -28,7 +28,8 @@ CREATE TABLE IF NOT EXISTS verdicts (
     reason TEXT,                   -- why it did not parse
     prompt_tokens INTEGER,
     output_tokens INTEGER,
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    note TEXT                      -- what the engine changed to fit the request (frames reduced)
 );
 CREATE INDEX IF NOT EXISTS verdicts_stage ON verdicts(stage);
 """
@@ -47,6 +48,7 @@ class CachedVerdict:
     reason: str | None
     prompt_tokens: int
     output_tokens: int
+    note: str | None = None
 
 
 class VerdictCache:
@@ -56,6 +58,9 @@ class VerdictCache:
         self._local = threading.local()
         with self._conn() as conn:
             conn.executescript(SCHEMA)
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(verdicts)")}
+            if "note" not in columns:  # a cache written before notes existed
+                conn.execute("ALTER TABLE verdicts ADD COLUMN note TEXT")
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -73,7 +78,7 @@ class VerdictCache:
         for i in range(0, len(unique), 500):
             part = unique[i : i + 500]
             rows = conn.execute(
-                "SELECT key, status, verdict, raw, reason, prompt_tokens, output_tokens "
+                "SELECT key, status, verdict, raw, reason, prompt_tokens, output_tokens, note "
                 f"FROM verdicts WHERE key IN ({','.join('?' * len(part))})",
                 part,
             ).fetchall()
@@ -85,7 +90,7 @@ class VerdictCache:
         """Insert (key, stage, judge, verdict) rows in one transaction."""
         now = time.time()
         data = [
-            (k, stage, judge, v.status, v.verdict, v.raw, v.reason, v.prompt_tokens, v.output_tokens, now)
+            (k, stage, judge, v.status, v.verdict, v.raw, v.reason, v.prompt_tokens, v.output_tokens, now, v.note)
             for k, stage, judge, v in rows
         ]
         if not data:
@@ -93,7 +98,8 @@ class VerdictCache:
         conn = self._conn()
         with conn:  # one transaction: all rows or none
             conn.executemany(
-                "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?,?,?)", data
+                "INSERT OR REPLACE INTO verdicts (key, stage, judge, status, verdict, raw, reason, "
+                "prompt_tokens, output_tokens, created, note) VALUES (?,?,?,?,?,?,?,?,?,?,?)", data
             )
         return len(data)
 

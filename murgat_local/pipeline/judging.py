@@ -47,6 +47,8 @@ class Outcome:
     error: str | None = None  # refused or failed before reaching the model
     cached: bool = False
     key: str = ""
+    note: str | None = None  # what the engine changed to fit the request
+
 
     @property
     def ok(self) -> bool:
@@ -58,6 +60,8 @@ class Outcome:
             d["unparsed"] = self.unparsed
         if self.error:
             d["error"] = self.error
+        if self.note:
+            d["note"] = self.note
         return d
 
 
@@ -157,13 +161,13 @@ class StageJudge:
             self.counters.model_calls += 1
             if res.verdict is not None:
                 cached = CachedVerdict("ok", res.verdict.model_dump_json(), res.raw, None,
-                                       res.prompt_tokens, res.output_tokens)
-                out[k] = Outcome(res.verdict, res.raw, key=k)
+                                       res.prompt_tokens, res.output_tokens, res.note)
+                out[k] = Outcome(res.verdict, res.raw, key=k, note=res.note)
             else:
                 reason = res.failure.reason if res.failure else "unparsed"
                 cached = CachedVerdict("unparsed", None, res.raw, reason,
-                                       res.prompt_tokens, res.output_tokens)
-                out[k] = Outcome(None, res.raw, unparsed=reason, key=k)
+                                       res.prompt_tokens, res.output_tokens, res.note)
+                out[k] = Outcome(None, res.raw, unparsed=reason, key=k, note=res.note)
                 self.counters.unparsed += 1
             rows.append((k, self.stage, self.engine.identity, cached))
         self.cache.put_many(rows)
@@ -188,5 +192,5 @@ def _from_cache(key: str, v: CachedVerdict, kind: type[Verdict]) -> Outcome:
     text (a thinking judge's raw text starts with its reasoning, which the engine removed
     before parsing)."""
     if v.status == "ok" and v.verdict is not None:
-        return Outcome(kind.model_validate_json(v.verdict), v.raw, cached=True, key=key)
-    return Outcome(None, v.raw, unparsed=v.reason or "unparsed", cached=True, key=key)
+        return Outcome(kind.model_validate_json(v.verdict), v.raw, cached=True, key=key, note=v.note)
+    return Outcome(None, v.raw, unparsed=v.reason or "unparsed", cached=True, key=key, note=v.note)
