@@ -6,16 +6,13 @@ import json
 import os
 import pathlib
 import sys
-from typing import Optional
+from contextlib import contextmanager
+from typing import Iterator, Optional
 
 import typer
 from rich.console import Console
 
 from . import offline
-
-offline.enforce()
-# vLLM's per-request INFO lines would bury the progress bars and the table.
-os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Score fact-level multimodal attribution (MURGAT) with local judges.")
@@ -25,9 +22,37 @@ err = Console(stderr=True)
 USAGE_ERROR = 2
 
 
+@app.callback()
+def _invocation() -> None:
+    # At invocation, not import: importing the package leaves the environment alone.
+    offline.enforce()
+    # vLLM's per-request INFO lines would bury the progress bars and the table.
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
+
+
 def _fail(message: str) -> None:
     err.print(f"[red]error:[/red] {message}")
     raise typer.Exit(USAGE_ERROR)
+
+
+@contextmanager
+def _engine_logs(out: pathlib.Path, quiet: bool) -> Iterator[None]:
+    """When quiet, engines write to OUT/engine.log while our consoles keep the terminal."""
+    if not quiet:
+        yield
+        return
+    from .reports.logs import redirect_fds
+
+    global console, err
+    log = out / "engine.log"
+    err.print(f"[dim]engine logs: {log} (--verbose shows them here)[/dim]")
+    saved = console, err
+    with redirect_fds(log) as terminal:
+        console, err = Console(file=terminal.stdout), Console(file=terminal.stderr)
+        try:
+            yield
+        finally:
+            console, err = saved
 
 
 @app.command()
@@ -48,8 +73,14 @@ def score(
     models_dir: Optional[pathlib.Path] = typer.Option(None, "--models-dir", envvar="MURGAT_MODELS_DIR",
                                                       help="where presets' relative model paths live"),
     dry_run: bool = typer.Option(False, "--dry-run", help="count the calls each stage needs; run nothing"),
+    verbose: bool = typer.Option(False, "--verbose", help="show engine logs here instead of OUT/engine.log"),
+    max_failed_calls: Optional[float] = typer.Option(
+        None, "--max-failed-calls",
+        help="fail the run (exit 1) when a larger share of judge calls got no verdict (default 0.05)"),
 ) -> None:
     """Score RESPONSES and write OUT/scores.jsonl and OUT/summary.json."""
+    if verbose:
+        os.environ["VLLM_LOGGING_LEVEL"] = "INFO"
     from pydantic import ValidationError
 
     from .config import load_config
@@ -68,26 +99,37 @@ def score(
             "judge": judge, "verifier": verifier, "decomposer": decomposer, "entailer": entailer,
             "engine": engine, "compat": compat, "limit": limit, "cache": cache,
             "models_dir": models_dir, "decontextualize": False if no_decontext else None,
+            "max_failed_calls": max_failed_calls,
         })
     except (ValidationError, OSError, ValueError) as e:
         _fail(f"bad configuration: {e}")
-    try:
-        with stage_progress(console, ["decontext", "verifiable", "decompose", "entail"]) as progress:
-            runner = Runner(cfg, media_root, out, progress=progress)
-            try:
-                if dry_run:
-                    plan = runner.plan(responses)
-                    console.print_json(json.dumps(plan))
-                    raise typer.Exit(0)
-                result = runner.run(responses)
-            finally:
-                runner.close()
+    try:  # setting up (no model starts here): a model or preset that cannot be found is a usage error
+        runner = Runner(cfg, media_root, out)
     except (ModelNotFound, ValueError) as e:
         _fail(str(e))
+    with _engine_logs(out, quiet=not (verbose or dry_run)), \
+            stage_progress(console, ["decontext", "verifiable", "decompose", "entail"]) as progress:
+        runner.attach_progress(progress)
+        try:  # running: item faults are records; anything else stops the run, never as usage
+            if dry_run:
+                plan = runner.plan(responses)
+                console.print_json(json.dumps(plan))
+                raise typer.Exit(0)
+            result = runner.run(responses)
+        except typer.Exit:
+            raise
+        except Exception as e:
+            err.print(f"[red]error:[/red] the run stopped: {type(e).__name__}: {e}. Verdicts already "
+                      "judged are in the cache: the same command resumes.")
+            raise typer.Exit(1)
+        finally:
+            runner.close()
     console.print(summary_table(result.summary))
     console.print(stages_table(result.summary))
     if result.errors:
         console.print(errors_table(result.errors))
+    if result.summary.get("failure"):
+        err.print(f"[red]error:[/red] {result.summary['failure']}")
     console.print(f"wrote {result.records_path} and {result.summary_path}")
     raise typer.Exit(result.exit_code)
 

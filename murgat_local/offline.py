@@ -1,7 +1,9 @@
 """Air-gap guarantee: the package never reaches a model hub.
 
 Set before transformers or vLLM is imported, so neither tries the network; a user who really
-wants the hub must unset them in their own process, on purpose.
+wants the hub must unset them in their own process, on purpose. The `murgat` command calls
+`enforce()` when it runs; importing the package does not, so code that builds engines itself
+(tests, benchmarks) calls it first.
 """
 
 import os

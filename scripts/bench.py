@@ -25,6 +25,11 @@ import tempfile
 import time
 
 os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+
+from murgat_local import offline  # noqa: E402
+
+offline.enforce()  # engines built here, outside the `murgat` command, stay offline too
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 MEDIA = ROOT / ".local" / "sample_media"
 

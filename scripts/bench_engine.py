@@ -15,6 +15,10 @@ import time
 
 os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
 
+from murgat_local import offline  # noqa: E402
+
+offline.enforce()  # engines built here, outside the `murgat` command, stay offline too
+
 
 def requests(n: int):
     from murgat_local.judges import JudgeRequest, YesNo, load_prompt

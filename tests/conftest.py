@@ -7,6 +7,10 @@ import pathlib
 
 import pytest
 
+from murgat_local import offline
+
+# Engines built in-process by tests stay offline, as the `murgat` command keeps them.
+offline.enforce()
 os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 MODELS = pathlib.Path(os.environ.get("MURGAT_MODELS_DIR", ROOT / ".local" / "models"))

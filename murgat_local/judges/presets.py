@@ -3,22 +3,55 @@
 A model is named either by preset (`tiny-qwen3-omni`) or by a local model directory. A preset's
 `path` is resolved, in order, from: an explicit override, the environment variable the preset
 names in `path_env`, an absolute `path`, or `path` under the models root (`--models-dir`,
-`MURGAT_MODELS_DIR`, default `.local/models`). Nothing here downloads anything.
+`MURGAT_MODELS_DIR`, else the default below). Nothing here downloads anything.
+
+The preset files ship inside the package (`murgat_local/presets`, a link to the repo's top-level
+`models/` that the wheel turns into real files) and are found with `importlib.resources`, so a
+checkout, an editable install and a regular wheel install read the same files.
+
+The default models root is `<repo>/.local/models` when the package runs from a checkout (the
+repo's `pyproject.toml` sits next to the package folder), otherwise the per-user data folder
+`$XDG_DATA_HOME/murgat-local/models` (`~/.local/share/murgat-local/models`).
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import json
 import os
 import pathlib
 import tomllib
 from dataclasses import dataclass, field
+from importlib import resources
 
 from pydantic import BaseModel, ConfigDict, Field
 
+_extracted = contextlib.ExitStack()
+atexit.register(_extracted.close)
+
+
+def package_data(name: str) -> pathlib.Path:
+    """The folder `name` shipped inside the package, as a real path."""
+    found = resources.files("murgat_local") / name
+    if isinstance(found, pathlib.Path):
+        return found
+    # An import from a zip: extract once, for the life of the process.
+    return _extracted.enter_context(resources.as_file(found))
+
+
+def _default_models_root(package_root: pathlib.Path) -> pathlib.Path:
+    pyproject = package_root / "pyproject.toml"
+    if pyproject.is_file() and 'name = "murgat-local"' in pyproject.read_text(encoding="utf-8"):
+        return package_root / ".local" / "models"
+    data_home = os.environ.get("XDG_DATA_HOME") or pathlib.Path.home() / ".local" / "share"
+    return pathlib.Path(data_home) / "murgat-local" / "models"
+
+
+# The folder that holds the package: the repo root in a checkout, site-packages otherwise.
 PACKAGE_ROOT = pathlib.Path(__file__).resolve().parents[2]
-PRESETS_DIR = PACKAGE_ROOT / "models"
-DEFAULT_MODELS_ROOT = PACKAGE_ROOT / ".local" / "models"
+PRESETS_DIR = package_data("presets")
+DEFAULT_MODELS_ROOT = _default_models_root(PACKAGE_ROOT)
 
 MODALITIES = ("text", "image", "video", "audio")
 

@@ -1,4 +1,4 @@
-"""Prompt templates: data files under `prompts/`, one per judge task.
+"""Prompt templates: data files under `prompts/` (shipped as `murgat_local/prompts`), one per task.
 
 A template has a `system` part (the instructions, identical for every item, so an engine's
 prefix cache reuses it) and a `user` part with `{placeholders}` for the item's text. Values
@@ -14,9 +14,9 @@ import tomllib
 from dataclasses import dataclass
 
 from .verdicts import VERDICT_TYPES, Verdict
-from .presets import PACKAGE_ROOT
+from .presets import package_data
 
-PROMPTS_DIR = PACKAGE_ROOT / "prompts"
+PROMPTS_DIR = package_data("prompts")
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,11 @@ class Runner:
             ProtocolOptions(config.compat, config.decontextualize), self.judges, self.cutter
         )
 
+    def attach_progress(self, progress: Callable[[str], Callable[[int, float], None]]) -> None:
+        """Report each stage's progress to `progress(stage)` from now on."""
+        for stage, judge in self.judges.items():
+            judge.on_progress = progress(stage)
+
     @property
     def mode(self) -> str:
         return self.config.compat or "default"

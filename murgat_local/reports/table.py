@@ -78,6 +78,8 @@ def stage_progress(console: Console, stages: list[str]) -> Iterator:
         SpinnerColumn(), TextColumn("{task.description:<11}"), BarColumn(),
         TextColumn("{task.completed} calls"), RateColumn(), TimeElapsedColumn(),
         console=console, transient=False, disable=not console.is_terminal,
+        # Engines log to the real descriptors (OUT/engine.log when quiet), never through the bar.
+        redirect_stdout=False, redirect_stderr=False,
     )
     tasks = {}
     with progress:
