@@ -99,6 +99,13 @@ def test_every_stage_runs_and_bad_items_are_reported(first_run, responses):
     for r in ok:  # every number is there or explained
         assert r["murgat_s"] is not None or r["note"]
     assert "MURGAT-S" in proc.stdout
+    # Quiet by default: the engines' logs are in OUT/engine.log, not around the table.
+    assert "INFO" not in proc.stdout + proc.stderr and "WARNING" not in proc.stdout + proc.stderr
+    assert "vLLM" in (out / "engine.log").read_text() or "vllm" in (out / "engine.log").read_text()
+    # Provenance names the real engines' identities and the software that produced the numbers.
+    prov = summary["provenance"]
+    assert prov["versions"]["vllm"] and prov["versions"]["torch"]
+    assert prov["judges"]["entail"]["detail"]["weights"] and prov["judges"]["entail"]["model"] == "tiny-qwen3-omni"
 
 
 def test_rerun_makes_zero_model_calls_and_writes_the_same_scores(first_run, responses, media_root, small_batches):

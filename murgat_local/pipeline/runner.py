@@ -23,6 +23,7 @@ from ..metrics.scores import summarize
 from .cache import VerdictCache
 from .judging import StageJudge
 from .protocol import STAGES, Protocol, ProtocolOptions
+from .provenance import provenance
 from .records import build_record, stage_failures
 
 
@@ -149,6 +150,7 @@ class Runner:
         }
         summary["models"] = self.config.stage_models()
         summary["segments_decoded"] = self.cutter.decoded
+        summary["provenance"] = provenance(self, responses)
         summary["wall_s"] = round(time.perf_counter() - t0, 3)
         summary_path = self.out_dir / "summary.json"
         summary_path.write_text(json.dumps(summary, indent=2, sort_keys=True, default=str))
