@@ -125,6 +125,10 @@ class VLLMEngine:
         notes: dict[int, str | None] = {}
         prompts, params, index = [], [], []
         for i, req in enumerate(requests):
+            reason = refusal(adapt_media(req, self.preset), self.name, self.modalities)
+            if reason:  # a modality the model cannot take at all: nothing to fit
+                results[i] = JudgeResult(error=reason)
+                continue
             try:
                 fitted = self.fitter.fit(req) if self.fitter is not None else None
             except Exception as e:  # a request the processor cannot even measure
@@ -135,10 +139,6 @@ class VLLMEngine:
             if fitted is not None:
                 req, notes[i] = fitted.request, fitted.note
             req = adapt_media(req, self.preset)
-            reason = refusal(req, self.name, self.modalities)
-            if reason:
-                results[i] = JudgeResult(error=reason)
-                continue
             try:
                 prompts.append(self._prompt(req))
             except Exception as e:  # a bad media item fails its own request only
