@@ -86,17 +86,19 @@ def _first_char(path: pathlib.Path) -> str:
 
 
 @dataclass(frozen=True)
-class _Unparsed:
+class Unparsed:
+    """A record that could not be read; `reason` says why."""
+
     reason: str
 
 
 def iter_records(path: pathlib.Path) -> Iterator[tuple[int, str, object]]:
-    """(index, source, parsed object or `_Unparsed`) for every record."""
+    """(index, source, parsed object or `Unparsed`) for every record of a JSONL or JSON-list file."""
     if _first_char(path) == "[":
         try:
             items = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as e:
-            yield 0, f"line {e.lineno}", _Unparsed(f"the JSON list does not parse: {e.msg}")
+            yield 0, f"line {e.lineno}", Unparsed(f"the JSON list does not parse: {e.msg}")
             return
         for i, obj in enumerate(items):
             yield i, f"item {i}", obj
@@ -109,7 +111,7 @@ def iter_records(path: pathlib.Path) -> Iterator[tuple[int, str, object]]:
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as e:
-                obj = _Unparsed(f"malformed JSON on line {lineno}: {e.msg} (column {e.colno})")
+                obj = Unparsed(f"malformed JSON on line {lineno}: {e.msg} (column {e.colno})")
             yield index, f"line {lineno}", obj
             index += 1
 
@@ -121,7 +123,7 @@ def read_responses(path: str | pathlib.Path, limit: int | None = None) -> Iterat
     for index, source, obj in iter_records(path):
         if limit is not None and index >= limit:
             return
-        if isinstance(obj, _Unparsed):
+        if isinstance(obj, Unparsed):
             yield InputError(index, None, source, obj.reason)
         else:
             yield _item(index, source, obj, seen)

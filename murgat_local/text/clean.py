@@ -14,8 +14,6 @@ _REASONING_START = re.compile(r"(?:^|\n|\*)\s*Reasoning\s*[:*]*\s*", re.IGNORECA
 _ANSWER_START = re.compile(
     r"(?:\n|^|(?<=[.!?。]))\s*[*_#]*\s*(?:final\s+)?Answer\s*[*_]*\s*[:：]", re.IGNORECASE
 )
-_BOXED = re.compile(r"\\boxed\s*\{(.*?)\}")
-_ANSWER_TEXT = re.compile(r"Answer\s*[*_]*\s*[:：]\s*[*_]*\s*(.*?)(?:\n|$)", re.DOTALL | re.IGNORECASE)
 _LETTER = re.compile(r"^[\s*_(\[{\"'`]*([A-Z])(?![A-Za-z])")
 
 
@@ -47,23 +45,25 @@ def extract_reasoning(text: str) -> str:
 
 
 def extract_answer_text(text: str) -> str:
-    boxed = _BOXED.findall(text)
-    if boxed:
-        return boxed[-1].strip()
-    matches = _ANSWER_TEXT.findall(text)
-    return matches[-1].strip() if matches else ""
+    """The text the default mode reads the answer letter from (see `text.answers`)."""
+    from .answers import extract_answer  # answers builds on remove_thinking, so it imports this module
+
+    return extract_answer(text).raw
 
 
 def answer_letter(answer_text: str) -> str | None:
+    """The reference's letter rule: a capital letter at the start of the answer text."""
     m = _LETTER.match(answer_text or "")
     return m.group(1) if m else None
 
 
 def clean_generation(text: str) -> Cleaned:
-    """Default mode."""
+    """Default mode: the answer letter comes from `text.answers.extract_answer`."""
+    from .answers import extract_answer
+
     body = remove_thinking(text)
-    answer = extract_answer_text(body)
-    return Cleaned(extract_reasoning(body), answer, answer_letter(answer))
+    found = extract_answer(body)
+    return Cleaned(extract_reasoning(body), found.raw, found.letter)
 
 
 # ---------------------------------------------------------------- reference behaviour

@@ -1,0 +1,268 @@
+"""Reading multiple-choice questions about videos, for responders to answer.
+
+Formats, told apart by the path: a folder written by HuggingFace `datasets`
+(`Dataset.save_to_disk`, what the MURGAT reference loads with `load_from_disk`), a `.parquet`
+file, an `.arrow` file, and otherwise JSONL or a JSON list (as for responses). The folder's
+shards are Arrow IPC streams read with pyarrow, so `datasets` itself is not needed. Parquet and
+Arrow are read a batch at a time, JSONL a line at a time.
+
+Reading never stops at a bad row: each becomes an `InputError` at its position, and the rest
+are read. A problem with the whole input (no such file, a folder that is not a saved dataset)
+is one `InputError` at the position it was met.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import pathlib
+import re
+import string
+from dataclasses import dataclass, field
+from typing import Iterator, Sequence, Union
+
+from .responses import InputError, Unparsed, iter_records
+
+LETTERS = string.ascii_uppercase
+_BATCH_ROWS = 1024
+
+
+@dataclass(frozen=True)
+class DatasetItem:
+    index: int  # position in the input, 0-based
+    id: str
+    video: str
+    question: str
+    options: tuple[str, ...] | None = None
+    answer: str | None = None  # gold letter, upper case; None when absent or not recognized
+    answer_raw: object = None  # the gold answer as the dataset wrote it
+    source: str = ""  # "line 12", "item 3" or "row 7"
+    row: dict = field(default_factory=dict, compare=False, repr=False)
+
+
+DatasetRead = Union[DatasetItem, InputError]
+
+
+def read_dataset(path: str | pathlib.Path, limit: int | None = None) -> Iterator[DatasetRead]:
+    """Every question in input order, valid or not.
+
+    Args:
+        path: a `save_to_disk` folder, a `.parquet` or `.arrow` file, a JSONL file or a JSON list.
+        limit: read at most this many rows (bad rows count).
+
+    Fields of a row: `id` (optional: made from `video` and a hash of `question` when absent),
+    `video` and `question` (strings, required), `options` (a list of strings, or an object
+    keyed by letters), `answer` (the gold letter: "B", "(b)", "B. text", an option's text, or
+    an integer index into `options`). Every other field stays in `DatasetItem.row`.
+    """
+    path = pathlib.Path(path)
+    seen: set[str] = set()
+    for index, source, obj in _records(path):
+        if limit is not None and index >= limit:
+            return
+        if isinstance(obj, Unparsed):
+            yield InputError(index, None, source, obj.reason)
+        else:
+            yield _item(index, source, obj, seen)
+
+
+def render_options(options: Sequence[str] | None) -> str:
+    """Options as "A: ..." lines, the way the MURGAT reference puts them in its prompt."""
+    return "\n".join(f"{LETTERS[i]}: {opt}" for i, opt in enumerate(options or ()))
+
+
+def match_option(text: str, options: Sequence[str] | None) -> str | None:
+    """The letter of the one option whose text `text` is.
+
+    Case, punctuation and spacing are ignored, and so is an option's own letter prefix
+    ("A. blue" is matched by "blue"). No match, or several, gives None.
+    """
+    wanted = _normalize(text)
+    if not wanted or not options:
+        return None
+    hits = [i for i, opt in enumerate(options) if _normalize(_drop_own_prefix(str(opt), i)) == wanted]
+    return LETTERS[hits[0]] if len(hits) == 1 else None
+
+
+# ---------------------------------------------------------------- rows
+
+
+def _item(index: int, source: str, obj: object, seen: set[str]) -> DatasetRead:
+    if not isinstance(obj, dict):
+        return InputError(index, None, source, f"expected an object, got {type(obj).__name__}")
+    rid = obj.get("id")
+    if isinstance(rid, str) and not rid.strip():
+        rid = None
+    if rid is not None and (isinstance(rid, bool) or not isinstance(rid, (str, int))):
+        return InputError(index, None, source, f"field 'id' must be a string or an integer, not {type(rid).__name__}")
+    rid = str(rid).strip() if rid is not None else None
+    texts = {}
+    for name in ("video", "question"):
+        value = obj.get(name)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return InputError(index, rid, source, f"missing field {name!r}")
+        if not isinstance(value, str):
+            return InputError(index, rid, source, f"field {name!r} is not a string ({type(value).__name__})")
+        texts[name] = value.strip()
+    if rid is None:
+        # Stable across runs and machines: the reference keys an item by (video, question) too.
+        digest = hashlib.sha256(texts["question"].encode("utf-8")).hexdigest()[:8]
+        rid = f"{texts['video']}#{digest}"
+    if rid in seen:
+        return InputError(index, rid, source, f"duplicate id {rid!r} (first occurrence kept)")
+    seen.add(rid)
+    options, why = _options(obj.get("options"))
+    if why:
+        return InputError(index, rid, source, why)
+    answer = obj.get("answer")
+    return DatasetItem(
+        index=index,
+        id=rid,
+        video=texts["video"],
+        question=texts["question"],
+        options=options,
+        answer=_gold_letter(answer, options),
+        answer_raw=answer,
+        source=source,
+        row=obj,
+    )
+
+
+def _options(value: object) -> tuple[tuple[str, ...] | None, str | None]:
+    """(options in letter order, None) or (None, why they are unusable)."""
+    if value is None:
+        return None, None
+    if isinstance(value, dict):
+        # A parquet struct column gives every row every key; the ones a row lacks are None.
+        keyed = {str(k).strip().strip("()[].:").upper(): v for k, v in value.items() if v is not None}
+        if any(len(k) != 1 or k not in LETTERS for k in keyed):
+            return None, f"field 'options' has keys that are not letters: {sorted(keyed)}"
+        if sorted(keyed) != list(LETTERS[: len(keyed)]):
+            return None, f"field 'options' letters must run A, B, C, ... without gaps, got {sorted(keyed)}"
+        value = [keyed[k] for k in sorted(keyed)]
+    if not isinstance(value, (list, tuple)):
+        return None, f"field 'options' must be a list of strings or an object keyed by letters, not {type(value).__name__}"
+    if len(value) > len(LETTERS):
+        return None, f"field 'options' has {len(value)} options, more than there are letters"
+    texts = []
+    for i, opt in enumerate(value):
+        if isinstance(opt, bool) or not isinstance(opt, (str, int, float)):
+            return None, f"option {LETTERS[i] if i < len(LETTERS) else i} is not a string ({type(opt).__name__})"
+        texts.append(str(opt))
+    return (tuple(texts) or None), None
+
+
+_GOLD = re.compile(r"\s*([(\[])?\s*([A-Za-z])\s*([)\]])?(.*)", re.DOTALL)
+
+
+def _gold_letter(value: object, options: tuple[str, ...] | None) -> str | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):  # an index can only be checked against the options it points into
+        return LETTERS[value] if options and 0 <= value < len(options) else None
+    if not isinstance(value, str):
+        return None
+    m = _GOLD.fullmatch(value)
+    if m:
+        letter, closed, rest = m.group(2).upper(), m.group(3), m.group(4).strip()
+        # "B", "(b)", "B. text", "B: text", "B) text"; not "A man" nor "Bob".
+        if not rest or closed or rest[0] in ".:-":
+            return letter if not options or LETTERS.index(letter) < len(options) else None
+    return match_option(value, options)
+
+
+def _drop_own_prefix(option: str, index: int) -> str:
+    m = re.match(r"\s*[(\[]?([A-Za-z])\s*[)\].:]\s*", option)
+    return option[m.end():] if m and m.group(1).upper() == LETTERS[index] else option
+
+
+def _normalize(text: str) -> str:
+    kept = "".join(ch if ch.isalnum() else " " for ch in text.casefold())
+    return " ".join(kept.split())
+
+
+# ---------------------------------------------------------------- formats
+
+
+def _records(path: pathlib.Path) -> Iterator[tuple[int, str, object]]:
+    if path.is_dir():
+        yield from _saved_dataset(path)
+    elif not path.is_file():
+        yield 0, str(path), Unparsed(f"{path} does not exist")
+    elif path.suffix.lower() == ".parquet":
+        yield from _rows(path, _parquet_batches(path))
+    elif path.suffix.lower() == ".arrow":
+        yield from _rows(path, _arrow_batches(path))
+    else:
+        yield from iter_records(path)
+
+
+def _saved_dataset(folder: pathlib.Path) -> Iterator[tuple[int, str, object]]:
+    state = folder / "state.json"
+    if not state.is_file():
+        splits = folder / "dataset_dict.json"
+        if splits.is_file():
+            try:
+                names = json.loads(splits.read_text(encoding="utf-8")).get("splits") or []
+            except (ValueError, AttributeError):
+                names = []
+            yield 0, str(folder), Unparsed(
+                f"{folder} holds several splits ({', '.join(names) or 'unreadable dataset_dict.json'}); "
+                f"give one split's folder, e.g. {folder / (names[0] if names else 'test')}"
+            )
+        else:
+            yield 0, str(folder), Unparsed(f"{folder} is not a folder written by save_to_disk (no state.json)")
+        return
+    try:
+        files = [folder / f["filename"] for f in json.loads(state.read_text(encoding="utf-8"))["_data_files"]]
+    except (ValueError, KeyError, TypeError) as e:
+        yield 0, str(state), Unparsed(f"{state} does not list the data files ({type(e).__name__}: {e})")
+        return
+    start = 0
+    for file in files:
+        for index, source, obj in _rows(file, _arrow_batches(file), start):
+            yield index, source, obj
+            start = index + 1
+            if isinstance(obj, Unparsed):
+                return
+
+
+def _rows(path: pathlib.Path, batches: Iterator, start: int = 0) -> Iterator[tuple[int, str, object]]:
+    """Rows numbered from `start`; an unreadable file ends with one `Unparsed` and no more rows:
+    where its rows would have been is unknown, so later ones could not keep their numbers."""
+    import pyarrow as pa
+
+    index = start
+    try:
+        for batch in batches:
+            for row in batch.to_pylist():
+                yield index, f"row {index}", row
+                index += 1
+    except (OSError, pa.ArrowException) as e:
+        yield index, f"row {index}", Unparsed(f"{path.name} cannot be read past row {index}: {e}")
+
+
+def _parquet_batches(path: pathlib.Path) -> Iterator:
+    import pyarrow.parquet as pq
+
+    with pq.ParquetFile(path) as pf:
+        yield from pf.iter_batches(batch_size=_BATCH_ROWS)
+
+
+def _arrow_batches(path: pathlib.Path) -> Iterator:
+    """Record batches of an Arrow IPC stream (what `datasets` writes) or, failing that, IPC file."""
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing")
+    with pa.memory_map(str(path)) as source:
+        try:
+            reader = ipc.open_stream(source)
+        except pa.ArrowInvalid:
+            source.seek(0)
+            file_reader = ipc.open_file(source)
+            for i in range(file_reader.num_record_batches):
+                yield file_reader.get_batch(i)
+            return
+        yield from reader
