@@ -84,7 +84,7 @@ def score(
     from pydantic import ValidationError
 
     from .config import load_config
-    from .judges import ModelNotFound
+    from .engines import ModelNotFound
     from .pipeline.runner import Runner
     from .reports.table import errors_table, stage_progress, stages_table, summary_table
 
@@ -192,7 +192,7 @@ def models() -> None:
     """List the model presets and whether their weights are present."""
     from rich.table import Table
 
-    from .judges import available_presets, load_preset
+    from .engines import available_presets, load_preset
 
     t = Table(title="Model presets")
     for col in ("preset", "modalities", "path", "present"):

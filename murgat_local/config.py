@@ -46,7 +46,7 @@ class RunConfig(BaseModel):
     verifier: str | None = None
     decomposer: str | None = None
     entailer: str | None = None
-    engine: Literal["vllm", "transformers"] = "vllm"
+    engine: str = "vllm"  # a registered engine name (see murgat_local.engines)
     compat: Literal["reference"] | None = None
     decontextualize: bool = True
     chunk_size: int = Field(512, ge=1)
@@ -60,6 +60,14 @@ class RunConfig(BaseModel):
     sampling: SamplingConfig = Field(default_factory=SamplingConfig)
     media: MediaConfig = Field(default_factory=MediaConfig)
     engine_args: dict = Field(default_factory=dict)
+
+    @field_validator("engine")
+    @classmethod
+    def _engine(cls, v: str) -> str:
+        from .engines import check_engine
+
+        check_engine(v)
+        return v
 
     @field_validator("compat", mode="before")
     @classmethod

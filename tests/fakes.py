@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 
-from murgat_local.judges.engine import EngineStats, JudgeResult, finish, record, refusal
+from murgat_local.engines.base import EngineStats, JudgeResult, finish, record, refusal
 from murgat_local.media.parts import AudioPart, ImagePart, VideoPart
 from murgat_local.sample.media import COLORS, dominant_color
 
@@ -73,6 +73,6 @@ class OracleEngine:
             if why:
                 results.append(JudgeResult(error=why))
                 continue
-            results.append(finish(r.verdict, self._answer(r), 10, 5))
+            results.append(finish(r, self._answer(r), 10, 5))
         record(self.stats, results)
         return results

@@ -14,7 +14,7 @@ import pytest
 from conftest import require_model
 from murgat_local.digests import DigestMemo
 from murgat_local.judges import LazyEngine, load_preset, load_prompt
-from murgat_local.judges.identity import weights_fingerprint
+from murgat_local.engines.identity import weights_fingerprint
 from murgat_local.media.segments import SegmentCutter, SegmentOptions
 from murgat_local.pipeline.judging import Call, StageJudge
 from murgat_local.text.citations import parse_citations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fakes import OracleEngine
 from murgat_local.judges import JudgeRequest, load_prompt
-from murgat_local.judges.engine import finish, record
+from murgat_local.engines.base import finish, record
 from murgat_local.pipeline.cache import VerdictCache
 from murgat_local.pipeline.judging import Call, StageJudge
 
@@ -18,7 +18,7 @@ class ThinkingEngine(OracleEngine):
             self.seen.append(r)
             label = "YES" if "red" in r.prompt else "NO"
             raw = f"<think>The claim says {r.prompt[-12:]}; looking at it.</think>\n\n{{\"label\":\"{label}\"}}"
-            results.append(finish(r.verdict, raw, 10, 30))
+            results.append(finish(r, raw, 10, 30))
         record(self.stats, results)
         return results
 

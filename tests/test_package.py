@@ -37,7 +37,7 @@ def test_importing_the_package_leaves_the_environment_alone():
 
 
 def test_package_data_found_in_the_checkout():
-    from murgat_local.judges.presets import PRESETS_DIR, available_presets
+    from murgat_local.engines.presets import PRESETS_DIR, available_presets
     from murgat_local.judges.prompts import PROMPTS_DIR, load_prompt
 
     assert isinstance(PRESETS_DIR, pathlib.Path) and isinstance(PROMPTS_DIR, pathlib.Path)
@@ -90,7 +90,7 @@ def test_wheel_installs_and_runs_from_another_folder(tmp_path):
         return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, cwd=elsewhere, env=run_env)
 
     where = run(env / "bin" / "python", "-c",
-                "import murgat_local, murgat_local.judges.presets as p; print(murgat_local.__file__); "
+                "import murgat_local, murgat_local.engines.presets as p; print(murgat_local.__file__); "
                 "print(p.DEFAULT_MODELS_ROOT)")
     assert where.returncode == 0, where.stderr
     module_file, models_root = map(pathlib.Path, where.stdout.split())

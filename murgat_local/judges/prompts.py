@@ -14,7 +14,7 @@ import tomllib
 from dataclasses import dataclass
 
 from .verdicts import VERDICT_TYPES, Verdict
-from .presets import package_data
+from ..engines.presets import package_data
 
 PROMPTS_DIR = package_data("prompts")
 
@@ -24,7 +24,7 @@ class PromptTemplate:
     name: str
     system: str
     user: str
-    verdict: type[Verdict]
+    verdict: type[Verdict] | None  # None: free text or a choice, per the call
     digest: str
 
     @property
@@ -38,12 +38,18 @@ class PromptTemplate:
         return self.user.format_map(values)
 
 
+# A template's output, besides a verdict type: free text, or one of the call's choices.
+FREE_OUTPUTS = ("text", "choice")
+
+
 def load_prompt(name: str, prompts_dir: pathlib.Path = PROMPTS_DIR) -> PromptTemplate:
     path = prompts_dir / f"{name}.toml"
     raw = path.read_bytes()
     data = tomllib.loads(raw.decode("utf-8"))
-    verdict = VERDICT_TYPES.get(data.get("verdict", ""))
-    if verdict is None:
-        raise ValueError(f"{path}: verdict must be one of {sorted(VERDICT_TYPES)}")
-    digest = hashlib.sha256(raw + verdict.schema_json().encode()).hexdigest()[:16]
+    kind = data.get("verdict", "")
+    verdict = VERDICT_TYPES.get(kind)
+    if verdict is None and kind not in FREE_OUTPUTS:
+        raise ValueError(f"{path}: verdict must be one of {sorted(VERDICT_TYPES) + list(FREE_OUTPUTS)}")
+    schema = verdict.schema_json() if verdict is not None else kind
+    digest = hashlib.sha256(raw + schema.encode()).hexdigest()[:16]
     return PromptTemplate(name, data["system"].strip(), data["user"], verdict, digest)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import make_engine
+
 from ..media.parts import AudioPart, ImagePart, VideoPart
-from .engine import JudgeRequest
-from .presets import available_presets, load_preset
+from ..engines import JudgeRequest, make_engine
+from ..engines.presets import available_presets, load_preset
 from .verdicts import YesNo
 
 LOCAL_TEST_MODELS = ("tiny-qwen3-omni", "tiny-gemma3", "smollm2-135m-instruct", "gemma3-270m")

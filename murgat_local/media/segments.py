@@ -63,6 +63,17 @@ def frame_times(start: float, end: float, fps: float, max_frames: int) -> list[f
     return times
 
 
+def sampled_rate(start: float, end: float, opts: SegmentOptions) -> float:
+    """The frame rate `frame_times` really samples [start, end] at: `fps`, or slower when the
+    range needs more than `max_frames` frames. This is the rate the model must be told, or its
+    sense of time (and its timestamps) is off."""
+    n = int(math.floor((end - start) * opts.fps + 1e-9)) + 1
+    if n <= opts.max_frames or end <= start:
+        return opts.fps
+    n = opts.max_frames - (opts.max_frames % 2)
+    return (n - 1) / (end - start)
+
+
 class SegmentCutter:
     """Locates and probes videos, and cuts cited segments from them, caching each segment.
 
@@ -164,9 +175,10 @@ class SegmentCutter:
             if c.is_point:
                 last = max(info.duration - 1e-3, 0.0)
                 return ImagePart(src.frames_at([min(start, last)])[0])
-            times = frame_times(start, max(end, start), self.opts.fps, self.opts.max_frames)
+            end = max(end, start)
+            times = frame_times(start, end, self.opts.fps, self.opts.max_frames)
             times = [min(t, max(info.duration - 1e-3, 0.0)) for t in times]
-            return VideoPart(src.frames_at(times), fps=self.opts.fps, start=start)
+            return VideoPart(src.frames_at(times), fps=sampled_rate(start, end, self.opts), start=start)
         if c.modality == AUDIO:
             if end <= start:
                 end = min(start + self.opts.audio_point_window, info.duration)

@@ -10,31 +10,52 @@ import concurrent.futures as cf
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from ..judges import JudgeRequest, LazyEngine, MediaPart, PromptTemplate, Verdict
+from ..engines import LazyEngine, MediaPart, Request, Sampling, Verdict
+from ..text.clean import remove_thinking
+from ..judges import PromptTemplate
 from .cache import CachedVerdict, VerdictCache, make_key
 
 
 @dataclass
 class Call:
-    """A judge call before it is sent: enough to key it, and a thunk to cut its media."""
+    """A model call before it is sent: enough to key it, and a thunk to cut its media.
+
+    The output contract is the template's verdict type, or `choices`, or free text (a template
+    without a verdict) decoded with `sampling`; `captions` label the media parts."""
 
     template: PromptTemplate
     user: str
     media_keys: tuple = ()
     media: Callable[[], tuple[MediaPart, ...]] | None = None
     evidence: str = ""
+    choices: tuple[str, ...] | None = None
+    sampling: Sampling | None = None
+    captions: tuple[str | None, ...] = ()
 
     def material(self, stage: str, judge: str) -> dict:
-        return {
+        verdict = self.template.verdict
+        m = {
             "stage": stage,
             "judge": judge,
             "template": self.template.digest,
             "system": self.template.system,
             "user": self.user,
             "media": [list(k) for k in self.media_keys],
-            "verdict": self.template.verdict.__name__,
-            "max_tokens": self.template.verdict.max_tokens,
+            "verdict": verdict.__name__ if verdict is not None else None,
+            "max_tokens": verdict.max_tokens if verdict is not None else None,
         }
+        # Only what is set, so the keys of plain judge calls stay as they always were.
+        if self.choices is not None:
+            m["choices"] = list(self.choices)
+        if self.sampling is not None:
+            m["sampling"] = self.sampling.as_dict()
+        if self.captions:
+            m["captions"] = list(self.captions)
+        return m
+
+    def request(self, media: tuple[MediaPart, ...]) -> Request:
+        return Request(self.user, self.template.verdict, self.template.system, media,
+                       choices=self.choices, sampling=self.sampling, captions=self.captions)
 
 
 @dataclass(frozen=True)
@@ -49,10 +70,15 @@ class Outcome:
     key: str = ""
     note: str | None = None  # what the engine changed to fit the request
 
-
     @property
     def ok(self) -> bool:
-        return self.verdict is not None
+        """A verdict, a choice or a free text came back (for a verdict call, `verdict` is set)."""
+        return self.error is None and self.unparsed is None
+
+    @property
+    def text(self) -> str:
+        """The answer after any reasoning block: a choice, or free text."""
+        return remove_thinking(self.raw)
 
     def trace(self) -> dict:
         d: dict = {"raw": self.raw}
@@ -139,12 +165,12 @@ class StageJudge:
         return [outcomes[k] for k in keys]
 
     @staticmethod
-    def _build(calls: Sequence[Call]) -> list[JudgeRequest | str]:
+    def _build(calls: Sequence[Call]) -> list[Request | str]:
         return build_requests(calls)
 
-    def _judge(self, keys: list[str], built: list[JudgeRequest | str]) -> dict[str, Outcome]:
+    def _judge(self, keys: list[str], built: list[Request | str]) -> dict[str, Outcome]:
         out: dict[str, Outcome] = {}
-        send = [(k, r) for k, r in zip(keys, built) if isinstance(r, JudgeRequest)]
+        send = [(k, r) for k, r in zip(keys, built) if isinstance(r, Request)]
         for k, r in zip(keys, built):
             if isinstance(r, str):
                 out[k] = Outcome(error=r, key=k)
@@ -159,8 +185,9 @@ class StageJudge:
                 self.counters.errors += 1
                 continue
             self.counters.model_calls += 1
-            if res.verdict is not None:
-                cached = CachedVerdict("ok", res.verdict.model_dump_json(), res.raw, None,
+            if res.ok:
+                verdict = res.verdict.model_dump_json() if res.verdict is not None else None
+                cached = CachedVerdict("ok", verdict, res.raw, None,
                                        res.prompt_tokens, res.output_tokens, res.note)
                 out[k] = Outcome(res.verdict, res.raw, key=k, note=res.note)
             else:
@@ -174,16 +201,16 @@ class StageJudge:
         return out
 
 
-def build_requests(calls: Sequence[Call]) -> list[JudgeRequest | str]:
+def build_requests(calls: Sequence[Call]) -> list[Request | str]:
     """Requests for these calls; a call whose media cannot be cut becomes its error text."""
-    built: list[JudgeRequest | str] = []
+    built: list[Request | str] = []
     for c in calls:
         try:
             media = c.media() if c.media is not None else ()
         except Exception as e:
             built.append(f"could not cut the cited segment: {e}")
             continue
-        built.append(JudgeRequest(c.user, c.template.verdict, c.template.system, tuple(media)))
+        built.append(c.request(tuple(media)))
     return built
 
 
@@ -191,6 +218,7 @@ def _from_cache(key: str, v: CachedVerdict, kind: type[Verdict]) -> Outcome:
     """The outcome exactly as it was judged: the stored verdict, never a re-parse of the raw
     text (a thinking judge's raw text starts with its reasoning, which the engine removed
     before parsing)."""
-    if v.status == "ok" and v.verdict is not None:
-        return Outcome(kind.model_validate_json(v.verdict), v.raw, cached=True, key=key, note=v.note)
+    if v.status == "ok":
+        verdict = kind.model_validate_json(v.verdict) if kind is not None and v.verdict is not None else None
+        return Outcome(verdict, v.raw, cached=True, key=key, note=v.note)
     return Outcome(None, v.raw, unparsed=v.reason or "unparsed", cached=True, key=key, note=v.note)

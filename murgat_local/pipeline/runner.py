@@ -17,7 +17,7 @@ from typing import Callable, Iterable, Iterator
 
 from ..config import RunConfig
 from ..inputs.responses import read_responses
-from ..judges import LazyEngine, load_preset
+from ..engines import LazyEngine, load_preset
 from ..media.segments import SegmentCutter
 from ..metrics.scores import summarize
 from .cache import VerdictCache

@@ -34,7 +34,7 @@ def summary_table(summary: dict, title: str = "MURGAT scores") -> Table:
     t = Table(title=f"{title} ({summary.get('mode', 'default')} mode)")
     t.add_column("model")
     for col in ("n", "ok", "err", "partial", "cov", "prec", "rec", "F1", "MURGAT-S", "QA"):
-        t.add_column(col, justify="right")
+        t.add_column(col, justify="right", no_wrap=True)
     for name, s in (summary.get("by_model") or {}).items():
         t.add_row(*_row(name, s))
     t.add_row(*_row("all", summary), style="bold")

@@ -13,10 +13,10 @@ import dataclasses
 from typing import Sequence
 
 from ..media.parts import AudioPart, ImagePart, VideoPart
-from .engine import (
+from .base import (
     EngineStats,
-    JudgeRequest,
-    JudgeResult,
+    Request,
+    Result,
     Timer,
     build_messages,
     finish,
@@ -88,17 +88,22 @@ class VLLMEngine:
     def special_tokens(self) -> list[str]:
         return self.renderer.special_tokens
 
-    def _sampling(self, request: JudgeRequest):
+    def _sampling(self, request: Request):
         from vllm import SamplingParams
         from vllm.sampling_params import StructuredOutputsParams
 
-        return SamplingParams(
-            temperature=self.temperature,
-            max_tokens=request.verdict.max_tokens + self.preset.quirks.extra_output_tokens,
-            structured_outputs=StructuredOutputsParams(regex=request.verdict.regex()),
-        )
+        extra = {}
+        regex = request.constraint()
+        if regex is not None:
+            extra["structured_outputs"] = StructuredOutputsParams(regex=regex)
+        max_tokens = request.max_tokens() + self.preset.quirks.extra_output_tokens
+        s = request.sampling
+        if s is None:  # a judge: the engine's decoding settings
+            return SamplingParams(temperature=self.temperature, max_tokens=max_tokens, **extra)
+        return SamplingParams(temperature=s.temperature, top_p=s.top_p, top_k=s.top_k or -1,
+                              seed=s.seed, max_tokens=max_tokens, **extra)
 
-    def _prompt(self, request: JudgeRequest) -> dict:
+    def _prompt(self, request: Request) -> dict:
         messages, media = build_messages(request, self.preset.quirks)
         text = self.renderer.render(messages)
         data: dict[str, list] = {}
@@ -120,21 +125,21 @@ class VLLMEngine:
             prompt["mm_processor_kwargs"] = processor_kwargs
         return prompt
 
-    def judge(self, requests: Sequence[JudgeRequest]) -> list[JudgeResult]:
-        results: list[JudgeResult | None] = [None] * len(requests)
+    def judge(self, requests: Sequence[Request]) -> list[Result]:
+        results: list[Result | None] = [None] * len(requests)
         notes: dict[int, str | None] = {}
         prompts, params, index = [], [], []
         for i, req in enumerate(requests):
             reason = refusal(adapt_media(req, self.preset), self.name, self.modalities)
             if reason:  # a modality the model cannot take at all: nothing to fit
-                results[i] = JudgeResult(error=reason)
+                results[i] = Result(error=reason)
                 continue
             try:
                 fitted = self.fitter.fit(req) if self.fitter is not None else None
             except Exception as e:  # a request the processor cannot even measure
                 fitted = f"could not measure the request ({type(e).__name__}: {e})"
             if isinstance(fitted, str):
-                results[i] = JudgeResult(error=f"refused before the engine: {fitted}")
+                results[i] = Result(error=f"refused before the engine: {fitted}")
                 continue
             if fitted is not None:
                 req, notes[i] = fitted.request, fitted.note
@@ -142,7 +147,7 @@ class VLLMEngine:
             try:
                 prompts.append(self._prompt(req))
             except Exception as e:  # a bad media item fails its own request only
-                results[i] = JudgeResult(error=f"could not build the prompt: {e}")
+                results[i] = Result(error=f"could not build the prompt: {e}")
                 continue
             params.append(self._sampling(req))
             index.append(i)
@@ -150,10 +155,10 @@ class VLLMEngine:
             outputs = self._generate(prompts, params) if prompts else []
         for i, out in zip(index, outputs):
             if isinstance(out, Exception):
-                results[i] = JudgeResult(error=f"the engine failed on this request ({type(out).__name__}: {out})")
+                results[i] = Result(error=f"the engine failed on this request ({type(out).__name__}: {out})")
                 continue
             completion = out.outputs[0]
-            res = finish(requests[i].verdict, completion.text, len(out.prompt_token_ids or []),
+            res = finish(requests[i], completion.text, len(out.prompt_token_ids or []),
                          len(completion.token_ids))
             results[i] = dataclasses.replace(res, note=notes.get(i))
         final = [r for r in results if r is not None]

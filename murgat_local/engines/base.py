@@ -1,39 +1,84 @@
-"""The judge-engine interface: a batch of requests in, typed verdicts out, in order.
+"""The engine interface: a batch of requests in, results out, in order.
 
-Every engine (vLLM in-process, transformers, and later an OpenAI-compatible server or a replay
-of recorded verdicts) implements `Engine.judge`. The pipeline never knows which one it drives.
+One interface serves judges and responders alike: a request may be constrained to a typed
+verdict (a pydantic model compiled to a grammar), to one of a few choices, or left as free
+text, with or without media. Every engine (vLLM in-process, transformers, and later an
+OpenAI-compatible server or a replay of recorded answers) implements `Engine.judge`; the
+pipelines never know which one they drive. Engines know nothing of MURGAT.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Protocol, Sequence, runtime_checkable
 
 from ..media.parts import MediaPart
 from ..text.clean import remove_thinking
-from .verdicts import ParseFailure, Verdict, parse_verdict
-
+from .constraints import ParseFailure, Verdict, choice_regex, parse_verdict
 
 
 @dataclass(frozen=True)
-class JudgeRequest:
-    """One judge call. `prompt` is the user text; `media` goes before or after it per the preset."""
+class Sampling:
+    """Per-request decoding settings (free-text generation); judges use the engine's defaults."""
+
+    max_tokens: int = 1024
+    temperature: float = 0.0
+    top_p: float = 1.0
+    top_k: int = 0  # 0: no top-k cut
+    seed: int = 0
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Request:
+    """One call. `prompt` is the user text; `media` goes before or after it per the preset,
+    each part preceded by its `captions` entry when there is one (a frame's timestamp).
+
+    Exactly one output contract: `verdict` (a typed verdict), `choices` (one of these strings),
+    or neither (free text, bounded by `sampling.max_tokens`)."""
 
     prompt: str
-    verdict: type[Verdict]
+    verdict: type[Verdict] | None = None
     system: str | None = None
     media: tuple[MediaPart, ...] = ()
+    choices: tuple[str, ...] | None = None
+    sampling: Sampling | None = None
+    captions: tuple[str | None, ...] = ()
+
+    def __post_init__(self):
+        if self.verdict is not None and self.choices is not None:
+            raise ValueError("a request takes a verdict type or choices, not both")
+        if self.captions and len(self.captions) != len(self.media):
+            raise ValueError("captions, when given, must match the media parts one to one")
 
     @property
     def modalities(self) -> frozenset[str]:
         return frozenset({"text"} | {m.modality for m in self.media})
 
+    def constraint(self) -> str | None:
+        """The regular expression the output must match, or None for free text."""
+        if self.verdict is not None:
+            return self.verdict.regex()
+        if self.choices is not None:
+            return choice_regex(self.choices)
+        return None
+
+    def max_tokens(self) -> int:
+        if self.sampling is not None:
+            return self.sampling.max_tokens
+        if self.verdict is not None:
+            return self.verdict.max_tokens
+        return 16 if self.choices is not None else 1024
+
 
 @dataclass(frozen=True)
-class JudgeResult:
-    """The outcome of one request: a verdict, or a parse failure, or a refusal (`error`)."""
+class Result:
+    """The outcome of one request: a verdict, a choice or free text; or a parse failure; or a
+    refusal or failure (`error`). `raw` is exactly what the model wrote."""
 
     verdict: Verdict | None = None
     failure: ParseFailure | None = None
@@ -45,7 +90,17 @@ class JudgeResult:
 
     @property
     def ok(self) -> bool:
-        return self.verdict is not None
+        return self.error is None and self.failure is None
+
+    @property
+    def text(self) -> str:
+        """The answer after any reasoning block (a choice, or free text without thinking)."""
+        return remove_thinking(self.raw)
+
+
+# The judges' names for the same types.
+JudgeRequest = Request
+JudgeResult = Result
 
 
 @dataclass
@@ -75,7 +130,7 @@ class Engine(Protocol):
     def identity(self) -> str:
         """What makes two engines give the same verdicts (model, weights, decoding)."""
 
-    def judge(self, requests: Sequence[JudgeRequest]) -> list[JudgeResult]: ...
+    def judge(self, requests: Sequence[Request]) -> list[Result]: ...
 
     def close(self) -> None: ...
 
@@ -83,7 +138,7 @@ class Engine(Protocol):
 # ---------------------------------------------------------------- shared by the engines
 
 
-def refusal(request: JudgeRequest, model_name: str, modalities: frozenset[str]) -> str | None:
+def refusal(request: Request, model_name: str, modalities: frozenset[str]) -> str | None:
     """The reason a model cannot take this request, checked before it reaches the engine."""
     missing = request.modalities - modalities
     if missing:
@@ -125,7 +180,7 @@ def neutralize(text: str, special_tokens: Sequence[str] = ()) -> str:
 
 
 def build_messages(
-    request: JudgeRequest, quirks, *, text_only_strings: bool = True
+    request: Request, quirks, *, text_only_strings: bool = True
 ) -> tuple[list[dict], list[MediaPart]]:
     """Chat messages with typed content parts, and the media in the order their parts appear.
 
@@ -142,19 +197,30 @@ def build_messages(
     if not request.media and text_only_strings:
         messages.append({"role": "user", "content": text})
         return messages, []
-    media_parts = [{"type": m.modality} for m in request.media]
+    media_parts: list[dict] = []
+    for i, m in enumerate(request.media):
+        caption = request.captions[i] if request.captions else None
+        if caption:
+            media_parts.append({"type": "text", "text": caption})
+        media_parts.append({"type": m.modality})
     text_part = {"type": "text", "text": text}
     content = media_parts + [text_part] if quirks.media_first else [text_part] + media_parts
     messages.append({"role": "user", "content": content})
     return messages, list(request.media)
 
 
-def finish(kind: type[Verdict], raw: str, prompt_tokens: int, output_tokens: int) -> JudgeResult:
-    # A thinking judge writes its reasoning first; the grammar applies after it.
-    parsed = parse_verdict(kind, remove_thinking(raw))
-    if isinstance(parsed, ParseFailure):
-        return JudgeResult(None, parsed, None, raw, prompt_tokens, output_tokens)
-    return JudgeResult(parsed, None, None, raw, prompt_tokens, output_tokens)
+def finish(request: Request, raw: str, prompt_tokens: int, output_tokens: int) -> Result:
+    """The result of a finished generation, checked against the request's contract."""
+    # A thinking model writes its reasoning first; the constraint applies after it.
+    if request.verdict is not None:
+        parsed = parse_verdict(request.verdict, remove_thinking(raw))
+        if isinstance(parsed, ParseFailure):
+            return Result(None, parsed, None, raw, prompt_tokens, output_tokens)
+        return Result(parsed, None, None, raw, prompt_tokens, output_tokens)
+    if request.choices is not None and remove_thinking(raw).strip() not in request.choices:
+        failure = ParseFailure(raw, f"output is not one of {list(request.choices)} (truncated?)")
+        return Result(None, failure, None, raw, prompt_tokens, output_tokens)
+    return Result(None, None, None, raw, prompt_tokens, output_tokens)
 
 
 class Timer:
@@ -170,7 +236,7 @@ class Timer:
         return False
 
 
-def record(stats: EngineStats, results: Sequence[JudgeResult]) -> None:
+def record(stats: EngineStats, results: Sequence[Result]) -> None:
     stats.batches += 1
     for r in results:
         if r.error:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from .engine import (
+from .base import (
     EngineStats,
-    JudgeRequest,
-    JudgeResult,
+    Request,
+    Result,
     Timer,
     build_messages,
     finish,
@@ -82,11 +82,11 @@ class TransformersEngine:
             self._indexes[regex] = Index(regex, self._vocabulary)
         return OutlinesCoreLogitsProcessor(self._indexes[regex], "torch")
 
-    def _inputs(self, request: JudgeRequest):
+    def _inputs(self, request: Request):
         messages, media = build_messages(request, self.preset.quirks)
         return processor_inputs(self.renderer, messages, media)
 
-    def _generate(self, request: JudgeRequest) -> JudgeResult:
+    def _generate(self, request: Request) -> Result:
         import torch
         from transformers import LogitsProcessorList
 
@@ -95,35 +95,43 @@ class TransformersEngine:
         n_prompt = int(inputs["input_ids"].shape[-1])
         tok = self.renderer.tokenizer
         eos = [t for t in {tok.eos_token_id, tok.convert_tokens_to_ids("<|im_end|>")} if t is not None]
+        s = request.sampling
+        temperature = self.temperature if s is None else s.temperature
         gen_kwargs = dict(
-            max_new_tokens=request.verdict.max_tokens + self.preset.quirks.extra_output_tokens,
-            logits_processor=LogitsProcessorList([self._logits_processor(request.verdict.regex())]),
-            do_sample=self.temperature > 0,
+            max_new_tokens=request.max_tokens() + self.preset.quirks.extra_output_tokens,
+            do_sample=temperature > 0,
             eos_token_id=eos or None,
             pad_token_id=tok.pad_token_id if tok.pad_token_id is not None else (eos or [0])[0],
         )
-        if self.temperature > 0:
-            gen_kwargs["temperature"] = self.temperature
-            torch.manual_seed(self.seed)
+        regex = request.constraint()
+        if regex is not None:
+            gen_kwargs["logits_processor"] = LogitsProcessorList([self._logits_processor(regex)])
+        if temperature > 0:
+            gen_kwargs["temperature"] = temperature
+            if s is not None:
+                gen_kwargs["top_p"] = s.top_p
+                if s.top_k:
+                    gen_kwargs["top_k"] = s.top_k
+            torch.manual_seed(self.seed if s is None else s.seed)
         with torch.inference_mode():
             out = self.model.generate(**inputs, **gen_kwargs)
         new = out[0, n_prompt:]
         raw = tok.decode(new, skip_special_tokens=True)
-        return finish(request.verdict, raw, n_prompt, int(new.shape[0]))
+        return finish(request, raw, n_prompt, int(new.shape[0]))
 
-    def judge(self, requests: Sequence[JudgeRequest]) -> list[JudgeResult]:
+    def judge(self, requests: Sequence[Request]) -> list[Result]:
         results = []
         with Timer(self.stats):
             for req in requests:
                 req = adapt_media(req, self.preset)
                 reason = refusal(req, self.name, self.modalities)
                 if reason:
-                    results.append(JudgeResult(error=reason))
+                    results.append(Result(error=reason))
                     continue
                 try:
                     results.append(self._generate(req))
                 except Exception as e:  # one bad request must not sink the batch
-                    results.append(JudgeResult(error=f"transformers generate failed: {e}"))
+                    results.append(Result(error=f"transformers generate failed: {e}"))
         record(self.stats, results)
         return results
 

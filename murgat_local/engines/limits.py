@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..media.parts import AudioPart, ImagePart, MediaPart, VideoPart
-from .engine import JudgeRequest, build_messages
+from .base import Request, build_messages
 from .presets import Preset
 from .render import ChatRenderer, adapt_media, processor_inputs
 
@@ -27,7 +27,7 @@ MARGIN = 16
 
 @dataclass(frozen=True)
 class Fitted:
-    request: JudgeRequest
+    request: Request
     note: str | None = None  # what was changed to make it fit
 
 
@@ -77,7 +77,7 @@ class RequestFitter:
                 counts[m.modality] += 1
         return counts
 
-    def _fit_counts(self, request: JudgeRequest) -> JudgeRequest | str:
+    def _fit_counts(self, request: Request) -> Request | str:
         counts = self._counts(request.media)
         for modality in ("video", "audio"):
             limit = self.limits.get(modality)
@@ -99,7 +99,7 @@ class RequestFitter:
 
     # ------------------------------------------------------------------ tokens
 
-    def _tokens(self, request: JudgeRequest) -> int:
+    def _tokens(self, request: Request) -> int:
         messages, media = build_messages(adapt_media(request, self.preset), self.preset.quirks,
                                          text_only_strings=False)
         return int(processor_inputs(self.renderer, messages, media)["input_ids"].shape[-1])
@@ -113,13 +113,13 @@ class RequestFitter:
         else:
             key = ("audio", part.waveform.shape, part.sample_rate)
         if key not in self._part_cost:
-            probe = JudgeRequest("x", _Probe, None, (part,))
+            probe = Request("x", media=(part,))
             if self._base is None:
-                self._base = self._tokens(JudgeRequest("x", _Probe))
+                self._base = self._tokens(Request("x"))
             self._part_cost[key] = self._tokens(probe) - self._base
         return self._part_cost[key]
 
-    def estimate(self, request: JudgeRequest) -> int:
+    def estimate(self, request: Request) -> int:
         """Prompt tokens of `request`: its text rendered by the chat template, plus each media
         part's measured cost."""
         text = dataclasses.replace(request, media=())
@@ -129,7 +129,7 @@ class RequestFitter:
 
     # ------------------------------------------------------------------ fitting
 
-    def fit(self, request: JudgeRequest) -> Fitted | str:
+    def fit(self, request: Request) -> Fitted | str:
         """The request as it will be sent (frames possibly reduced, with a note), or the reason
         it cannot be sent to this model."""
         before = sum(len(m.frames) for m in request.media if isinstance(m, VideoPart))
@@ -138,7 +138,7 @@ class RequestFitter:
             return fitted
         why = "limit_mm_per_prompt" if fitted is not request else None
         if self.max_len:
-            out = request.verdict.max_tokens + self.preset.quirks.extra_output_tokens
+            out = request.max_tokens() + self.preset.quirks.extra_output_tokens
             while (need := self.estimate(fitted) + out + MARGIN) > self.max_len:
                 ranges = [m for m in fitted.media if isinstance(m, VideoPart)]
                 longest = max((len(m.frames) for m in ranges), default=0)
@@ -157,9 +157,3 @@ class RequestFitter:
             return Fitted(request)
         after = sum(len(m.frames) for m in fitted.media if isinstance(m, VideoPart))
         return Fitted(fitted, f"frames reduced from {before} to {after} to fit {why}")
-
-
-class _Probe:
-    """Stands in for a verdict type when only a prompt is rendered."""
-
-    max_tokens = 0

@@ -6,7 +6,7 @@ import dataclasses
 import pathlib
 
 from ..media.parts import AudioPart, ImagePart, MediaPart, VideoPart
-from .engine import JudgeRequest, neutralize
+from .base import Request, neutralize
 from .presets import Preset
 
 
@@ -55,17 +55,21 @@ class ChatRenderer:
         return {**message, "content": parts}
 
 
-def adapt_media(request: JudgeRequest, preset: Preset) -> JudgeRequest:
+def adapt_media(request: Request, preset: Preset) -> Request:
     """Send a video range as separate frames to a model that takes images but no video."""
     if not preset.quirks.video_as_images or not any(isinstance(m, VideoPart) for m in request.media):
         return request
-    media = []
-    for m in request.media:
+    media, captions = [], []
+    for i, m in enumerate(request.media):
+        caption = request.captions[i] if request.captions else None
         if isinstance(m, VideoPart):
             media.extend(ImagePart(frame) for frame in m.frames)
+            captions.extend([caption] + [None] * (len(m.frames) - 1))
         else:
             media.append(m)
-    return dataclasses.replace(request, media=tuple(media))
+            captions.append(caption)
+    return dataclasses.replace(request, media=tuple(media),
+                               captions=tuple(captions) if request.captions else ())
 
 
 def processor_inputs(renderer: ChatRenderer, messages: list[dict], media: list[MediaPart]):

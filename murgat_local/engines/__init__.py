@@ -1,0 +1,100 @@
+"""Engines: model runtimes behind one interface, a lazy registry, presets and identities.
+
+An engine takes a batch of `Request`s (constrained verdicts, choices or free text, with or
+without media) and returns one `Result` per request, in order, never raising for one request's
+problem. Engines are registered by name as lazy "module:Class" strings, so nothing heavy is
+imported until an engine is started; optional packages are checked at that moment.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+
+from ..media.parts import AudioPart, ImagePart, MediaPart, VideoPart
+from .base import Engine, EngineStats, JudgeRequest, JudgeResult, Request, Result, Sampling, neutralize
+from .constraints import ParseFailure, Verdict, choice_regex, parse_verdict
+from .identity import effective_args, engine_identity, identity_material
+from .presets import ModelNotFound, Preset, available_presets, load_preset
+
+# name -> ("module:Class", the optional package it needs)
+_REGISTRY: dict[str, tuple[str, str]] = {}
+
+
+def register_engine(name: str, target: str, requires: str) -> None:
+    """Register an engine class by its import path; a duplicate name is refused."""
+    if name in _REGISTRY:
+        raise ValueError(f"engine {name!r} is already registered")
+    _REGISTRY[name] = (target, requires)
+
+
+register_engine("vllm", "murgat_local.engines.vllm:VLLMEngine", "vllm")
+register_engine("transformers", "murgat_local.engines.transformers:TransformersEngine", "transformers")
+
+
+def engine_names() -> tuple[str, ...]:
+    return tuple(_REGISTRY)
+
+
+def check_engine(kind: str) -> None:
+    """Raise ValueError naming the choices (and the closest one) for an unknown engine."""
+    if kind not in _REGISTRY:
+        close = difflib.get_close_matches(kind, list(_REGISTRY), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ValueError(f"unknown engine {kind!r} (choose from {', '.join(_REGISTRY)}){hint}")
+
+
+def make_engine(kind: str, preset: Preset, **options) -> Engine:
+    """Start an engine of `kind` on `preset` (loads the model)."""
+    check_engine(kind)
+    target, requires = _REGISTRY[kind]
+    if importlib.util.find_spec(requires) is None:
+        raise ValueError(f"engine {kind!r} needs the {requires!r} package, which is not installed")
+    module, cls = target.split(":")
+    return getattr(importlib.import_module(module), cls)(preset, **options)
+
+
+class LazyEngine:
+    """An engine that is only started when a request actually needs a model.
+
+    Its identity is known without loading, so a run served entirely from the cache never
+    starts a model. One LazyEngine per model is shared by every stage and pipeline that uses it.
+    """
+
+    def __init__(self, kind: str, preset: Preset, **options):
+        check_engine(kind)
+        self.kind = kind
+        self.preset = preset
+        self.options = options
+        args = effective_args(kind, preset, options)
+        temperature = options.get("temperature", 0.0)
+        self.identity = engine_identity(kind, preset, temperature, args)
+        self.identity_detail = identity_material(kind, preset, temperature, args)
+        self._engine: Engine | None = None
+
+    @property
+    def started(self) -> bool:
+        return self._engine is not None
+
+    def get(self) -> Engine:
+        if self._engine is None:
+            self._engine = make_engine(self.kind, self.preset, **self.options)
+        return self._engine
+
+    @property
+    def stats(self) -> EngineStats:
+        return self._engine.stats if self._engine is not None else EngineStats()
+
+    def close(self) -> None:
+        if self._engine is not None:
+            self._engine.close()
+            self._engine = None
+
+
+__all__ = [
+    "AudioPart", "Engine", "EngineStats", "ImagePart", "JudgeRequest", "JudgeResult", "LazyEngine",
+    "MediaPart", "ModelNotFound", "ParseFailure", "Preset", "Request", "Result", "Sampling", "Verdict",
+    "VideoPart", "available_presets", "check_engine", "choice_regex", "effective_args", "engine_identity",
+    "engine_names", "identity_material", "load_preset", "make_engine", "neutralize", "parse_verdict",
+    "register_engine",
+]
