@@ -85,12 +85,67 @@ class RunConfig(BaseModel):
         }
 
 
-def load_config(path: pathlib.Path | None, overrides: dict) -> RunConfig:
-    """The TOML file's settings, with every override that is not None on top."""
-    data: dict = {}
-    if path is not None:
-        data = tomllib.loads(pathlib.Path(path).read_text())
+class GenerationSampling(BaseModel):
+    """Decoding for responders (judges decode greedily unless `[sampling]` says otherwise)."""
+
+    model_config = ConfigDict(extra="forbid")
+    temperature: float = Field(0.0, ge=0, le=2)
+    top_p: float = Field(1.0, gt=0, le=1)
+    top_k: int = Field(0, ge=0)
+    max_tokens: int = Field(1024, ge=1)
+    seed: int = Field(0, ge=0)
+    # Extra tokens a thinking model (preset quirk `thinking`) may spend before its answer.
+    thinking_budget: int = Field(0, ge=0)
+
+
+class GenerateConfig(BaseModel):
+    """`murgat generate` / the generation half of `murgat run` (TOML table `[generate]`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    models: list[str] = Field(default_factory=list, min_length=1)
+    strategies: list[str] = Field(default_factory=lambda: ["base"], min_length=1)
+    engine: str = "vllm"
+    samples: int = Field(1, ge=1, le=64)
+    # Maps a free answer to an option when no letter can be read; default: the responder itself.
+    answer_judge: str | None = None
+    chunk_size: int = Field(512, ge=1)
+    batch_size: int = Field(256, ge=1)
+    cache: pathlib.Path | None = None
+    models_dir: pathlib.Path | None = None
+    limit: int | None = Field(None, ge=1)
+    max_failed_calls: float = Field(0.05, ge=0, le=1)
+    sampling: GenerationSampling = Field(default_factory=GenerationSampling)
+    media: MediaConfig = Field(default_factory=MediaConfig)
+    engine_args: dict = Field(default_factory=dict)
+
+    _engine = field_validator("engine")(RunConfig._engine.__func__)
+
+
+# Settings a `[generate]` table inherits from the top level of a run file.
+SHARED_KEYS = ("engine", "chunk_size", "batch_size", "cache", "models_dir", "limit", "media", "engine_args")
+
+
+def _read(path: pathlib.Path | None) -> dict:
+    return tomllib.loads(pathlib.Path(path).read_text()) if path is not None else {}
+
+
+def _apply(data: dict, overrides: dict) -> dict:
     for key, value in overrides.items():
         if value is not None:
             data[key] = value
-    return RunConfig.model_validate(data)
+    return data
+
+
+def load_config(path: pathlib.Path | None, overrides: dict) -> RunConfig:
+    """The TOML file's scoring settings, with every override that is not None on top."""
+    data = _read(path)
+    data.pop("generate", None)
+    return RunConfig.model_validate(_apply(data, overrides))
+
+
+def load_generate_config(path: pathlib.Path | None, overrides: dict) -> GenerateConfig:
+    """The TOML file's `[generate]` table (plus the shared top-level settings), overrides on top."""
+    top = _read(path)
+    data = {k: top[k] for k in SHARED_KEYS if k in top}
+    data.update(top.get("generate") or {})
+    return GenerateConfig.model_validate(_apply(data, overrides))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fakes import OracleEngine
-from murgat_local.judges import JudgeRequest, load_prompt
+from murgat_local.judges import load_prompt
 from murgat_local.engines.base import finish, record
 from murgat_local.pipeline.cache import VerdictCache
 from murgat_local.pipeline.judging import Call, StageJudge

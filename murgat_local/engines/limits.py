@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..media.parts import AudioPart, ImagePart, MediaPart, VideoPart
+from ..media.parts import ImagePart, MediaPart, VideoPart
 from .base import Request, build_messages
 from .presets import Preset
 from .render import ChatRenderer, adapt_media, processor_inputs

@@ -41,6 +41,34 @@ def summary_table(summary: dict, title: str = "MURGAT scores") -> Table:
     return t
 
 
+def generation_table(summary: dict) -> Table:
+    """One row per cell of a generation grid: answers, accuracy and how answers were read."""
+    t = Table(title="Generation")
+    for col in ("cell", "rows", "err", "graded", "answered", "unanswered", "accuracy", "paths"):
+        t.add_column(col, justify="left" if col in ("cell", "paths") else "right", no_wrap=col != "paths")
+    for label, c in summary.get("cells", {}).items():
+        paths = ", ".join(f"{k} {v}" for k, v in sorted(c.get("answer_paths", {}).items()))
+        t.add_row(label, _fmt(c["rows"]), _fmt(c["errors"]), _fmt(c["graded"]), _fmt(c["answered"]),
+                  _fmt(c["unanswered"]), _fmt(c["accuracy"]), paths)
+    for model, tax in (summary.get("reasoning_tax") or {}).items():
+        t.caption = (t.caption + "; " if t.caption else "") + f"reasoning tax {model}: {_fmt(tax)}"
+    return t
+
+
+def grid_table(summary: dict) -> Table:
+    """`murgat run`: accuracy beside MURGAT-S for every model x strategy cell."""
+    t = Table(title="Accuracy and attribution")
+    for col in ("cell", "n", "accuracy", "unanswered", "cov", "prec", "rec", "MURGAT-S", "partial"):
+        t.add_column(col, justify="left" if col == "cell" else "right", no_wrap=True)
+    for label, c in summary.get("grid", {}).items():
+        t.add_row(label, _fmt(c.get("rows")), _fmt(c.get("accuracy")), _fmt(c.get("unanswered")),
+                  _fmt(c.get("coverage")), _fmt(c.get("precision")), _fmt(c.get("recall")),
+                  _fmt(c.get("murgat_s")), _fmt(c.get("partial")))
+    for model, tax in (summary.get("reasoning_tax") or {}).items():
+        t.caption = (t.caption + "; " if t.caption else "") + f"reasoning tax {model}: {_fmt(tax)}"
+    return t
+
+
 def stages_table(summary: dict) -> Table:
     t = Table(title="Judge calls per stage")
     for col in ("stage", "model", "calls", "uniq", "cache", "run", "unparsed", "refused", "s"):

@@ -1,0 +1,61 @@
+"""The `murgat` command line: the app, its shared consoles and helpers; one module per command group.
+
+Modules refer to `ui.console` / `ui.err` (this package) at call time: while engines log to a
+file, those consoles are swapped for ones on the real terminal.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+from contextlib import contextmanager
+from typing import Iterator
+
+import typer
+from rich.console import Console
+
+from .. import offline
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Score fact-level multimodal attribution (MURGAT) with local judges.")
+console = Console()
+err = Console(stderr=True)
+
+USAGE_ERROR = 2
+
+
+@app.callback()
+def _invocation() -> None:
+    # At invocation, not import: importing the package leaves the environment alone.
+    offline.enforce()
+    # vLLM's per-request INFO lines would bury the progress bars and the table.
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
+
+
+def _fail(message: str) -> None:
+    err.print(f"[red]error:[/red] {message}")
+    raise typer.Exit(USAGE_ERROR)
+
+
+@contextmanager
+def _engine_logs(out: pathlib.Path, quiet: bool) -> Iterator[None]:
+    """When quiet, engines write to OUT/engine.log (OUT.engine.log for a file) while our
+    consoles keep the terminal."""
+    if not quiet:
+        yield
+        return
+    from ..reports.logs import redirect_fds
+
+    global console, err
+    log = out.with_suffix(".engine.log") if out.suffix == ".jsonl" else out / "engine.log"
+    err.print(f"[dim]engine logs: {log} (--verbose shows them here)[/dim]")
+    saved = console, err
+    with redirect_fds(log) as terminal:
+        console, err = Console(file=terminal.stdout), Console(file=terminal.stderr)
+        try:
+            yield
+        finally:
+            console, err = saved
+
+
+from . import generate, score, tools  # noqa: E402,F401  (each registers its commands on `app`)

@@ -1,0 +1,3 @@
+from murgat_local.cli import app
+
+app(prog_name="murgat")

@@ -1,0 +1,180 @@
+"""`murgat generate` and `murgat run`: responders on the dataset, then (for `run`) the scorer."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+from typing import List, Optional
+
+import typer
+
+import murgat_local.cli as cli
+from murgat_local.cli import app
+
+
+def _generate_config(config, overrides: dict):
+    from pydantic import ValidationError
+
+    from ..config import load_generate_config
+
+    try:
+        return load_generate_config(config, overrides)
+    except (ValidationError, OSError, ValueError) as e:
+        cli._fail(f"bad configuration: {e}")
+
+
+def _check_paths(dataset: pathlib.Path, media_root: pathlib.Path) -> None:
+    if not dataset.exists():
+        cli._fail(f"dataset {dataset} does not exist")
+    if not media_root.is_dir():
+        cli._fail(f"--media-root {media_root} is not a folder")
+
+
+@app.command()
+def generate(
+    dataset: pathlib.Path = typer.Argument(..., help="JSONL, JSON list, parquet, or a save_to_disk folder"),
+    media_root: pathlib.Path = typer.Option(..., "--media-root", help="folder holding the videos"),
+    model: List[str] = typer.Option(..., "--model", help="responder model (repeat for a grid)"),
+    strategy: List[str] = typer.Option(["base"], "--strategy", help="base, cite, posthoc[:cite] (repeat for a grid)"),
+    out: pathlib.Path = typer.Option(..., "--out", help="a .jsonl file (one cell) or a folder (a grid)"),
+    config: Optional[pathlib.Path] = typer.Option(None, "--config", help="TOML file; its [generate] table"),
+    limit: Optional[int] = typer.Option(None, "--limit"),
+    samples: Optional[int] = typer.Option(None, "--samples", help="samples per item (seeds seed..seed+K-1)"),
+    from_file: Optional[pathlib.Path] = typer.Option(None, "--from", help="posthoc: edit the answers in this file"),
+    answer_judge: Optional[str] = typer.Option(None, "--answer-judge", help="maps free answers to options (default: the responder)"),
+    engine: Optional[str] = typer.Option(None, "--engine"),
+    temperature: Optional[float] = typer.Option(None, "--temperature"),
+    top_p: Optional[float] = typer.Option(None, "--top-p"),
+    top_k: Optional[int] = typer.Option(None, "--top-k"),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens"),
+    seed: Optional[int] = typer.Option(None, "--seed"),
+    thinking_budget: Optional[int] = typer.Option(None, "--thinking-budget", help="extra tokens for thinking models"),
+    out_format: Optional[str] = typer.Option(None, "--format", help="'reference' also writes the reference's JSON list"),
+    models_dir: Optional[pathlib.Path] = typer.Option(None, "--models-dir", envvar="MURGAT_MODELS_DIR"),
+    cache: Optional[pathlib.Path] = typer.Option(None, "--cache"),
+    verbose: bool = typer.Option(False, "--verbose", help="show engine logs here"),
+) -> None:
+    """Answer DATASET with each model under each strategy; write what `murgat score` reads."""
+    from ..engines import ModelNotFound
+    from ..pipeline.generating import GenerateRunner
+    from ..reports.table import generation_table
+
+    _check_paths(dataset, media_root)
+    if out_format not in (None, "reference"):
+        cli._fail(f"--format takes 'reference', not {out_format!r}")
+    if verbose:
+        os.environ["VLLM_LOGGING_LEVEL"] = "INFO"
+    sampling = {k: v for k, v in {"temperature": temperature, "top_p": top_p, "top_k": top_k,
+                                  "max_tokens": max_tokens, "seed": seed,
+                                  "thinking_budget": thinking_budget}.items() if v is not None}
+    cfg = _generate_config(config, {"models": model, "strategies": strategy, "limit": limit,
+                                    "samples": samples, "answer_judge": answer_judge, "engine": engine,
+                                    "models_dir": models_dir, "cache": cache})
+    if sampling:
+        cfg = cfg.model_copy(update={"sampling": cfg.sampling.model_copy(update=sampling)})
+    try:
+        runner = GenerateRunner(cfg, media_root, out, from_file=from_file)
+    except (ModelNotFound, ValueError) as e:
+        cli._fail(str(e))
+    log_dir = out if out.suffix != ".jsonl" else out
+    with cli._engine_logs(log_dir, quiet=not verbose):
+        try:
+            result = runner.run(dataset, reference_format=out_format == "reference")
+        except Exception as e:
+            cli.err.print(f"[red]error:[/red] the run stopped: {type(e).__name__}: {e}. "
+                          "Generations already made are cached: the same command resumes.")
+            raise typer.Exit(1)
+        finally:
+            runner.close()
+    cli.console.print(generation_table(result.summary))
+    if result.summary.get("failure"):
+        cli.err.print(f"[red]error:[/red] {result.summary['failure']}")
+    for label, path in result.outputs.items():
+        cli.console.print(f"wrote {path} ({label})")
+    cli.console.print(f"summary: {result.summary_path}")
+    raise typer.Exit(result.exit_code)
+
+
+@app.command()
+def run(
+    dataset: pathlib.Path = typer.Argument(...),
+    media_root: pathlib.Path = typer.Option(..., "--media-root"),
+    model: List[str] = typer.Option(..., "--model", help="responder model (repeat for a grid)"),
+    strategy: List[str] = typer.Option(["base"], "--strategy", help="repeat for a grid"),
+    judge: Optional[str] = typer.Option(None, "--judge", help="judge model for every scoring stage"),
+    verifier: Optional[str] = typer.Option(None, "--verifier"),
+    decomposer: Optional[str] = typer.Option(None, "--decomposer"),
+    entailer: Optional[str] = typer.Option(None, "--entailer"),
+    out: pathlib.Path = typer.Option(..., "--out", help="output folder"),
+    config: Optional[pathlib.Path] = typer.Option(None, "--config", help="TOML: scoring settings, and [generate]"),
+    limit: Optional[int] = typer.Option(None, "--limit"),
+    samples: Optional[int] = typer.Option(None, "--samples"),
+    engine: Optional[str] = typer.Option(None, "--engine"),
+    compat: Optional[str] = typer.Option(None, "--compat"),
+    models_dir: Optional[pathlib.Path] = typer.Option(None, "--models-dir", envvar="MURGAT_MODELS_DIR"),
+    verbose: bool = typer.Option(False, "--verbose"),
+) -> None:
+    """Generate, then score every cell, in one output folder with shared engines and cache."""
+    from pydantic import ValidationError
+
+    from ..config import load_config
+    from ..engines import ModelNotFound
+    from ..pipeline.generating import GenerateRunner
+    from ..pipeline.runner import Runner
+    from ..reports.table import grid_table
+
+    _check_paths(dataset, media_root)
+    if out.suffix == ".jsonl":
+        cli._fail("--out of `murgat run` is a folder")
+    if verbose:
+        os.environ["VLLM_LOGGING_LEVEL"] = "INFO"
+    shared_cache = out / "cache.sqlite"
+    gcfg = _generate_config(config, {"models": model, "strategies": strategy, "limit": limit,
+                                     "samples": samples, "engine": engine, "models_dir": models_dir,
+                                     "cache": shared_cache})
+    try:
+        scfg = load_config(config, {"judge": judge, "verifier": verifier, "decomposer": decomposer,
+                                    "entailer": entailer, "engine": engine, "compat": compat,
+                                    "models_dir": models_dir, "cache": shared_cache})
+    except (ValidationError, OSError, ValueError) as e:
+        cli._fail(f"bad configuration: {e}")
+    try:
+        generator = GenerateRunner(gcfg, media_root, out)
+        # One engine per model for everything: responders, answer judge and every cell's scorer.
+        engines = dict(generator.engines)
+        scorers = {}
+        for cell in generator.cells:
+            scorers[cell.label] = Runner(scfg, media_root, generator.paths[cell].parent, engines=engines)
+            engines.update(scorers[cell.label].engines)
+    except (ModelNotFound, ValueError) as e:
+        cli._fail(str(e))
+    grid: dict[str, dict] = {}
+    code = 0
+    with cli._engine_logs(out, quiet=not verbose):
+        try:
+            result = generator.run(dataset)
+            code = result.exit_code
+            for label, runner in scorers.items():
+                scored = runner.run(result.outputs[label])
+                code = max(code, scored.exit_code)
+                grid[label] = {**result.summary["cells"][label],
+                               **{k: scored.summary.get(k) for k in
+                                  ("coverage", "precision", "recall", "f1", "murgat_s", "partial")},
+                               "scores": str(scored.records_path)}
+        except Exception as e:
+            cli.err.print(f"[red]error:[/red] the run stopped: {type(e).__name__}: {e}. "
+                          "Everything judged so far is cached: the same command resumes.")
+            raise typer.Exit(1)
+        finally:
+            generator.close(engines=False)
+            for r in scorers.values():
+                r.close()
+            for e in engines.values():
+                e.close()
+    summary = {"grid": grid, "reasoning_tax": result.summary["reasoning_tax"],
+               "generation": str(result.summary_path), "failure": result.summary.get("failure")}
+    (out / "run_summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True, default=str))
+    cli.console.print(grid_table(summary))
+    cli.console.print(f"wrote {out / 'run_summary.json'}")
+    raise typer.Exit(code)

@@ -1,0 +1,92 @@
+"""`murgat score`: the MURGAT protocol over a response file."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+from typing import Optional
+
+import typer
+
+import murgat_local.cli as ui
+from murgat_local.cli import app
+
+
+@app.command()
+def score(
+    responses: pathlib.Path = typer.Argument(..., help="JSONL, or the reference's JSON list"),
+    media_root: pathlib.Path = typer.Option(..., "--media-root", help="folder holding the videos"),
+    out: pathlib.Path = typer.Option(..., "--out", help="output folder"),
+    config: Optional[pathlib.Path] = typer.Option(None, "--config", help="TOML run configuration"),
+    judge: Optional[str] = typer.Option(None, "--judge", help="model for every stage (preset or directory)"),
+    verifier: Optional[str] = typer.Option(None, "--verifier", help="model for verifiable-claim identification"),
+    decomposer: Optional[str] = typer.Option(None, "--decomposer", help="model for decontextualization and decomposition"),
+    entailer: Optional[str] = typer.Option(None, "--entailer", help="model for attribution"),
+    engine: Optional[str] = typer.Option(None, "--engine", help="vllm (default) or transformers"),
+    compat: Optional[str] = typer.Option(None, "--compat", help="'reference' reproduces the public reference"),
+    no_decontext: bool = typer.Option(False, "--no-decontextualize", help="skip decontextualization"),
+    limit: Optional[int] = typer.Option(None, "--limit", help="score only the first N responses"),
+    cache: Optional[pathlib.Path] = typer.Option(None, "--cache", help="verdict cache (default OUT/verdicts.sqlite)"),
+    models_dir: Optional[pathlib.Path] = typer.Option(None, "--models-dir", envvar="MURGAT_MODELS_DIR",
+                                                      help="where presets' relative model paths live"),
+    dry_run: bool = typer.Option(False, "--dry-run", help="count the calls each stage needs; run nothing"),
+    verbose: bool = typer.Option(False, "--verbose", help="show engine logs here instead of OUT/engine.log"),
+    max_failed_calls: Optional[float] = typer.Option(
+        None, "--max-failed-calls",
+        help="fail the run (exit 1) when a larger share of judge calls got no verdict (default 0.05)"),
+) -> None:
+    """Score RESPONSES and write OUT/scores.jsonl and OUT/summary.json."""
+    if verbose:
+        os.environ["VLLM_LOGGING_LEVEL"] = "INFO"
+    from pydantic import ValidationError
+
+    from ..config import load_config
+    from ..engines import ModelNotFound
+    from ..pipeline.runner import Runner
+    from ..reports.table import errors_table, stage_progress, stages_table, summary_table
+
+    if not responses.is_file():
+        ui._fail(f"responses file {responses} does not exist")
+    if not media_root.is_dir():
+        ui._fail(f"--media-root {media_root} is not a folder")
+    if compat not in (None, "reference"):
+        ui._fail(f"--compat takes 'reference', not {compat!r}")
+    try:
+        cfg = load_config(config, {
+            "judge": judge, "verifier": verifier, "decomposer": decomposer, "entailer": entailer,
+            "engine": engine, "compat": compat, "limit": limit, "cache": cache,
+            "models_dir": models_dir, "decontextualize": False if no_decontext else None,
+            "max_failed_calls": max_failed_calls,
+        })
+    except (ValidationError, OSError, ValueError) as e:
+        ui._fail(f"bad configuration: {e}")
+    try:  # setting up (no model starts here): a model or preset that cannot be found is a usage error
+        runner = Runner(cfg, media_root, out)
+    except (ModelNotFound, ValueError) as e:
+        ui._fail(str(e))
+    with ui._engine_logs(out, quiet=not (verbose or dry_run)), \
+            stage_progress(ui.console, ["decontext", "verifiable", "decompose", "entail"]) as progress:
+        runner.attach_progress(progress)
+        try:  # running: item faults are records; anything else stops the run, never as usage
+            if dry_run:
+                plan = runner.plan(responses)
+                ui.console.print_json(json.dumps(plan))
+                raise typer.Exit(0)
+            result = runner.run(responses)
+        except typer.Exit:
+            raise
+        except Exception as e:
+            ui.err.print(f"[red]error:[/red] the run stopped: {type(e).__name__}: {e}. Verdicts already "
+                      "judged are in the cache: the same command resumes.")
+            raise typer.Exit(1)
+        finally:
+            runner.close()
+    ui.console.print(summary_table(result.summary))
+    ui.console.print(stages_table(result.summary))
+    if result.errors:
+        ui.console.print(errors_table(result.errors))
+    if result.summary.get("failure"):
+        ui.err.print(f"[red]error:[/red] {result.summary['failure']}")
+    ui.console.print(f"wrote {result.records_path} and {result.summary_path}")
+    raise typer.Exit(result.exit_code)

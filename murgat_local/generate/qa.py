@@ -1,0 +1,73 @@
+"""QA accuracy: the answer letter of a response, and how it was found.
+
+In order: the last `\\boxed{}`, an `Answer:` line (both in `text.answers`), and, only when
+neither names a letter, a judge that maps the response to one option by a constrained choice
+over the option letters (or NONE). A response with no recoverable answer is *unanswered*:
+counted and listed, never scored as wrong.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from statistics import mean
+from typing import Sequence
+
+from ..inputs.datasets import render_options
+from ..judges import PromptTemplate
+from ..judges.calls import Call
+from ..text.answers import extract_answer
+from .strategies import fence, option_letters
+
+NONE = "NONE"
+
+
+@dataclass(frozen=True)
+class Answer:
+    letter: str | None
+    path: str | None  # boxed | answer_line | judge | None (unanswered)
+    reason: str | None = None  # why there is no letter
+
+    def as_dict(self) -> dict:
+        return {"predicted": self.letter, "path": self.path, "unanswered": self.reason}
+
+
+def read_answer(text: str, options: Sequence[str] | None) -> Answer | None:
+    """The letter the text states itself, or None when a judge must be asked (or cannot be)."""
+    found = extract_answer(text, options)
+    if found.letter is not None:
+        return Answer(found.letter, found.path)
+    if not options:
+        return Answer(None, None, "no letter in the response, and no options to map it to")
+    return None
+
+
+def judge_call(template: PromptTemplate, question: str, options: Sequence[str], text: str) -> Call:
+    user = template.render(question=question, options=render_options(options), response=fence(text))
+    return Call(template, user, choices=option_letters(options) + (NONE,))
+
+
+def judged(outcome, options: Sequence[str]) -> Answer:
+    if not outcome.ok:
+        return Answer(None, None, f"the answer judge gave no choice ({outcome.error or outcome.unparsed})")
+    choice = outcome.text.strip()
+    if choice == NONE:
+        return Answer(None, None, "the answer judge found no option the response commits to")
+    return Answer(choice, "judge")
+
+
+def accuracy(rows: Sequence[dict]) -> dict:
+    """Accuracy over the answered, graded rows; unanswered rows are counted apart and listed."""
+    graded = [r for r in rows if r.get("gold") and r.get("status") == "ok"]
+    answered = [r for r in graded if r.get("predicted")]
+    unanswered = [r["id"] for r in graded if not r.get("predicted")]
+    paths: dict[str, int] = {}
+    for r in answered:
+        paths[r["answer_path"]] = paths.get(r["answer_path"], 0) + 1
+    return {
+        "graded": len(graded),
+        "answered": len(answered),
+        "accuracy": mean(r["predicted"] == r["gold"] for r in answered) if answered else None,
+        "unanswered": len(unanswered),
+        "unanswered_ids": unanswered,
+        "answer_paths": paths,
+    }

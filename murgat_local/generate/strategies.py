@@ -1,0 +1,83 @@
+"""Responder strategies: what a model under test is asked, and how a post-hoc edit is checked.
+
+  base      answer with step-by-step reasoning, no citations
+  cite      the same, every observable sentence cited (+CITATION)
+  posthoc   an editor pass that adds, repairs and moves citations in an existing answer
+            (`posthoc` edits this run's `base` answer, `posthoc:cite` its `cite` answer, and with
+            `--from FILE` the answers in that file); the prose must come back unchanged
+Program-aided strategies join this table in their own module.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..text.citations import strip_citations
+from ..text.clean import remove_thinking
+
+PROMPTS = {"base": "respond_base", "cite": "respond_cite", "posthoc": "posthoc_attribution"}
+POSTHOC_SOURCES = ("base", "cite", "from")
+
+
+@dataclass(frozen=True)
+class Strategy:
+    name: str  # base | cite | posthoc
+    source: str | None = None  # posthoc: which answers it edits
+
+    @property
+    def label(self) -> str:
+        return self.name if self.source in (None, "base") or self.name != "posthoc" else f"{self.name}:{self.source}"
+
+    @property
+    def prompt(self) -> str:
+        return PROMPTS[self.name]
+
+
+def parse_strategy(text: str, *, from_file: bool = False) -> Strategy:
+    """`base`, `cite`, `posthoc` or `posthoc:cite`; ValueError naming the choices otherwise."""
+    name, _, arg = text.strip().partition(":")
+    if name not in PROMPTS:
+        raise ValueError(f"unknown strategy {text!r} (choose from base, cite, posthoc, posthoc:cite)")
+    if name != "posthoc":
+        if arg:
+            raise ValueError(f"strategy {name!r} takes no argument")
+        return Strategy(name)
+    source = "from" if from_file else (arg or "base")
+    if source not in POSTHOC_SOURCES or (arg and from_file):
+        raise ValueError(f"posthoc edits 'base' or 'cite' answers of this run, or a --from file; not {arg!r}")
+    return Strategy("posthoc", source)
+
+
+def option_letters(options) -> tuple[str, ...]:
+    return tuple(chr(65 + i) for i in range(len(options or ())))
+
+
+FENCE_CLOSE = "ANSWER>>>"
+
+
+def fence(text: str) -> str:
+    """Untrusted text placed inside a <<<ANSWER ... ANSWER>>> fence cannot close it."""
+    return text.replace("<<<", "< < <").replace(">>>", "> > >")
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def prose(text: str) -> str:
+    """An answer's words without its citations, thinking, or spacing differences."""
+    body = remove_thinking(text)
+    return _SPACE.sub(" ", strip_citations(body)).strip()
+
+
+def posthoc_problem(original: str, edited: str) -> str | None:
+    """Why a post-hoc edit is rejected (None when accepted): it may only touch citations."""
+    if not remove_thinking(edited).strip():
+        return "the edit is empty"
+    before, after = prose(original), prose(edited)
+    if before == after:
+        return None
+    # Name the first difference, so a reader sees what the editor changed.
+    i = next((k for k, (a, b) in enumerate(zip(before, after)) if a != b), min(len(before), len(after)))
+    return (f"the edit changed the prose, not only citations (first difference at character {i}: "
+            f"{before[i:i + 40]!r} became {after[i:i + 40]!r})")

@@ -1,0 +1,86 @@
+"""A model call before it is sent (`Call`) and what came back (`Outcome`): plain values the
+stage runner keys, caches and batches, and the protocol and the responders build and read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from ..engines import MediaPart, Request, Sampling, Verdict
+from ..text.clean import remove_thinking
+from .prompts import PromptTemplate
+
+
+@dataclass
+class Call:
+    """A model call before it is sent: enough to key it, and a thunk to cut its media.
+
+    The output contract is the template's verdict type, or `choices`, or free text (a template
+    without a verdict) decoded with `sampling`; `captions` label the media parts."""
+
+    template: PromptTemplate
+    user: str
+    media_keys: tuple = ()
+    media: Callable[[], tuple[MediaPart, ...]] | None = None
+    evidence: str = ""
+    choices: tuple[str, ...] | None = None
+    sampling: Sampling | None = None
+    captions: tuple[str | None, ...] = ()
+
+    def material(self, stage: str, judge: str) -> dict:
+        verdict = self.template.verdict
+        m = {
+            "stage": stage,
+            "judge": judge,
+            "template": self.template.digest,
+            "system": self.template.system,
+            "user": self.user,
+            "media": [list(k) for k in self.media_keys],
+            "verdict": verdict.__name__ if verdict is not None else None,
+            "max_tokens": verdict.max_tokens if verdict is not None else None,
+        }
+        # Only what is set, so the keys of plain judge calls stay as they always were.
+        if self.choices is not None:
+            m["choices"] = list(self.choices)
+        if self.sampling is not None:
+            m["sampling"] = self.sampling.as_dict()
+        if self.captions:
+            m["captions"] = list(self.captions)
+        return m
+
+    def request(self, media: tuple[MediaPart, ...]) -> Request:
+        return Request(self.user, self.template.verdict, self.template.system, media,
+                       choices=self.choices, sampling=self.sampling, captions=self.captions)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The verdict of one call, or why there is none."""
+
+    verdict: Verdict | None = None
+    raw: str = ""
+    unparsed: str | None = None  # the reason a generation did not parse
+    error: str | None = None  # refused or failed before reaching the model
+    cached: bool = False
+    key: str = ""
+    note: str | None = None  # what the engine changed to fit the request
+
+    @property
+    def ok(self) -> bool:
+        """A verdict, a choice or a free text came back (for a verdict call, `verdict` is set)."""
+        return self.error is None and self.unparsed is None
+
+    @property
+    def text(self) -> str:
+        """The answer after any reasoning block: a choice, or free text."""
+        return remove_thinking(self.raw)
+
+    def trace(self) -> dict:
+        d: dict = {"raw": self.raw}
+        if self.unparsed:
+            d["unparsed"] = self.unparsed
+        if self.error:
+            d["error"] = self.error
+        if self.note:
+            d["note"] = self.note
+        return d

@@ -1,0 +1,376 @@
+"""`murgat generate`: responders answer a dataset under each strategy, batched and cached.
+
+A grid of cells (models x strategies, K samples each) runs chunk by chunk over the dataset.
+Inside a chunk, every cell's calls go to its model's engine together (one engine per model,
+shared by the cells, the answer judge and, in `murgat run`, the scorer), through the same
+content-addressed cache and batch machinery as the judges: a killed run resumes with the same
+output, and a finished one reruns from the cache without starting a model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator
+
+from ..config import GenerateConfig
+from ..engines import LazyEngine, Sampling, load_preset
+from ..generate.media import ResponderPlan, cut_media, media_note, plan_media
+from ..generate.qa import Answer, accuracy, judge_call, judged, read_answer
+from ..generate.strategies import Strategy, fence, parse_strategy, posthoc_problem
+from ..inputs.datasets import DatasetItem, read_dataset, render_options
+from ..inputs.responses import InputError, read_responses
+from ..judges import load_prompt
+from ..judges.calls import Call, Outcome
+from ..media.segments import SegmentCutter
+from ..media.source import MediaError, MediaRef
+from ..text.clean import remove_thinking
+from .cache import VerdictCache
+from .judging import StageJudge
+from .provenance import file_digest, versions
+from .runner import failed_calls
+
+
+@dataclass(frozen=True)
+class Cell:
+    model: str
+    strategy: Strategy
+
+    @property
+    def label(self) -> str:
+        return f"{self.model}/{self.strategy.label}"
+
+    @property
+    def folder(self) -> str:
+        return f"{self.model}__{self.strategy.label}".replace("/", "_").replace(":", "-")
+
+
+@dataclass
+class GenerateResult:
+    summary: dict
+    summary_path: pathlib.Path
+    outputs: dict[str, pathlib.Path]  # cell label -> responses.jsonl
+    errors: list[dict] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.errors or self.summary.get("failure") else 0
+
+
+@dataclass
+class _Item:
+    item: DatasetItem | InputError
+    ref: MediaRef | None = None
+    error: str | None = None
+
+
+def _chunks(items: Iterable, size: int) -> Iterator[list]:
+    chunk: list = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def output_layout(out: pathlib.Path, cells: list[Cell]) -> tuple[dict[Cell, pathlib.Path], pathlib.Path, pathlib.Path]:
+    """(cell -> responses file, summary file, default cache) for `--out`: one cell may write a
+    `.jsonl` file directly; otherwise `out` is a folder with one subfolder per cell."""
+    if out.suffix == ".jsonl":
+        if len(cells) != 1:
+            raise ValueError(f"--out {out} is one file, but the grid has {len(cells)} cells: give a folder")
+        return {cells[0]: out}, out.with_suffix(".summary.json"), out.with_suffix(".cache.sqlite")
+    return ({c: out / c.folder / "responses.jsonl" for c in cells}, out / "summary.json",
+            out / "cache.sqlite")
+
+
+class GenerateRunner:
+    def __init__(self, config: GenerateConfig, media_root: pathlib.Path, out: pathlib.Path, *,
+                 engines: dict | None = None, cache: VerdictCache | None = None,
+                 cutter: SegmentCutter | None = None, from_file: pathlib.Path | None = None,
+                 progress: Callable[[str], Callable[[int, float], None]] | None = None):
+        """`engines` maps a model name to a shared `LazyEngine`-like holder; the others are
+        created from presets. ValueError / ModelNotFound for a bad grid or model (usage)."""
+        self.config = config
+        self.media_root = pathlib.Path(media_root)
+        self.from_file = from_file
+        self.cells = [Cell(m, parse_strategy(s, from_file=from_file is not None))
+                      for m in config.models for s in config.strategies]
+        if len({c.label for c in self.cells}) != len(self.cells):
+            raise ValueError("the same model and strategy are named twice")
+        self.paths, self.summary_path, default_cache = output_layout(pathlib.Path(out), self.cells)
+        self.cache = cache or VerdictCache(config.cache or default_cache)
+        self.cutter = cutter or SegmentCutter(self.media_root, config.media.options(), **config.media.bounds())
+        self.engines: dict = dict(engines or {})
+        options = {"seed": config.sampling.seed, **config.engine_args}
+        for name in [*config.models, *([config.answer_judge] if config.answer_judge else [])]:
+            if name not in self.engines:
+                preset = load_preset(name, models_root=config.models_dir)
+                self.engines[name] = LazyEngine(config.engine, preset, **options)
+        self.judges = {n: StageJudge("generate", e, self.cache, batch_size=config.batch_size,
+                                     on_progress=progress(f"{n}") if progress else None)
+                       for n, e in self.engines.items() if n in config.models}
+        self.answerers = {n: StageJudge("answer", e, self.cache, batch_size=config.batch_size)
+                          for n, e in self.engines.items()}
+        self.prompts = {name: load_prompt(name) for name in
+                        ("respond_base", "respond_cite", "posthoc_attribution", "answer_choice")}
+        self._sources = self._read_from_file() if from_file else {}
+
+    # ------------------------------------------------------------------ inputs
+
+    def _read_from_file(self) -> dict[str, str]:
+        """`--from FILE`: the answers a posthoc pass edits, by id."""
+        found = {}
+        for item in read_responses(self.from_file):
+            if not isinstance(item, InputError):
+                found[item.id] = item.generation
+        return found
+
+    def _prepare(self, item: DatasetItem | InputError) -> _Item:
+        if isinstance(item, InputError):
+            return _Item(item, error=item.reason)
+        try:
+            return _Item(item, ref=self.cutter.source(item.video))
+        except MediaError as e:
+            return _Item(item, error=str(e))
+        except Exception as e:  # any fault stays with its item
+            return _Item(item, error=f"failed while preparing: {type(e).__name__}: {e}")
+
+    # ------------------------------------------------------------------ calls
+
+    def _sampling(self, model: str, k: int) -> Sampling:
+        s = self.config.sampling
+        budget = s.thinking_budget if self.engines[model].preset.quirks.thinking else 0
+        return Sampling(max_tokens=s.max_tokens + budget, temperature=s.temperature, top_p=s.top_p,
+                        top_k=s.top_k, seed=s.seed + k)
+
+    def _call(self, prompt: str, model: str, it: _Item, plan: ResponderPlan, k: int, **extra) -> Call:
+        tpl = self.prompts[prompt]
+        item = it.item
+        user = tpl.render(media_note=media_note(plan.record), question=item.question,
+                          options=render_options(item.options), **extra)
+        cutter, ref = self.cutter, it.ref
+        return Call(tpl, user, media_keys=plan.keys, media=lambda: cut_media(cutter, ref, plan),
+                    sampling=self._sampling(model, k), captions=plan.captions)
+
+    def _generate(self, model: str, jobs: list[tuple[tuple, Call]]) -> dict[tuple, Outcome]:
+        if not jobs:
+            return {}
+        outcomes = self.judges[model].run([call for _, call in jobs])
+        return {key: out for (key, _), out in zip(jobs, outcomes)}
+
+    # ------------------------------------------------------------------ one chunk
+
+    def _chunk(self, chunk: list[DatasetItem | InputError]) -> dict[Cell, list[dict]]:
+        items = [self._prepare(i) for i in chunk]
+        live = [it for it in items if it.error is None]
+        plans = {(m, id(it)): plan_media(self.cutter, it.ref, self.engines[m].preset)
+                 for m in self.config.models for it in live}
+        samples = range(self.config.samples)
+        # Phase A: first answers (base, cite, and the sources posthoc cells edit).
+        first: dict[tuple, Outcome] = {}
+        for model in self.config.models:
+            wanted = {c.strategy.name for c in self.cells if c.model == model and c.strategy.name != "posthoc"}
+            wanted |= {c.strategy.source for c in self.cells
+                       if c.model == model and c.strategy.name == "posthoc" and c.strategy.source != "from"}
+            jobs = [((model, s, id(it), k), self._call(f"respond_{s}", model, it, plans[model, id(it)], k))
+                    for s in sorted(wanted) for it in live for k in samples]
+            first.update(self._generate(model, jobs))
+        # Phase B: post-hoc edits of those answers (or of the --from file's).
+        edits: dict[tuple, tuple[str | None, Outcome | None]] = {}
+        for model in self.config.models:
+            jobs = []
+            for cell in (c for c in self.cells if c.model == model and c.strategy.name == "posthoc"):
+                for it in live:
+                    for k in samples:
+                        key = (model, cell.strategy.label, id(it), k)
+                        original = self._source_text(cell, it, k, first)
+                        edits[key] = (original, None)
+                        if original is not None:
+                            jobs.append((key, self._call("posthoc_attribution", model, it, plans[model, id(it)], k,
+                                                         response=fence(remove_thinking(original)))))
+            for key, out in self._generate(model, jobs).items():
+                edits[key] = (edits[key][0], out)
+        rows = {cell: [] for cell in self.cells}
+        for cell in self.cells:
+            for it in items:
+                for k in samples:
+                    rows[cell].append(self._row(cell, it, k, first, edits, plans))
+        self._answer(rows)
+        return rows
+
+    def _source_text(self, cell: Cell, it: _Item, k: int, first: dict) -> str | None:
+        if cell.strategy.source == "from":
+            return self._sources.get(it.item.id)
+        out = first.get((cell.model, cell.strategy.source, id(it), k))
+        return out.raw if out is not None and out.ok else None
+
+    def _row(self, cell: Cell, it: _Item, k: int, first: dict, edits: dict, plans: dict) -> dict:
+        item = it.item
+        base = dict(getattr(item, "row", {}) or {})
+        rid = item.id if item.id is not None else None
+        if rid is not None and self.config.samples > 1:
+            rid = f"{rid}#{k}"
+        row = {**base, "id": rid, "model": cell.label, "strategy": cell.strategy.label,
+               "sample": k, "status": "ok", "error": None}
+        if isinstance(item, DatasetItem):
+            row.update(video=item.video, question=item.question, options=list(item.options or []),
+                       answer=item.answer)
+            if item.answer_raw is not None and item.answer_raw != item.answer:
+                row["answer_raw"] = item.answer_raw
+        if it.error is not None:
+            row.update(status="error", error=it.error, source=getattr(item, "source", ""))
+            return row
+        plan = plans[cell.model, id(it)]
+        row["media"] = dict(plan.record)
+        if cell.strategy.name == "posthoc":
+            original, out = edits[(cell.model, cell.strategy.label, id(it), k)]
+            if original is None:
+                row.update(status="error", error=f"no answer to edit ({self._missing(cell, it, k, first)})")
+                return row
+            if out is None or not out.ok:
+                row.update(status="error", error=f"the post-hoc edit failed: {self._why(out)}")
+                return row
+            problem = posthoc_problem(original, out.raw)
+            row["posthoc"] = {"source": cell.strategy.source, "accepted": problem is None, "rejected": problem}
+            if problem is not None:
+                row["posthoc"]["edit"] = out.raw
+            row["model_generation"] = out.raw if problem is None else original
+            row["media"]["note"] = out.note
+            return row
+        out = first[(cell.model, cell.strategy.name, id(it), k)]
+        if not out.ok:
+            row.update(status="error", error=f"generation failed: {self._why(out)}")
+            return row
+        row["model_generation"] = out.raw
+        row["media"]["note"] = out.note
+        return row
+
+    def _missing(self, cell: Cell, it: _Item, k: int, first: dict) -> str:
+        if cell.strategy.source == "from":
+            return f"id {it.item.id!r} is not in {self.from_file}"
+        return f"the {cell.strategy.source} answer failed: " + self._why(first.get((cell.model, cell.strategy.source, id(it), k)))
+
+    @staticmethod
+    def _why(out: Outcome | None) -> str:
+        return "no outcome" if out is None else (out.error or out.unparsed or "unknown")
+
+    # ------------------------------------------------------------------ answers
+
+    def _answer(self, rows: dict[Cell, list[dict]]) -> None:
+        pending: dict[str, list[tuple[dict, Call]]] = {}
+        for cell, cell_rows in rows.items():
+            judge = self.config.answer_judge or cell.model
+            for row in cell_rows:
+                if row["status"] != "ok":
+                    continue
+                options = row.get("options") or []
+                answer = read_answer(row["model_generation"], options)
+                if answer is None:
+                    call = judge_call(self.prompts["answer_choice"], row["question"], options,
+                                      remove_thinking(row["model_generation"]))
+                    pending.setdefault(judge, []).append((row, call))
+                else:
+                    self._grade(row, answer)
+        for judge, jobs in pending.items():
+            outcomes = self.answerers[judge].run([c for _, c in jobs])
+            for (row, _), out in zip(jobs, outcomes):
+                self._grade(row, judged(out, row.get("options") or []), judge)
+
+    @staticmethod
+    def _grade(row: dict, answer: Answer, judge: str | None = None) -> None:
+        row["predicted"] = answer.letter
+        row["answer_path"] = answer.path
+        row["unanswered"] = answer.reason
+        if judge is not None and answer.path == "judge":
+            row["answer_judge"] = judge
+        gold = row.get("answer")
+        row["gold"] = gold
+        row["correct"] = None if gold is None or answer.letter is None else answer.letter == gold
+
+    # ------------------------------------------------------------------ run
+
+    def run(self, dataset: pathlib.Path, *, reference_format: bool = False) -> GenerateResult:
+        t0 = time.perf_counter()
+        partial = {c: p.with_name(p.name + ".partial") for c, p in self.paths.items()}
+        for p in partial.values():
+            p.parent.mkdir(parents=True, exist_ok=True)
+        handles = {c: p.open("w", encoding="utf-8") for c, p in partial.items()}
+        kept: dict[Cell, list[dict]] = {c: [] for c in self.cells}
+        try:
+            for chunk in _chunks(read_dataset(dataset, self.config.limit), self.config.chunk_size):
+                for cell, cell_rows in self._chunk(chunk).items():
+                    for row in cell_rows:
+                        handles[cell].write(json.dumps(row, ensure_ascii=False, sort_keys=True, default=str) + "\n")
+                        kept[cell].append({k: row.get(k) for k in
+                                           ("id", "status", "error", "gold", "predicted", "answer_path", "correct")})
+            for h in handles.values():
+                h.flush()
+                os.fsync(h.fileno())
+        finally:
+            for h in handles.values():
+                h.close()
+        for c, p in partial.items():
+            os.replace(p, self.paths[c])
+            if reference_format:
+                rows = [json.loads(line) for line in self.paths[c].read_text(encoding="utf-8").splitlines()]
+                self.paths[c].with_suffix(".reference.json").write_text(
+                    json.dumps(rows, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
+        return self._summarize(dataset, kept, t0)
+
+    def _summarize(self, dataset: pathlib.Path, kept: dict, t0: float) -> GenerateResult:
+        cells: dict[str, dict] = {}
+        errors: list[dict] = []
+        for cell, rows in kept.items():
+            bad = [r for r in rows if r["status"] != "ok"]
+            errors += [{"cell": cell.label, "id": r["id"], "error": r["error"]} for r in bad]
+            cells[cell.label] = {"model": cell.model, "strategy": cell.strategy.label, "rows": len(rows),
+                                 "errors": len(bad), "output": str(self.paths[cell]), **accuracy(rows)}
+        summary: dict = {"cells": cells, "reasoning_tax": reasoning_tax(cells)}
+        judges = list(self.judges.values()) + list(self.answerers.values())
+        summary["calls"] = {**{f"generate:{n}": j.counters.as_dict() for n, j in self.judges.items()},
+                            **{f"answer:{n}": j.counters.as_dict() for n, j in self.answerers.items()
+                               if j.counters.calls}}
+        summary["judge_calls"] = calls = failed_calls(judges, self.config.max_failed_calls)
+        summary["failure"] = calls.pop("failure")
+        summary["engines"] = {}
+        for name, e in self.engines.items():
+            stats = e.stats.as_dict()
+            stats["output_tokens_per_s"] = round(stats["output_tokens"] / stats["wall_s"], 2) if stats["wall_s"] else None
+            summary["engines"][name] = {"identity": e.identity, "started": e.started, **stats}
+        summary["errors_list"] = errors
+        summary["provenance"] = {
+            "config": self.config.model_dump(mode="json"),
+            "prompts": {n: t.digest for n, t in self.prompts.items()},
+            "models": {n: getattr(e, "identity_detail", None) for n, e in self.engines.items()},
+            "media_root": str(self.media_root.resolve()),
+            "from_file": file_digest(self.from_file) if self.from_file else None,
+            "versions": versions(),
+            "input": file_digest(dataset) if pathlib.Path(dataset).is_file() else {"path": str(dataset)},
+        }
+        summary["wall_s"] = round(time.perf_counter() - t0, 3)
+        self.summary_path.parent.mkdir(parents=True, exist_ok=True)
+        self.summary_path.write_text(json.dumps(summary, indent=2, sort_keys=True, default=str))
+        return GenerateResult(summary, self.summary_path, {c.label: p for c, p in self.paths.items()}, errors)
+
+    def close(self, *, engines: bool = True) -> None:
+        if engines:
+            for e in self.engines.values():
+                e.close()
+        self.cutter.close()
+        self.cache.close()
+
+
+def reasoning_tax(cells: dict[str, dict]) -> dict[str, float | None]:
+    """Per model: accuracy with citations required minus accuracy without (cite - base)."""
+    out = {}
+    for model in {c["model"] for c in cells.values()}:
+        acc = {c["strategy"]: c["accuracy"] for c in cells.values() if c["model"] == model}
+        if "base" in acc and "cite" in acc:
+            out[model] = None if acc["base"] is None or acc["cite"] is None else acc["cite"] - acc["base"]
+    return out
