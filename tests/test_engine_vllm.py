@@ -102,3 +102,46 @@ def test_a_batch_the_engine_rejects_is_split_to_isolate_the_request(vllm_engine)
     assert "engine failed on this request" in results[1].error and eng.stats.batch_splits >= 1
     # With the check in place the same request is refused before the engine, with its reason.
     assert "max_model_len=4096" in eng.judge([too_long])[0].error
+
+
+def test_a_long_soundtrack_reaches_the_model_whole(vllm_engine):
+    """The Whisper feature extractor behind Qwen-Omni audio truncates at 30 s by default: a
+    5-minute track must arrive whole (its prompt grows with its length)."""
+    import numpy as np
+
+    from murgat_local.engines import AudioPart, Request, Sampling
+
+    preset, eng = vllm_engine
+    if preset.name != "tiny-qwen3-omni":
+        pytest.skip("audio is checked on the omni test model")
+    rng = np.random.default_rng(0)
+
+    def tokens(seconds):
+        media = (AudioPart((0.1 * rng.standard_normal(16000 * seconds)).astype(np.float32)),) if seconds else ()
+        (r,) = eng.judge([Request("Describe it.", media=media, sampling=Sampling(max_tokens=4))])
+        assert r.ok, r
+        return r.prompt_tokens
+
+    text = tokens(0)
+    short, lecture = tokens(20) - text, tokens(300) - text
+    assert lecture / short == pytest.approx(15, rel=0.03), (short, lecture)
+
+
+def test_the_sampled_frame_rate_reaches_the_processor(vllm_engine):
+    import numpy as np
+
+    from murgat_local.engines import Request, VideoPart
+    from murgat_local.engines.base import build_messages
+    from murgat_local.engines.render import processor_inputs
+
+    preset, eng = vllm_engine
+    if preset.name != "tiny-qwen3-omni":
+        pytest.skip("frame timing is checked on the omni test model")
+    frames = np.zeros((8, 64, 64, 3), np.uint8)
+    for fps in (2.0, 0.5):
+        req = Request("x", media=(VideoPart(frames, fps),))
+        prompt = eng._prompt(req)
+        assert prompt["mm_processor_kwargs"]["fps"] == fps  # what vLLM hands its processor
+        messages, media = build_messages(req, preset.quirks)
+        # ... and what the model's processor makes of it: seconds per temporal patch of 2 frames
+        assert processor_inputs(eng.renderer, messages, media)["video_second_per_grid"].tolist() == [2 / fps]

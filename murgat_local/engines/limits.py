@@ -122,9 +122,11 @@ class RequestFitter:
     def estimate(self, request: Request) -> int:
         """Prompt tokens of `request`: its text rendered by the chat template, plus each media
         part's measured cost."""
-        text = dataclasses.replace(request, media=())
+        text = dataclasses.replace(request, media=(), captions=())
         messages, _ = build_messages(text, self.preset.quirks)
         n = int(processor_inputs(self.renderer, messages, [])["input_ids"].shape[-1])
+        tok = self.renderer.tokenizer
+        n += sum(len(tok(c, add_special_tokens=False)["input_ids"]) for c in request.captions if c)
         return n + sum(self._cost(m) for m in adapt_media(request, self.preset).media)
 
     # ------------------------------------------------------------------ fitting

@@ -1,0 +1,144 @@
+"""`murgat generate` and `murgat run` end to end: real vLLM engines on the local test models,
+real media, every strategy, then the output scored; and a killed generation resumed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT, require_model
+
+pytestmark = [pytest.mark.engine, pytest.mark.slow]
+
+DATASET = ROOT / "samples" / "questions.jsonl"
+
+
+def murgat(*args, **kw):
+    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", PYTHONUNBUFFERED="1")
+    return subprocess.run([sys.executable, "-m", "murgat_local.cli", *map(str, args)],
+                          capture_output=True, text=True, env=env, cwd=ROOT, **kw)
+
+
+@pytest.fixture(scope="module")
+def config(tmp_path_factory):
+    p = tmp_path_factory.mktemp("cfg") / "run.toml"
+    # Short answers keep random-weight responders quick; small batches so a kill lands mid-run;
+    # no prefix caching, so a resumed run computes its batches exactly as an uninterrupted one.
+    p.write_text("batch_size = 4\n[engine_args]\nenable_prefix_caching = false\n"
+                 "[generate]\nbatch_size = 4\n[generate.sampling]\nmax_tokens = 40\n")
+    return p
+
+
+@pytest.fixture(scope="module")
+def grid(tmp_path_factory, media_root, config):
+    for m in ("tiny-qwen3-omni", "tiny-gemma3", "smollm2-135m-instruct"):
+        require_model(m)
+    out = tmp_path_factory.mktemp("run")
+    proc = murgat("run", DATASET, "--media-root", media_root, "--out", out, "--config", config,
+                  "--model", "tiny-qwen3-omni", "--model", "tiny-gemma3",
+                  "--strategy", "base", "--strategy", "cite", "--strategy", "posthoc",
+                  "--judge", "tiny-qwen3-omni", "--verifier", "smollm2-135m-instruct",
+                  "--decomposer", "smollm2-135m-instruct")
+    return out, proc
+
+
+def rows(path):
+    return [json.loads(l) for l in path.read_text().splitlines()]
+
+
+def test_every_strategy_on_both_models_is_generated_and_scored(grid):
+    out, proc = grid
+    assert proc.returncode in (0, 1), proc.stderr[-3000:]
+    summary = json.loads((out / "run_summary.json").read_text())
+    assert len(summary["grid"]) == 6
+    n = len(DATASET.read_text().splitlines())
+    for label, cell in summary["grid"].items():
+        gen = rows(out / label.replace("/", "__") / "responses.jsonl")
+        assert len(gen) == n, label
+        ok = [r for r in gen if r["status"] == "ok"]
+        assert len(ok) == n, [r["error"] for r in gen if r["status"] != "ok"]
+        for r in ok:
+            assert r["model_generation"] and r["predicted"] is not None or r["unanswered"]
+            assert r["answer_path"] in ("boxed", "answer_line", "judge", None)
+        scores = rows(out / label.replace("/", "__") / "scores.jsonl")
+        assert len(scores) == n and all(s["status"] == "ok" for s in scores), label
+    qwen = rows(out / "tiny-qwen3-omni__base" / "responses.jsonl")
+    gemma = rows(out / "tiny-gemma3__base" / "responses.jsonl")
+    colors = next(r for r in qwen if r["id"] == "q-after-green")
+    assert colors["media"]["heard_audio"] is True and colors["media"]["visual"]["fps"] == 2.0
+    g = next(r for r in gemma if r["id"] == "q-after-green")
+    assert g["media"]["heard_audio"] is False and g["media"]["visual"]["as_images"] is True
+    assert g["media"]["visual"]["frames"] <= 8
+    post = rows(out / "tiny-qwen3-omni__posthoc" / "responses.jsonl")
+    assert all("posthoc" in r for r in post)
+    for r in post:  # an accepted edit kept the prose; a rejected one kept the original
+        if not r["posthoc"]["accepted"]:
+            assert r["model_generation"] == next(b for b in qwen if b["id"] == r["id"])["model_generation"]
+    gen_summary = json.loads((out / "summary.json").read_text())
+    assert set(gen_summary["reasoning_tax"]) == {"tiny-qwen3-omni", "tiny-gemma3"}
+    assert gen_summary["engines"]["tiny-qwen3-omni"]["output_tokens"] > 0
+    assert "Accuracy and attribution" in proc.stdout
+
+
+def test_generation_output_is_read_by_murgat_score_as_it_is(grid, media_root, config, tmp_path):
+    out, _ = grid
+    scored = murgat("score", out / "tiny-gemma3__cite" / "responses.jsonl", "--media-root", media_root,
+                    "--out", tmp_path / "s", "--config", config, "--judge", "tiny-qwen3-omni",
+                    "--verifier", "smollm2-135m-instruct", "--decomposer", "smollm2-135m-instruct",
+                    "--cache", out / "cache.sqlite")
+    assert scored.returncode in (0, 1), scored.stderr[-2000:]
+    summary = json.loads((tmp_path / "s" / "summary.json").read_text())
+    assert summary["scored"] == len(DATASET.read_text().splitlines())
+    # the same judges, prompts and cache as the run: nothing is judged again
+    assert all(s["model_calls"] == 0 for s in summary["stages"].values())
+
+
+def _generate(out, media_root, config, **kw):
+    args = [sys.executable, "-m", "murgat_local.cli", "generate", str(DATASET), "--media-root", str(media_root),
+            "--model", "tiny-qwen3-omni", "--strategy", "cite", "--samples", "2", "--temperature", "0.8",
+            "--out", str(out), "--config", str(config)]
+    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1")
+    return args, env
+
+
+def test_a_killed_generation_resumes_to_the_same_output(tmp_path, media_root, config):
+    whole = tmp_path / "whole.jsonl"
+    args, env = _generate(whole, media_root, config)
+    first = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr[-2000:]
+    out = tmp_path / "killed.jsonl"
+    args, env = _generate(out, media_root, config)
+    proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    db = out.with_suffix(".cache.sqlite")
+    killed = None
+    deadline = time.time() + 600
+    while time.time() < deadline and proc.poll() is None:
+        time.sleep(0.3)
+        if db.exists():
+            try:
+                n = sqlite3.connect(db, timeout=1).execute(
+                    "SELECT COUNT(*) FROM verdicts WHERE stage='generate'").fetchone()[0]
+            except sqlite3.Error:
+                continue
+            if n > 0:
+                killed = n
+                os.killpg(proc.pid, signal.SIGKILL)
+                break
+    proc.wait()
+    assert killed is not None and killed < 12, "the run finished before it could be killed"
+    assert not out.exists()
+    resumed = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    summary = json.loads(out.with_suffix(".summary.json").read_text())
+    assert summary["calls"]["generate:tiny-qwen3-omni"]["cache_hits"] >= killed
+    strip = lambda p: [{k: v for k, v in r.items()} for r in rows(p)]  # noqa: E731
+    assert strip(out) == strip(whole)
+    assert summary["engines"]["tiny-qwen3-omni"]["output_tokens_per_s"] > 0
