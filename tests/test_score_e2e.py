@@ -53,6 +53,33 @@ def small_batches(tmp_path_factory):
     return p
 
 
+def first_difference(a: bytes, b: bytes) -> str:
+    """Where two scores.jsonl files differ: the record and the field path, for a readable failure."""
+    def walk(x, y, path):
+        if type(x) is not type(y):
+            return f"{path}: {x!r} != {y!r}"
+        if isinstance(x, dict):
+            for k in sorted(set(x) | set(y)):
+                d = walk(x.get(k), y.get(k), f"{path}.{k}")
+                if d:
+                    return d
+        elif isinstance(x, list):
+            if len(x) != len(y):
+                return f"{path}: {len(x)} items != {len(y)}"
+            for i, (p, q) in enumerate(zip(x, y)):
+                d = walk(p, q, f"{path}[{i}]")
+                if d:
+                    return d
+        elif x != y:
+            return f"{path}: {x!r} != {y!r}"
+        return ""
+    for la, lb in zip(a.splitlines(), b.splitlines()):
+        if la != lb:
+            ra, rb = json.loads(la), json.loads(lb)
+            return f"record {ra.get('id')}: " + walk(ra, rb, "")
+    return "same records" if a == b else "different record counts"
+
+
 def murgat(*args, **kw):
     env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", PYTHONUNBUFFERED="1")
     return subprocess.run([sys.executable, "-m", "murgat_local.cli", *map(str, args)],
@@ -120,9 +147,10 @@ def test_rerun_makes_zero_model_calls_and_writes_the_same_scores(first_run, resp
     assert (out / "scores.jsonl").read_bytes() == before
 
 
-def test_dry_run_counts_cached_calls(first_run, responses, media_root):
+def test_dry_run_counts_cached_calls(first_run, responses, media_root, small_batches):
     out, _ = first_run
-    proc = murgat(*score_args(responses, media_root, out, "--dry-run"))
+    # The same engine arguments as the run (they are part of the judges' identity).
+    proc = murgat(*score_args(responses, media_root, out, "--config", small_batches, "--dry-run"))
     assert proc.returncode == 0, proc.stderr[-2000:]
     plan = json.loads(proc.stdout[proc.stdout.index("{"):])
     assert plan["complete"] is True
@@ -173,7 +201,8 @@ def test_killed_run_resumes_to_the_same_scores(first_run, responses, media_root,
     assert resumed.returncode == 1, resumed.stderr[-2000:]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["stages"]["decontext"]["cache_hits"] > 0  # work done before the kill was kept
-    assert (out / "scores.jsonl").read_bytes() == (out1 / "scores.jsonl").read_bytes()
+    got, want = (out / "scores.jsonl").read_bytes(), (out1 / "scores.jsonl").read_bytes()
+    assert got == want, first_difference(want, got)
 
 
 def test_rescore_recomputes_the_recorded_scores(first_run, tmp_path):
@@ -184,3 +213,39 @@ def test_rescore_recomputes_the_recorded_scores(first_run, tmp_path):
     for a, b in zip(records(out), again):
         for m in ("coverage", "precision", "recall", "f1", "murgat_s"):
             assert a[m] == b[m], (a["id"], m)
+
+
+def test_sigterm_stops_cleanly_and_the_same_command_resumes(first_run, responses, media_root, small_batches, tmp_path):
+    out1, _ = first_run
+    out = tmp_path / "term"
+    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1")
+    args = [sys.executable, "-m", "murgat_local.cli", *map(str, score_args(responses, media_root, out, "--config", small_batches))]
+    proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    db = out / "verdicts.sqlite"
+    deadline = time.time() + 600
+    sent = False
+    while time.time() < deadline and proc.poll() is None:
+        time.sleep(0.5)
+        if db.exists():
+            try:
+                n = sqlite3.connect(db, timeout=1).execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
+            except sqlite3.Error:
+                continue
+            if n > 0:
+                proc.send_signal(signal.SIGTERM)
+                sent = True
+                break
+    assert sent, "the run finished before it could be stopped"
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 143, stderr[-2000:]
+    assert "interrupted" in stderr and "SIGTERM" in stderr
+    time.sleep(2)
+    with pytest.raises(ProcessLookupError):  # the engines' processes are gone too
+        os.killpg(proc.pid, 0)
+    assert not (out / "scores.jsonl").exists() and (out / "scores.jsonl.partial").exists()
+    assert sqlite3.connect(db).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    resumed = murgat(*score_args(responses, media_root, out, "--config", small_batches))
+    assert resumed.returncode == 1, resumed.stderr[-2000:]
+    got, want = (out / "scores.jsonl").read_bytes(), (out1 / "scores.jsonl").read_bytes()
+    assert got == want, first_difference(want, got)

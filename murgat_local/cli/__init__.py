@@ -7,6 +7,7 @@ file, those consoles are swapped for ones on the real terminal.
 from __future__ import annotations
 
 import os
+import signal
 import pathlib
 from contextlib import contextmanager
 from typing import Iterator
@@ -56,6 +57,34 @@ def _engine_logs(out: pathlib.Path, quiet: bool) -> Iterator[None]:
             yield
         finally:
             console, err = saved
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM, delivered as an interrupt so every `finally` (engine shutdown) runs."""
+
+
+@contextmanager
+def _running(out: pathlib.Path, quiet: bool) -> Iterator[None]:
+    """A run: engine logs to their file when quiet, and SIGINT / SIGTERM stop it cleanly.
+
+    An interrupted run shuts its engines down, writes no final results (the partial file
+    keeps its `.partial` name), keeps every batch already cached, and exits 130 (SIGINT) or
+    143 (SIGTERM); the same command resumes it.
+    """
+    def on_term(signum, frame):
+        raise Interrupted()
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        with _engine_logs(out, quiet):
+            yield
+    except KeyboardInterrupt as e:
+        sig = "SIGTERM" if isinstance(e, Interrupted) else "SIGINT"
+        err.print(f"[red]interrupted[/red] ({sig}): engines stopped, no final results written; "
+                  "finished batches are cached and the same command resumes.")
+        raise typer.Exit(143 if isinstance(e, Interrupted) else 130)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 from . import generate, score, tools  # noqa: E402,F401  (each registers its commands on `app`)

@@ -78,7 +78,7 @@ def generate(
     except (ModelNotFound, ValueError) as e:
         cli._fail(str(e))
     log_dir = out if out.suffix != ".jsonl" else out
-    with cli._engine_logs(log_dir, quiet=not verbose):
+    with cli._running(log_dir, quiet=not verbose):
         try:
             result = runner.run(dataset, reference_format=out_format == "reference")
         except Exception as e:
@@ -151,7 +151,7 @@ def run(
         cli._fail(str(e))
     grid: dict[str, dict] = {}
     code = 0
-    with cli._engine_logs(out, quiet=not verbose):
+    with cli._running(out, quiet=not verbose):
         try:
             result = generator.run(dataset)
             code = result.exit_code

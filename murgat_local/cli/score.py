@@ -65,7 +65,7 @@ def score(
         runner = Runner(cfg, media_root, out)
     except (ModelNotFound, ValueError) as e:
         ui._fail(str(e))
-    with ui._engine_logs(out, quiet=not (verbose or dry_run)), \
+    with ui._running(out, quiet=not (verbose or dry_run)), \
             stage_progress(ui.console, ["decontext", "verifiable", "decompose", "entail"]) as progress:
         runner.attach_progress(progress)
         try:  # running: item faults are records; anything else stops the run, never as usage

@@ -52,15 +52,41 @@ class CachedVerdict:
 
 
 class VerdictCache:
+    """The cache file. A file that is not a healthy SQLite cache (truncated, overwritten,
+    failing its integrity check) is never read: it is renamed aside (`set_aside` names where)
+    and a fresh cache takes its place."""
+
     def __init__(self, path: str | pathlib.Path):
         self.path = pathlib.Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
+        self.set_aside: pathlib.Path | None = None
+        try:
+            self._open()
+        except sqlite3.DatabaseError as e:
+            self.close()
+            self.set_aside = self._set_aside(str(e))
+            self._open()
+
+    def _open(self) -> None:
         with self._conn() as conn:
+            check = conn.execute("PRAGMA quick_check").fetchone()[0]
+            if check != "ok":
+                raise sqlite3.DatabaseError(f"integrity check failed: {check}")
             conn.executescript(SCHEMA)
             columns = {row[1] for row in conn.execute("PRAGMA table_info(verdicts)")}
             if "note" not in columns:  # a cache written before notes existed
                 conn.execute("ALTER TABLE verdicts ADD COLUMN note TEXT")
+
+    def _set_aside(self, why: str) -> pathlib.Path:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        aside = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
+        for suffix in ("", "-wal", "-shm"):
+            part = pathlib.Path(str(self.path) + suffix)
+            if part.exists():
+                part.rename(str(aside) + suffix)
+        (aside.parent / f"{aside.name}.why").write_text(why + "\n", encoding="utf-8")
+        return aside
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)

@@ -30,6 +30,7 @@ from ..media.source import MediaError, MediaRef
 from ..text.clean import remove_thinking
 from .cache import VerdictCache
 from .judging import StageJudge
+from .outputs import check_writable
 from .provenance import file_digest, versions
 from .runner import failed_calls
 
@@ -104,6 +105,10 @@ class GenerateRunner:
         if len({c.label for c in self.cells}) != len(self.cells):
             raise ValueError("the same model and strategy are named twice")
         self.paths, self.summary_path, default_cache = output_layout(pathlib.Path(out), self.cells)
+        for folder in {p.parent for p in self.paths.values()} | {self.summary_path.parent}:
+            check_writable(folder)
+        if cache is None:
+            check_writable(pathlib.Path(config.cache or default_cache).parent, "cache folder")
         self.cache = cache or VerdictCache(config.cache or default_cache)
         self.cutter = cutter or SegmentCutter(self.media_root, config.media.options(), **config.media.bounds())
         self.engines: dict = dict(engines or {})
@@ -298,6 +303,8 @@ class GenerateRunner:
     def run(self, dataset: pathlib.Path, *, reference_format: bool = False) -> GenerateResult:
         t0 = time.perf_counter()
         partial = {c: p.with_name(p.name + ".partial") for c, p in self.paths.items()}
+        for stale in [*self.paths.values(), self.summary_path]:
+            stale.unlink(missing_ok=True)
         for p in partial.values():
             p.parent.mkdir(parents=True, exist_ok=True)
         handles = {c: p.open("w", encoding="utf-8") for c, p in partial.items()}

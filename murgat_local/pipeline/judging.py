@@ -24,6 +24,7 @@ class StageCounters:
     unparsed: int = 0
     errors: int = 0
     failed: int = 0  # unique calls without a verdict (unparsed, refused or failed), cached or not
+    cache_rejected: int = 0  # cached rows that did not validate, judged again
     wall_s: float = 0.0
 
     def as_dict(self) -> dict:
@@ -59,7 +60,10 @@ class StageJudge:
         self.counters.unique += len(first)
         outcomes: dict[str, Outcome] = {}
         for k, v in self.cache.get_many(list(first)).items():
-            outcomes[k] = _from_cache(k, v, first[k].template.verdict)
+            try:
+                outcomes[k] = _from_cache(k, v, first[k].template.verdict)
+            except ValueError:  # a stored verdict that no longer validates is judged again
+                self.counters.cache_rejected += 1
         self.counters.cache_hits += len(outcomes)
         if self.on_progress and outcomes:
             self.on_progress(len(outcomes), self.counters.wall_s + time.perf_counter() - t0)

@@ -22,6 +22,7 @@ from ..media.segments import SegmentCutter
 from ..metrics.scores import summarize
 from .cache import VerdictCache
 from .judging import StageJudge
+from .outputs import check_writable
 from .protocol import STAGES, Protocol, ProtocolOptions
 from .provenance import provenance
 from .records import build_record, stage_failures
@@ -73,8 +74,10 @@ class Runner:
         self.config = config
         self.media_root = pathlib.Path(media_root)
         self.out_dir = pathlib.Path(out_dir)
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        self.cache = VerdictCache(config.cache or self.out_dir / "verdicts.sqlite")
+        check_writable(self.out_dir)
+        cache_path = pathlib.Path(config.cache or self.out_dir / "verdicts.sqlite")
+        check_writable(cache_path.parent, "cache folder")
+        self.cache = VerdictCache(cache_path)
         self.cutter = SegmentCutter(self.media_root, config.media.options(), **config.media.bounds())
         self.engines: dict[str, LazyEngine] = dict(engines or {})
         self.judges: dict[str, StageJudge] = {}
@@ -114,6 +117,9 @@ class Runner:
         t0 = time.perf_counter()
         final = self.out_dir / "scores.jsonl"
         partial = self.out_dir / "scores.jsonl.partial"
+        # A previous run's results must not pass for this run's if this one stops early.
+        for stale in (final, self.out_dir / "summary.json"):
+            stale.unlink(missing_ok=True)
         records_meta: list[dict] = []
         errors: list[dict] = []
         failures = {s: 0 for s in STAGES}
@@ -150,6 +156,9 @@ class Runner:
         }
         summary["models"] = self.config.stage_models()
         summary["segments_decoded"] = self.cutter.decoded
+        summary["cache"] = {"path": str(self.cache.path),
+                            "set_aside": str(self.cache.set_aside) if self.cache.set_aside else None,
+                            "rejected_rows": sum(j.counters.cache_rejected for j in self.judges.values())}
         summary["provenance"] = provenance(self, responses)
         summary["wall_s"] = round(time.perf_counter() - t0, 3)
         summary_path = self.out_dir / "summary.json"
