@@ -14,6 +14,7 @@ from typing import Iterator
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from .. import offline
 
@@ -33,8 +34,13 @@ def _invocation() -> None:
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
 
 
+def _error(message: str) -> None:
+    """An error line; the message is text, never markup (paths and exceptions may hold `[`)."""
+    err.print(f"[red]error:[/red] {escape(message)}")
+
+
 def _fail(message: str) -> None:
-    err.print(f"[red]error:[/red] {message}")
+    _error(message)
     raise typer.Exit(USAGE_ERROR)
 
 
@@ -49,7 +55,7 @@ def _engine_logs(out: pathlib.Path, quiet: bool) -> Iterator[None]:
 
     global console, err
     log = out.with_suffix(".engine.log") if out.suffix == ".jsonl" else out / "engine.log"
-    err.print(f"[dim]engine logs: {log} (--verbose shows them here)[/dim]")
+    err.print(f"[dim]engine logs: {escape(str(log))} (--verbose shows them here)[/dim]")
     saved = console, err
     with redirect_fds(log) as terminal:
         console, err = Console(file=terminal.stdout), Console(file=terminal.stderr)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import pathlib
 from typing import List, Optional
@@ -82,17 +81,17 @@ def generate(
         try:
             result = runner.run(dataset, reference_format=out_format == "reference")
         except Exception as e:
-            cli.err.print(f"[red]error:[/red] the run stopped: {type(e).__name__}: {e}. "
+            cli._error(f"the run stopped: {type(e).__name__}: {e}. "
                           "Generations already made are cached: the same command resumes.")
             raise typer.Exit(1)
         finally:
             runner.close()
     cli.console.print(generation_table(result.summary))
     if result.summary.get("failure"):
-        cli.err.print(f"[red]error:[/red] {result.summary['failure']}")
+        cli._error(f"{result.summary['failure']}")
     for label, path in result.outputs.items():
-        cli.console.print(f"wrote {path} ({label})")
-    cli.console.print(f"summary: {result.summary_path}")
+        cli.console.print(f"wrote {path} ({label})", markup=False)
+    cli.console.print(f"summary: {result.summary_path}", markup=False)
     raise typer.Exit(result.exit_code)
 
 
@@ -120,6 +119,7 @@ def run(
 
     from ..config import load_config
     from ..engines import ModelNotFound
+    from ..jsonl import dumps_record
     from ..pipeline.generating import GenerateRunner
     from ..pipeline.runner import Runner
     from ..reports.table import grid_table
@@ -163,7 +163,7 @@ def run(
                                   ("coverage", "precision", "recall", "f1", "murgat_s", "partial")},
                                "scores": str(scored.records_path)}
         except Exception as e:
-            cli.err.print(f"[red]error:[/red] the run stopped: {type(e).__name__}: {e}. "
+            cli._error(f"the run stopped: {type(e).__name__}: {e}. "
                           "Everything judged so far is cached: the same command resumes.")
             raise typer.Exit(1)
         finally:
@@ -174,7 +174,7 @@ def run(
                 e.close()
     summary = {"grid": grid, "reasoning_tax": result.summary["reasoning_tax"],
                "generation": str(result.summary_path), "failure": result.summary.get("failure")}
-    (out / "run_summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True, default=str))
+    (out / "run_summary.json").write_text(dumps_record(summary, indent=2, sort_keys=True, default=str), encoding="utf-8")
     cli.console.print(grid_table(summary))
-    cli.console.print(f"wrote {out / 'run_summary.json'}")
+    cli.console.print(f"wrote {out / 'run_summary.json'}", markup=False)
     raise typer.Exit(code)

@@ -77,7 +77,7 @@ def score(
         except typer.Exit:
             raise
         except Exception as e:
-            ui.err.print(f"[red]error:[/red] the run stopped: {type(e).__name__}: {e}. Verdicts already "
+            ui._error(f"the run stopped: {type(e).__name__}: {e}. Verdicts already "
                       "judged are in the cache: the same command resumes.")
             raise typer.Exit(1)
         finally:
@@ -87,6 +87,6 @@ def score(
     if result.errors:
         ui.console.print(errors_table(result.errors))
     if result.summary.get("failure"):
-        ui.err.print(f"[red]error:[/red] {result.summary['failure']}")
-    ui.console.print(f"wrote {result.records_path} and {result.summary_path}")
+        ui._error(f"{result.summary['failure']}")
+    ui.console.print(f"wrote {result.records_path} and {result.summary_path}", markup=False)
     raise typer.Exit(result.exit_code)

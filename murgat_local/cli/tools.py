@@ -20,6 +20,7 @@ def segment(
 ) -> None:
     """Print each response's sentences and parsed citations as JSONL (no model, no media)."""
     from ..inputs.responses import InputError, read_responses
+    from ..jsonl import dumps_record
     from ..text.segment import segment_response
 
     if compat not in (None, "reference"):
@@ -30,8 +31,8 @@ def segment(
         if isinstance(item, InputError):
             rec = {"index": item.index, "id": item.id, "error": item.reason, "source": item.source}
         else:
-            rec = {"index": item.index, "id": item.id, **segment_response(item.generation, compat)}
-        sys.stdout.write(json.dumps(rec, ensure_ascii=False) + "\n")
+            rec = {"index": item.index, "id": item.id, "source": item.source, **segment_response(item.generation, compat)}
+        sys.stdout.write(dumps_record(rec) + "\n")
 
 
 @app.command()
@@ -44,6 +45,7 @@ def rescore(
     from ..inputs.responses import iter_records
     from ..metrics.scores import summarize
     from ..pipeline.records import rescore_record
+    from ..jsonl import dumps_record
     from ..reports.table import summary_table
 
     if compat not in (None, "reference"):
@@ -59,7 +61,7 @@ def rescore(
         out.parent.mkdir(parents=True, exist_ok=True)
         with out.open("w", encoding="utf-8") as fh:
             for r in records:
-                fh.write(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n")
+                fh.write(dumps_record(r, sort_keys=True) + "\n")
     summary = summarize(records)
     summary["mode"] = compat or (records[0].get("mode") if records else "default")
     ui.console.print(summary_table(summary, "MURGAT scores (rescored)"))

@@ -3,12 +3,21 @@
 Reading never stops at a bad item: each one becomes an `InputError` at its position, with its
 line number for JSONL, and the rest are read. JSONL is streamed, so memory does not grow with
 the file.
+
+Text that is not valid Unicode is repaired here, once, so that nothing downstream (prompts,
+cache keys, records, terminals) meets it: bytes that are not UTF-8 become U+FFFD as Python's
+`errors="replace"` decodes them (one per maximal invalid sequence), a lone UTF-16 surrogate
+(JSON such as `"\\ud83d"` without its pair) becomes U+FFFD, in keys and values alike, and the
+item's source says how many characters were replaced (`line 3 (2 characters not valid Unicode
+replaced by U+FFFD)`). A surrogate pair written as two escapes is the one character it encodes.
+Every other character, NUL, control and bidi characters included, is kept as written.
 """
 
 from __future__ import annotations
 
 import json
 import pathlib
+import re
 from dataclasses import dataclass, field
 from typing import Iterator, Union
 
@@ -85,6 +94,72 @@ def _first_char(path: pathlib.Path) -> str:
                 return ch
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# Bytes that are not UTF-8, as `errors="surrogateescape"` reads them.
+_ESCAPED_BYTES = re.compile("[\udc80-\udcff]+")
+# What JSON text must hold for its value to hold a surrogate: one, or an escape of one.
+_MAY_HOLD_SURROGATE = re.compile(r"[\ud800-\udfff]|\\u[dD][89a-fA-F]")
+
+
+def replace_surrogates(text: str) -> tuple[str, int]:
+    """`text` with every surrogate code point (a lone UTF-16 half, or a byte that was not UTF-8
+    read with `surrogateescape`) replaced by U+FFFD, and how many were replaced."""
+    return _SURROGATE.subn("\ufffd", text)
+
+
+def _undo_escaped_bytes(text: str) -> tuple[str, int]:
+    """Bytes read with `surrogateescape` decoded as `errors="replace"` would have decoded them,
+    and how many U+FFFD that made."""
+    if not _ESCAPED_BYTES.search(text):
+        return text, 0
+    fixed = _ESCAPED_BYTES.sub(lambda m: m.group().encode("utf-8", "surrogateescape").decode("utf-8", "replace"), text)
+    return fixed, fixed.count("\ufffd") - text.count("\ufffd")
+
+
+def _parsed(line: str) -> tuple[object, int]:
+    """`json.loads` of a line read with `surrogateescape`, repaired (see the module doc), and how
+    many characters were replaced."""
+    line, from_bytes = _undo_escaped_bytes(line)
+    obj = json.loads(line)
+    if not _MAY_HOLD_SURROGATE.search(line):
+        return obj, from_bytes
+    obj, lone = _repaired(obj)
+    return obj, from_bytes + lone
+
+
+def _repaired(obj: object, escaped_bytes: bool = False) -> tuple[object, int]:
+    """A parsed JSON value with `replace_surrogates` applied to every key and string in it
+    (after `_undo_escaped_bytes` when it was parsed from text read with `surrogateescape`)."""
+    if isinstance(obj, str):
+        obj, from_bytes = _undo_escaped_bytes(obj) if escaped_bytes else (obj, 0)
+        obj, lone = replace_surrogates(obj)
+        return obj, from_bytes + lone
+    if isinstance(obj, list):
+        total = 0
+        items = []
+        for v in obj:
+            v, n = _repaired(v, escaped_bytes)
+            items.append(v)
+            total += n
+        return items, total
+    if isinstance(obj, dict):
+        total = 0
+        fixed = {}
+        for k, v in obj.items():
+            k, m = _repaired(k, escaped_bytes)
+            v, n = _repaired(v, escaped_bytes)
+            fixed[k] = v
+            total += m + n
+        return fixed, total
+    return obj, 0
+
+
+def _with_repairs(source: str, replaced: int) -> str:
+    if not replaced:
+        return source
+    return f"{source} ({replaced} character{'s' if replaced > 1 else ''} not valid Unicode replaced by U+FFFD)"
+
+
 @dataclass(frozen=True)
 class Unparsed:
     """A record that could not be read; `reason` says why."""
@@ -94,25 +169,32 @@ class Unparsed:
 
 def iter_records(path: pathlib.Path) -> Iterator[tuple[int, str, object]]:
     """(index, source, parsed object or `Unparsed`) for every record of a JSONL or JSON-list file."""
+    # surrogateescape keeps the bytes that are not UTF-8 as they were until they are decoded
+    # (as errors="replace" would) and counted, with the lone surrogates JSON escapes can hold.
     if _first_char(path) == "[":
+        text = path.read_text(encoding="utf-8", errors="surrogateescape")
         try:
-            items = json.loads(path.read_text(encoding="utf-8"))
+            items = json.loads(text)
         except json.JSONDecodeError as e:
             yield 0, f"line {e.lineno}", Unparsed(f"the JSON list does not parse: {e.msg}")
             return
+        repair = _MAY_HOLD_SURROGATE.search(text) is not None
+        del text
         for i, obj in enumerate(items):
-            yield i, f"item {i}", obj
+            obj, replaced = _repaired(obj, escaped_bytes=True) if repair else (obj, 0)
+            yield i, _with_repairs(f"item {i}", replaced), obj
         return
     index = 0
-    with path.open("r", encoding="utf-8", errors="replace") as fh:
+    with path.open("r", encoding="utf-8", errors="surrogateescape") as fh:
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
+            replaced = 0
             try:
-                obj = json.loads(line)
+                obj, replaced = _parsed(line)
             except json.JSONDecodeError as e:
                 obj = Unparsed(f"malformed JSON on line {lineno}: {e.msg} (column {e.colno})")
-            yield index, f"line {lineno}", obj
+            yield index, _with_repairs(f"line {lineno}", replaced), obj
             index += 1
 
 

@@ -23,6 +23,7 @@ from ..generate.qa import Answer, accuracy, judge_call, judged, read_answer
 from ..generate.strategies import Strategy, fence, parse_strategy, posthoc_problem
 from ..inputs.datasets import DatasetItem, read_dataset, render_options
 from ..inputs.responses import InputError, read_responses
+from ..jsonl import dumps_record
 from ..judges import load_prompt
 from ..judges.calls import Call, Outcome
 from ..media.segments import SegmentCutter
@@ -313,7 +314,7 @@ class GenerateRunner:
             for chunk in _chunks(read_dataset(dataset, self.config.limit), self.config.chunk_size):
                 for cell, cell_rows in self._chunk(chunk).items():
                     for row in cell_rows:
-                        handles[cell].write(json.dumps(row, ensure_ascii=False, sort_keys=True, default=str) + "\n")
+                        handles[cell].write(dumps_record(row, sort_keys=True, default=str) + "\n")
                         kept[cell].append({k: row.get(k) for k in
                                            ("id", "status", "error", "gold", "predicted", "answer_path", "correct")})
             for h in handles.values():
@@ -327,7 +328,7 @@ class GenerateRunner:
             if reference_format:
                 rows = [json.loads(line) for line in self.paths[c].read_text(encoding="utf-8").splitlines()]
                 self.paths[c].with_suffix(".reference.json").write_text(
-                    json.dumps(rows, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
+                    dumps_record(rows, indent=1, default=str), encoding="utf-8")
         return self._summarize(dataset, kept, t0)
 
     def _summarize(self, dataset: pathlib.Path, kept: dict, t0: float) -> GenerateResult:
@@ -362,7 +363,7 @@ class GenerateRunner:
         }
         summary["wall_s"] = round(time.perf_counter() - t0, 3)
         self.summary_path.parent.mkdir(parents=True, exist_ok=True)
-        self.summary_path.write_text(json.dumps(summary, indent=2, sort_keys=True, default=str))
+        self.summary_path.write_text(dumps_record(summary, indent=2, sort_keys=True, default=str), encoding="utf-8")
         return GenerateResult(summary, self.summary_path, {c.label: p for c, p in self.paths.items()}, errors)
 
     def close(self, *, engines: bool = True) -> None:

@@ -8,7 +8,6 @@ its scores.jsonl is the one an uninterrupted run writes.
 
 from __future__ import annotations
 
-import json
 import os
 import pathlib
 import time
@@ -20,6 +19,7 @@ from ..inputs.responses import read_responses
 from ..engines import LazyEngine, load_preset
 from ..media.segments import SegmentCutter
 from ..metrics.scores import summarize
+from ..jsonl import dumps_record
 from .cache import VerdictCache
 from .judging import StageJudge
 from .outputs import check_writable
@@ -127,7 +127,7 @@ class Runner:
             for chunk in _chunks(read_responses(responses, self.config.limit), self.config.chunk_size):
                 for state in self.protocol.run(chunk):
                     rec = build_record(state, self.mode)
-                    out.write(json.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n")
+                    out.write(dumps_record(rec, sort_keys=True) + "\n")
                     for stage, n in stage_failures(rec).items():
                         failures[stage] += n
                     records_meta.append(
@@ -162,7 +162,7 @@ class Runner:
         summary["provenance"] = provenance(self, responses)
         summary["wall_s"] = round(time.perf_counter() - t0, 3)
         summary_path = self.out_dir / "summary.json"
-        summary_path.write_text(json.dumps(summary, indent=2, sort_keys=True, default=str))
+        summary_path.write_text(dumps_record(summary, indent=2, sort_keys=True, default=str), encoding="utf-8")
         return RunResult(summary, final, summary_path, errors)
 
     def close(self) -> None:

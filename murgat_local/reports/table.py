@@ -1,7 +1,14 @@
-"""Terminal reports (rich): the summary table and per-stage progress."""
+"""Terminal reports (rich): the summary table and per-stage progress.
+
+Values that come from the input (ids, model names, error messages quoting it) are shown as
+text, never obeyed: rich markup is not parsed, control and bidi characters are shown as escapes
+(`\\x1b`, `\\u202e`) so they cannot move the cursor or reorder the line, a surrogate shows as
+U+FFFD, and a value longer than `CELL_LIMIT` characters is cut.
+"""
 
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -10,17 +17,32 @@ from rich.progress import BarColumn, Progress, ProgressColumn, SpinnerColumn, Te
 from rich.table import Table
 from rich.text import Text
 
+from ..inputs.responses import replace_surrogates
 
-def _fmt(v) -> str:
+CELL_LIMIT = 500
+# C0 and C1 controls but tab and newline, line/paragraph separators, bidi marks and overrides.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _cell(value) -> Text:
+    """Any value as a table cell that shows what it is and does nothing to the terminal."""
+    s = str(value)
+    if len(s) > CELL_LIMIT:
+        s = s[:CELL_LIMIT] + "…"
+    s, _ = replace_surrogates(s)
+    return Text(_UNSAFE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), s))
+
+
+def _fmt(v) -> str | Text:
     if v is None:
         return "-"
     if isinstance(v, float):
         return f"{v:.3f}"
-    return str(v)
+    return _cell(v)
 
 
-def _row(label: str, s: dict) -> list[str]:
-    return [label, _fmt(s["responses"]), _fmt(s["scored"]), _fmt(s["errors"]), _fmt(s.get("partial")),
+def _row(label: str, s: dict) -> list[str | Text]:
+    return [_cell(label), _fmt(s["responses"]), _fmt(s["scored"]), _fmt(s["errors"]), _fmt(s.get("partial")),
             _fmt(s["coverage"]),
             _fmt(s["precision"]), _fmt(s["recall"]), _fmt(s["f1"]), _fmt(s["murgat_s"]),
             _fmt(s.get("qa_accuracy"))]
@@ -75,7 +97,7 @@ def stages_table(summary: dict) -> Table:
         t.add_column(col, justify="right" if col not in ("stage", "model") else "left")
     models = summary.get("models", {})
     for stage, c in summary.get("stages", {}).items():
-        t.add_row(stage, models.get(stage, ""), _fmt(c["calls"]), _fmt(c["unique"]), _fmt(c["cache_hits"]),
+        t.add_row(_cell(stage), _cell(models.get(stage, "")), _fmt(c["calls"]), _fmt(c["unique"]), _fmt(c["cache_hits"]),
                   _fmt(c["model_calls"]), _fmt(c["unparsed"]), _fmt(c["errors"]), f"{c['wall_s']:.1f}")
     return t
 
@@ -85,7 +107,7 @@ def errors_table(errors: list[dict], limit: int = 20) -> Table:
     for col in ("#", "id", "where", "error"):
         t.add_column(col)
     for e in errors[:limit]:
-        t.add_row(str(e.get("index")), str(e.get("id")), str(e.get("source") or ""), str(e.get("error")))
+        t.add_row(_cell(e.get("index")), _cell(e.get("id")), _cell(e.get("source") or ""), _cell(e.get("error")))
     return t
 
 

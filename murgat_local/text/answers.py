@@ -41,13 +41,19 @@ class AnswerExtraction:
 
 
 _BOXED = re.compile(r"\\boxed\s*\{")
-# "answer" not inside a word ("reanswer"), then markdown, then the colon.
-_COLON_MARKER = re.compile(r"(?<![A-Za-z])answer\s*[*_]*\s*[:：]", re.IGNORECASE)
+_BRACE = re.compile(r"[{}]")
+# "answer" not inside a word ("reanswer"), then markdown, then the colon. `(?=(X))\1` is an
+# atomic X (never given back, so a long run of spaces without a colon is not retried split by
+# split); nothing X could give back would let the colon or the dash match.
+_COLON_MARKER = re.compile(r"(?<![A-Za-z])answer(?=(\s*[*_]*\s*))\1[:：]", re.IGNORECASE)
 _DASH_MARKER = re.compile(  # a spaced dash, so that "Answer-based" is no marker
-    r"^[ \t>#*_\-]*(?:final\s+|correct\s+)?answer[ \t]*[*_]*(?:[ \t]+[-–—]|[-–—](?=[ \t]))[ \t]*",
+    r"^[ \t>#*_\-]*(?:final\s+|correct\s+)?answer(?=([ \t]*[*_]*[ \t]*))\1"
+    r"(?:(?<=[ \t])[-–—]|[-–—](?=[ \t]))[ \t]*",
     re.IGNORECASE | re.MULTILINE,
 )
 _LATEX_WRAPPER = re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|mbox|emph)\s*\{([^{}]*)\}")
+_LATEX_COMMANDS = ("\\text", "\\textbf", "\\textit", "\\mathrm", "\\mathbf", "\\mbox", "\\emph")
+_LONGEST_COMMAND = max(map(len, _LATEX_COMMANDS))
 _LEAD_IN = re.compile(
     r"^(?:(?:so|thus|therefore|hence)[,\s]+)?(?:the\s+)?(?:final\s+|correct\s+|best\s+|right\s+)?"
     r"(?:answer|option|choice)\b(?:\s+is\b|\s*[:：])?\s*|^(?:it\s+is|it's|is)\s+",
@@ -90,15 +96,25 @@ def _visible(text: str) -> str:
 
 
 def _last_boxed(text: str) -> str | None:
-    found = None
-    for m in _BOXED.finditer(text):
-        depth, i = 1, m.end()
-        while i < len(text) and depth:
-            depth += {"{": 1, "}": -1}.get(text[i], 0)
-            i += 1
-        if depth == 0:
-            found = text[m.end(): i - 1].strip()
-    return found
+    """The content of the last `\\boxed{` whose brace closes (braces nest).
+
+    Every brace is paired in one pass, so an unclosed `\\boxed{` costs nothing more; walking
+    to the end of the text from each one was quadratic.
+    """
+    openers = [m.end() for m in _BOXED.finditer(text)]
+    if not openers:
+        return None
+    closing: dict[int, int] = {}  # the position after a '{' -> the position of its '}'
+    pending: list[int] = []
+    for m in _BRACE.finditer(text, openers[0] - 1):
+        if m.group() == "{":
+            pending.append(m.end())
+        elif pending:
+            closing[pending.pop()] = m.start()
+    for start in reversed(openers):
+        if start in closing:
+            return text[start: closing[start]].strip()
+    return None
 
 
 def _last_answer_line(text: str) -> str | None:
@@ -114,14 +130,72 @@ def _last_answer_line(text: str) -> str | None:
 
 
 def _strip_markup(s: str) -> str:
-    s = s.replace("$", "").replace("`", "")
-    while True:
-        unwrapped = _LATEX_WRAPPER.sub(r"\1", s)
-        if unwrapped == s:
-            break
-        s = unwrapped
+    s = _unwrap_latex(s.replace("$", "").replace("`", ""))
     s = re.sub(r"[*_]{1,3}", " ", s)
     return s.strip()
+
+
+def _unwrap_latex(s: str) -> str:
+    """`_LATEX_WRAPPER` replaced by its content until nothing changes (`\\text{\\textbf{B}}`
+    is B), in one pass: a pass per level of nesting was quadratic.
+
+    Braces are paired left to right. At a '}' whose pair holds no surviving brace, the
+    surviving text before its '{' is checked for a command and spaces; when there is one, they
+    and both braces are dropped. The surviving characters are a linked list, so a drop moves
+    nothing, and a command that forms only once an inner wrapper is gone
+    ("\\te\\text{x}t{B}") is found, as repeated substitution finds it.
+    """
+    if "\\" not in s or "{" not in s or "}" not in s:
+        return s
+    n = len(s)
+    before = [-1] * n  # the surviving character before i (-1: none)
+    after = [n] * n  # the surviving character after i (n: none)
+    last = -1  # the last surviving character so far
+    pending: list[list] = []  # per unclosed '{': [its position, whether a brace survives in it]
+    for i, ch in enumerate(s):
+        if ch == "}" and pending:
+            brace, braced = pending.pop()
+            command = None if braced else _command_before(s, before, brace)
+            if command is not None:  # drop the command, its spaces, the '{' and this '}'
+                keep = before[command]
+                first = after[brace] if brace != last else n  # the content's first character
+                if first < n:
+                    before[first] = keep
+                else:
+                    last = keep
+                if keep >= 0:
+                    after[keep] = first
+                continue
+            if pending:
+                pending[-1][1] = True  # this pair survives inside its parent
+        elif ch == "{":
+            pending.append([i, False])
+        before[i] = last
+        if last >= 0:
+            after[last] = i
+        last = i
+    out = []
+    while last >= 0:
+        out.append(s[last])
+        last = before[last]
+    return "".join(reversed(out))
+
+
+def _command_before(s: str, before: list[int], brace: int) -> int | None:
+    """The position of the backslash when the surviving text before `brace` ends with one of
+    `_LATEX_COMMANDS` and spaces; None otherwise."""
+    i = before[brace]
+    while i >= 0 and s[i].isspace():
+        i = before[i]
+    tail = []
+    while i >= 0 and len(tail) < _LONGEST_COMMAND:
+        tail.append(i)
+        i = before[i]
+    word = "".join(s[k] for k in reversed(tail))
+    for command in _LATEX_COMMANDS:
+        if word.endswith(command):
+            return tail[len(command) - 1]
+    return None
 
 
 def _read_letter(raw: str, options: Sequence[str] | None) -> tuple[bool, str | None]:

@@ -5,6 +5,9 @@ for the modality, `H:MM:SS` and decimal seconds, spaces around the dash, en/em d
 brackets as well as parentheses, and a reason attached to every citation it cannot use.
 `parse_citations_reference` reproduces the public MURGAT reference's behaviour for
 `--compat reference`: `M:SS` only, a plain hyphen, and any word accepted as a modality.
+
+Both are linear in the length of the text: no pattern here can retry every split of a run of
+spaces, nor rescan the rest of the text from each unclosed parenthesis.
 """
 
 from __future__ import annotations
@@ -57,11 +60,16 @@ class Citation:
 
 _TIME = r"\d{1,3}(?::\d{1,2}){1,2}(?:\.\d+)?"
 _DASH = r"\s*(?:-|–|—|~|to)\s*"
+# `(?=(?P<gap>X))(?P=gap)` is an atomic X (never given back): the time that follows starts
+# with a digit, which X cannot have taken, so it matches what a plain X would.
 _ENTRY = re.compile(
-    rf"^\s*(?P<mod>[A-Za-z]+)\s*(?P<sep>[,:]?)\s*(?P<start>{_TIME})(?:{_DASH}(?P<end>{_TIME}))?\s*$"
+    rf"^\s*(?P<mod>[A-Za-z]+)(?=(?P<gap>\s*(?P<sep>[,:]?)\s*))(?P=gap)(?P<start>{_TIME})"
+    rf"(?:{_DASH}(?P<end>{_TIME}))?\s*$"
 )
-# Looser: something that is shaped like a citation but has a malformed time ("visual, 1:2:3:4").
-_ENTRY_LOOSE = re.compile(r"^\s*(?P<mod>[A-Za-z]+)\s*,\s*(?P<time>[\d:.\s\-–—]+)\s*$")
+# Looser: something that is shaped like a citation but has a malformed time ("visual, 1:2:3:4"):
+# a modality, a comma, and then only digits, colons, dots, dashes and spaces (`_LOOSE_TIME`).
+_ENTRY_LOOSE = re.compile(r"^\s*(?P<mod>[A-Za-z]+)\s*,(?P<time>.*)", re.DOTALL)
+_LOOSE_TIME = re.compile(r"[\d:.\s\-–—]+")
 GROUP = re.compile(r"\((?P<p>[^()]*)\)|\[(?P<b>[^\[\]]*)\]|（(?P<f>[^（）]*)）")
 
 
@@ -107,7 +115,7 @@ def _parse_entry(entry: str) -> Citation | None:
     m = _ENTRY.match(entry)
     if m is None:
         loose = _ENTRY_LOOSE.match(entry)
-        if loose and loose.group("mod").lower() in _MODALITY_ALIASES:
+        if loose and _LOOSE_TIME.fullmatch(loose.group("time")) and loose.group("mod").lower() in _MODALITY_ALIASES:
             mod = _MODALITY_ALIASES[loose.group("mod").lower()]
             return Citation(mod, None, None, raw, f"malformed timestamp {loose.group('time').strip()!r}")
         return None
@@ -155,14 +163,42 @@ def strip_citations(sentence: str) -> str:
         return "" if is_citation_group(body) else m.group(0)
 
     text = GROUP.sub(repl, sentence)
-    text = re.sub(r"\s+([.,;:!?。])", r"\1", text)
+    text = _SPACE_BEFORE_STOP.sub(r"\1", text)
     return re.sub(r"\s{2,}", " ", text).strip()
+
+
+# Spaces before punctuation, matched from the first space of a run only: the same matches as
+# `\s+([.,;:!?。])`, without rescanning a long run of spaces from each of its spaces.
+_SPACE_BEFORE_STOP = re.compile(r"(?<!\s)\s+([.,;:!?。])")
 
 
 # ---------------------------------------------------------------- reference grammar
 
 _REF_ENTRY = re.compile(r"^\s*([a-zA-Z]+)\s*,\s*(\d+:\d+(?:-\d+:\d+)?)\s*$")
-_REF_GROUP = re.compile(r"\((.*?)\)")
+# Spaces and a parenthesis, matched from the first space of a run only (see _SPACE_BEFORE_STOP).
+_REF_PARENTHESIS = re.compile(r"(?<!\s)\s*\([^)]+\)")
+
+
+def _reference_groups(sentence: str):
+    r"""The bodies `\((.*?)\)` finds, in order. The next ')' and the next line break are looked
+    up once and reused by every '(' before them, instead of being searched for from each
+    unclosed '('."""
+    none = len(sentence) + 1
+    close = newline = -1  # the first ')' / '\n' at or after the last lookup (`none`: there is none)
+    i = sentence.find("(")
+    while i >= 0:
+        body = i + 1
+        if close < body:
+            close = sentence.find(")", body)
+            close = none if close < 0 else close
+        if newline < body:
+            newline = sentence.find("\n", body)
+            newline = none if newline < 0 else newline
+        if close < newline:
+            yield sentence[body:close]
+            i = sentence.find("(", close + 1)
+        else:
+            i = sentence.find("(", body)
 
 
 def _ref_time(text: str) -> float:
@@ -180,8 +216,8 @@ def _ref_time(text: str) -> float:
 def parse_citations_reference(sentence: str) -> list[Citation]:
     """The reference's citation grammar. A start of -1 (unparseable) becomes an invalid citation."""
     found: list[Citation] = []
-    for g in _REF_GROUP.finditer(sentence):
-        for entry in g.group(1).split(";"):
+    for body in _reference_groups(sentence):
+        for entry in body.split(";"):
             entry = entry.strip()
             m = _REF_ENTRY.match(entry)
             if not m:
@@ -201,4 +237,6 @@ def parse_citations_reference(sentence: str) -> list[Citation]:
 
 def strip_citations_reference(fact: str) -> str:
     """The reference removes every parenthetical from a fact before asking the judge."""
-    return re.sub(r"\s*\([^)]+\)", "", fact).strip()
+    # Nothing after the last ')' can match: searching it made each unclosed '(' scan to the end.
+    cut = fact.rfind(")") + 1
+    return (_REF_PARENTHESIS.sub("", fact[:cut]) + fact[cut:]).strip()
