@@ -9,7 +9,7 @@ import pathlib
 import tomllib
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .media.segments import SegmentOptions
 
@@ -49,6 +49,8 @@ class RunConfig(BaseModel):
     engine: str = "vllm"  # a registered engine name (see murgat_local.engines)
     compat: Literal["reference"] | None = None
     decontextualize: bool = True
+    # `--compat reference` only: the reference's --parse_reasoning (see ProtocolOptions).
+    parse_reasoning: bool = False
     chunk_size: int = Field(512, ge=1)
     batch_size: int = Field(256, ge=1)
     cache: pathlib.Path | None = None
@@ -73,6 +75,12 @@ class RunConfig(BaseModel):
     @classmethod
     def _compat(cls, v):
         return None if v in (None, "", "none", "default") else v
+
+    @model_validator(mode="after")
+    def _parse_reasoning_needs_compat(self):
+        if self.parse_reasoning and self.compat != "reference":
+            raise ValueError("parse_reasoning reproduces a reference invocation: use it with compat = 'reference'")
+        return self
 
     def stage_models(self) -> dict[str, str]:
         """The model for each stage; decontextualization uses the decomposer, as the reference does."""

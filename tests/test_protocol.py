@@ -145,8 +145,9 @@ PARITY_TEXT = (
 
 
 def test_reference_parity_precision_recall_and_repeated_sentences(tmp_path, media_root):
-    _, (rec,), _ = run(tmp_path, media_root, [R("p", "colors", PARITY_TEXT, answer="A")], compat="reference")
-    # repeated sentence counted once; red fact: alone YES/NO -> 0.5, joint YES -> 1; tone: 1/1
+    _, (rec,), _ = run(tmp_path, media_root, [R("p", "colors", PARITY_TEXT, answer="A")], compat="reference",
+                       parse_reasoning=True)
+    # (the reference's --parse_reasoning invocation) repeated sentence counted once; red fact: alone YES/NO -> 0.5, joint YES -> 1; tone: 1/1
     assert rec["counts"]["sentences"] == 3 and rec["coverage"] == 1.0
     assert (rec["precision"], rec["recall"]) == (0.75, 1.0)
     assert rec["murgat_s"] == pytest.approx(2 * 0.75 / 1.75)
@@ -185,3 +186,36 @@ def test_summary_has_a_row_per_evaluated_model(tmp_path, media_root):
     assert result.summary["by_model"]["m1"]["murgat_s"] == 1.0
     assert result.summary["by_model"]["m2"]["murgat_s"] == 0.0
     assert result.summary["murgat_s"] == 0.5
+
+
+REF_TEXT = "<think>Let me look at it.</think>\nReasoning: The screen is red (visual, 0:00).\nAnswer: A"
+
+
+def _sentences(rec):
+    return [s["text"] for s in rec["trace"]["sentences"]]
+
+
+def test_reference_default_invocation_judges_the_whole_generation(tmp_path, media_root):
+    """The reference's run_metric.py without --parse_reasoning keeps the labels, the Answer line
+    and the thinking as sentences; with it, only the reasoning."""
+    _, (raw,), _ = run(tmp_path, media_root, [R("r", "colors", REF_TEXT)], compat="reference", out="raw")
+    assert any("Answer: A" in s for s in _sentences(raw)) and any("Reasoning:" in s for s in _sentences(raw))
+    assert any("<think>" in s for s in _sentences(raw))
+    _, (parsed,), _ = run(tmp_path, media_root, [R("r", "colors", REF_TEXT)], compat="reference",
+                          parse_reasoning=True, out="parsed")
+    assert _sentences(parsed) == ["The screen is red (visual, 0:00)."]
+    assert raw["answer"]["predicted"] == parsed["answer"]["predicted"] == "A"
+    with pytest.raises(ValueError, match="compat"):
+        RunConfig(judge="x", parse_reasoning=True)
+
+
+def test_reference_uses_an_inputs_own_decontextualized_text(tmp_path, media_root):
+    given = "The screen is green (visual, 0:01). The screen is red (visual, 0:00)."
+    rows = [R("g", "colors", REF_TEXT, decontextualized_text=given)]
+    _, (rec,), engine = run(tmp_path, media_root, rows, compat="reference")
+    assert _sentences(rec) == ["The screen is green (visual, 0:01).", "The screen is red (visual, 0:00)."]
+    assert rec["trace"]["text_given"] is True
+    assert not any(r.verdict.__name__ == "RewrittenText" for r in engine.seen if r.verdict)
+    # the default mode keeps its own sentence-level decontextualization
+    _, (default,), _ = run(tmp_path, media_root, rows, out="default")
+    assert _sentences(default) == ["The screen is red (visual, 0:00)."]

@@ -111,6 +111,7 @@ def run(
     samples: Optional[int] = typer.Option(None, "--samples"),
     engine: Optional[str] = typer.Option(None, "--engine"),
     compat: Optional[str] = typer.Option(None, "--compat"),
+    parse_reasoning: bool = typer.Option(False, "--parse-reasoning", help="with --compat reference"),
     models_dir: Optional[pathlib.Path] = typer.Option(None, "--models-dir", envvar="MURGAT_MODELS_DIR"),
     verbose: bool = typer.Option(False, "--verbose"),
 ) -> None:
@@ -136,6 +137,7 @@ def run(
     try:
         scfg = load_config(config, {"judge": judge, "verifier": verifier, "decomposer": decomposer,
                                     "entailer": entailer, "engine": engine, "compat": compat,
+                                    "parse_reasoning": parse_reasoning or None,
                                     "models_dir": models_dir, "cache": shared_cache})
     except (ValidationError, OSError, ValueError) as e:
         cli._fail(f"bad configuration: {e}")

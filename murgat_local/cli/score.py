@@ -26,6 +26,8 @@ def score(
     engine: Optional[str] = typer.Option(None, "--engine", help="vllm (default) or transformers"),
     compat: Optional[str] = typer.Option(None, "--compat", help="'reference' reproduces the public reference"),
     no_decontext: bool = typer.Option(False, "--no-decontextualize", help="skip decontextualization"),
+    parse_reasoning: bool = typer.Option(False, "--parse-reasoning",
+                                         help="with --compat reference: the reference's --parse_reasoning"),
     limit: Optional[int] = typer.Option(None, "--limit", help="score only the first N responses"),
     cache: Optional[pathlib.Path] = typer.Option(None, "--cache", help="verdict cache (default OUT/verdicts.sqlite)"),
     models_dir: Optional[pathlib.Path] = typer.Option(None, "--models-dir", envvar="MURGAT_MODELS_DIR",
@@ -57,6 +59,7 @@ def score(
             "judge": judge, "verifier": verifier, "decomposer": decomposer, "entailer": entailer,
             "engine": engine, "compat": compat, "limit": limit, "cache": cache,
             "models_dir": models_dir, "decontextualize": False if no_decontext else None,
+            "parse_reasoning": parse_reasoning or None,
             "max_failed_calls": max_failed_calls,
         })
     except (ValidationError, OSError, ValueError) as e:

@@ -105,6 +105,14 @@ class Protocol:
         state.answer_letter = cleaned.answer_letter
         if not self.options.reference:
             state.sentences = [self._sentence(s) for s in split_sentences(state.reasoning)]
+            return
+        if not self.options.parse_reasoning:
+            # The reference's default invocation judges the generation as it is: the
+            # "Reasoning:" label, the "Answer:" line and any thinking become sentences too.
+            state.reasoning = state.item.generation
+        given = state.item.record.get("decontextualized_text")
+        if isinstance(given, str) and given.strip():
+            state.given_text = given  # the reference splits an input's own rewrite as it is
 
     def _sentence(self, original: str) -> SentenceState:
         ref = self.options.reference
@@ -187,6 +195,8 @@ class Protocol:
             self._stage("decontext", states, self._collect_rewrites)
 
     def _collect_text_rewrite(self, s: ResponseState) -> Collected:
+        if s.given_text is not None:
+            return
         tpl = self.prompts["decontextualize_text"]
 
         def apply(out: Outcome) -> None:
@@ -196,7 +206,12 @@ class Protocol:
         yield Call(tpl, tpl.render(text=s.reasoning)), apply
 
     def _split_reference(self, s: ResponseState) -> None:
-        text = s.decontext_text.verdict.text if s.text_note is None and s.decontext_text else s.reasoning
+        if s.given_text is not None:
+            text = s.given_text
+        elif s.text_note is None and s.decontext_text:
+            text = s.decontext_text.verdict.text
+        else:
+            text = s.reasoning
         seen: dict[str, SentenceState] = {}
         for sent in split_sentences_reference(text):
             # The reference keys its evaluations by sentence text: repeats count once.

@@ -111,6 +111,7 @@ def build_record(state: ResponseState | InputError, mode: str) -> dict:
             "text": state.reasoning,
             "text_decontext": _verdict(state.decontext_text),
             "text_note": state.text_note,
+            "text_given": state.given_text is not None,  # the input's own decontextualized_text
             "sentences": sentences,
         },
     }

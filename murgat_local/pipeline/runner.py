@@ -93,7 +93,7 @@ class Runner:
                 on_progress=progress(stage) if progress else None,
             )
         self.protocol = Protocol(
-            ProtocolOptions(config.compat, config.decontextualize), self.judges, self.cutter
+            ProtocolOptions(config.compat, config.decontextualize, config.parse_reasoning), self.judges, self.cutter
         )
 
     def attach_progress(self, progress: Callable[[str], Callable[[int, float], None]]) -> None:

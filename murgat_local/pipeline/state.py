@@ -57,6 +57,7 @@ class ResponseState:
     answer_letter: str | None = None
     decontext_text: Outcome | None = None
     text_note: str | None = None
+    given_text: str | None = None  # reference mode: the input's own decontextualized_text
     sentences: list[SentenceState] = field(default_factory=list)
     score: ResponseScore | None = None
 
@@ -65,6 +66,9 @@ class ResponseState:
 class ProtocolOptions:
     compat: str | None = None  # None (default mode) or "reference"
     decontextualize: bool = True
+    # Reference mode only: the reference's `--parse_reasoning` (judge the extracted reasoning);
+    # without it the reference judges the whole generation, labels and thinking included.
+    parse_reasoning: bool = False
 
     @property
     def reference(self) -> bool:
