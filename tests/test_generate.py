@@ -3,6 +3,7 @@ tests/test_generate_e2e.py): strategies, post-hoc checks, answers, resume and th
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -58,12 +59,13 @@ class Scripted:
         return out
 
 
-def run_generate(tmp_path, media_root, engines, *, strategies=("base",), out="gen.jsonl", dataset=None, **cfg):
+def run_generate(tmp_path, media_root, engines, *, strategies=("base",), out="gen.jsonl", dataset=None,
+                 reference_format=False, **cfg):
     models = list(engines)
     config = GenerateConfig(models=models, strategies=list(strategies), **cfg)
     runner = GenerateRunner(config, media_root, tmp_path / out, engines=engines)
     try:
-        result = runner.run(dataset or ROOT / "samples" / "questions.jsonl")
+        result = runner.run(dataset or ROOT / "samples" / "questions.jsonl", reference_format=reference_format)
     finally:
         runner.close()
     return result
@@ -176,3 +178,14 @@ def test_bad_items_are_errors_and_the_run_goes_on(tmp_path, media_root):
     out = rows(tmp_path / "gen.jsonl")
     assert [r["status"] for r in out] == ["ok", "error", "error"] and "not found" in out[1]["error"]
     assert result.exit_code == 1 and len(result.summary["errors_list"]) == 2
+
+
+def test_reference_format_and_thinking_budget(tmp_path, media_root):
+    eng = Scripted("tiny-qwen3-omni")
+    eng.preset = dataclasses.replace(eng.preset, quirks=eng.preset.quirks.model_copy(update={"thinking": True}))
+    run_generate(tmp_path, media_root, {"tiny-qwen3-omni": eng}, reference_format=True,
+                 sampling={"max_tokens": 100, "thinking_budget": 400})
+    listed = json.loads((tmp_path / "gen.reference.json").read_text())
+    assert isinstance(listed, list) and listed == rows(tmp_path / "gen.jsonl")
+    assert {"video", "question", "options", "model_generation"} <= set(listed[0])
+    assert {r.sampling.max_tokens for r in eng.seen if r.sampling} == {500}
