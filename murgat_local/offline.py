@@ -18,6 +18,14 @@ OFFLINE_ENV = {
 }
 
 
+# Defaults an air-gapped box wants but a user may override: vLLM finds "its own address" by
+# connecting a UDP socket to 8.8.8.8 unless told (vllm.utils.network_utils.get_ip); a single
+# box needs none but loopback. A multi-node deployment sets its real address instead.
+LOCAL_DEFAULTS = {"VLLM_HOST_IP": "127.0.0.1"}
+
+
 def enforce() -> None:
     for key, value in OFFLINE_ENV.items():
         os.environ[key] = value
+    for key, value in LOCAL_DEFAULTS.items():
+        os.environ.setdefault(key, value)

@@ -80,8 +80,8 @@ def first_difference(a: bytes, b: bytes) -> str:
     return "same records" if a == b else "different record counts"
 
 
-def murgat(*args, **kw):
-    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", PYTHONUNBUFFERED="1")
+def murgat(*args, env_extra=None, **kw):
+    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", PYTHONUNBUFFERED="1", **(env_extra or {}))
     return subprocess.run([sys.executable, "-m", "murgat_local.cli", *map(str, args)],
                           capture_output=True, text=True, env=env, cwd=ROOT, **kw)
 
@@ -90,11 +90,31 @@ def score_args(responses, media_root, out, *extra):
     return ["score", responses, "--media-root", media_root, "--out", out, *JUDGES, *extra]
 
 
+# Installed in every Python process of the audited run (the CLI and vLLM's engine processes,
+# which inherit PYTHONPATH): logs each process start and every socket connect.
+AUDIT = """
+import os, sys
+_log = os.environ.get("MURGAT_AUDIT_LOG")
+if _log:
+    with open(_log, "a") as f:
+        f.write(f"start {os.getpid()} {' '.join(sys.argv)[:80]!r}\\n")
+    def _hook(event, args):
+        if event == "socket.connect":
+            with open(_log, "a") as f:
+                f.write(f"connect {os.getpid()} {int(args[0].family)} {args[1]!r}\\n")
+    sys.addaudithook(_hook)
+"""
+
+
 @pytest.fixture(scope="module")
 def first_run(responses, media_root, small_batches, tmp_path_factory):
     out = tmp_path_factory.mktemp("run1")
-    proc = murgat(*score_args(responses, media_root, out, "--config", small_batches))
-    return out, proc
+    hooks = tmp_path_factory.mktemp("audit")
+    (hooks / "sitecustomize.py").write_text(AUDIT)
+    audit = hooks / "connects.log"
+    proc = murgat(*score_args(responses, media_root, out, "--config", small_batches),
+                  env_extra={"PYTHONPATH": str(hooks), "MURGAT_AUDIT_LOG": str(audit)})
+    return out, proc, audit
 
 
 def records(out):
@@ -102,7 +122,7 @@ def records(out):
 
 
 def test_every_stage_runs_and_bad_items_are_reported(first_run, responses):
-    out, proc = first_run
+    out, proc, _ = first_run
     assert proc.returncode == 1, proc.stderr[-3000:]
     recs = records(out)
     n_lines = len(responses.read_text().splitlines())
@@ -136,7 +156,7 @@ def test_every_stage_runs_and_bad_items_are_reported(first_run, responses):
 
 
 def test_rerun_makes_zero_model_calls_and_writes_the_same_scores(first_run, responses, media_root, small_batches):
-    out, _ = first_run
+    out, _, _ = first_run
     before = (out / "scores.jsonl").read_bytes()
     proc = murgat(*score_args(responses, media_root, out, "--config", small_batches))
     assert proc.returncode == 1
@@ -148,7 +168,7 @@ def test_rerun_makes_zero_model_calls_and_writes_the_same_scores(first_run, resp
 
 
 def test_dry_run_counts_cached_calls(first_run, responses, media_root, small_batches):
-    out, _ = first_run
+    out, _, _ = first_run
     # The same engine arguments as the run (they are part of the judges' identity).
     proc = murgat(*score_args(responses, media_root, out, "--config", small_batches, "--dry-run"))
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -160,7 +180,7 @@ def test_dry_run_counts_cached_calls(first_run, responses, media_root, small_bat
 
 
 def test_swapping_the_entailer_reruns_only_attribution(first_run, responses, media_root, small_batches, tmp_path):
-    out, _ = first_run
+    out, _, _ = first_run
     swapped = tmp_path / "swapped"
     shutil.copytree(out, swapped)
     proc = murgat(*score_args(responses, media_root, swapped, "--config", small_batches, "--entailer", "tiny-gemma3"))
@@ -173,7 +193,7 @@ def test_swapping_the_entailer_reruns_only_attribution(first_run, responses, med
 
 
 def test_killed_run_resumes_to_the_same_scores(first_run, responses, media_root, small_batches, tmp_path):
-    out1, _ = first_run
+    out1, _, _ = first_run
     out = tmp_path / "killed"
     env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1")
     args = [sys.executable, "-m", "murgat_local.cli", *map(str, score_args(responses, media_root, out, "--config", small_batches))]
@@ -206,7 +226,7 @@ def test_killed_run_resumes_to_the_same_scores(first_run, responses, media_root,
 
 
 def test_rescore_recomputes_the_recorded_scores(first_run, tmp_path):
-    out, _ = first_run
+    out, _, _ = first_run
     proc = murgat("rescore", out / "scores.jsonl", "--out", tmp_path / "re.jsonl")
     assert proc.returncode == 0, proc.stderr[-2000:]
     again = [json.loads(l) for l in (tmp_path / "re.jsonl").read_text().splitlines()]
@@ -216,7 +236,7 @@ def test_rescore_recomputes_the_recorded_scores(first_run, tmp_path):
 
 
 def test_sigterm_stops_cleanly_and_the_same_command_resumes(first_run, responses, media_root, small_batches, tmp_path):
-    out1, _ = first_run
+    out1, _, _ = first_run
     out = tmp_path / "term"
     env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1")
     args = [sys.executable, "-m", "murgat_local.cli", *map(str, score_args(responses, media_root, out, "--config", small_batches))]
@@ -249,3 +269,22 @@ def test_sigterm_stops_cleanly_and_the_same_command_resumes(first_run, responses
     assert resumed.returncode == 1, resumed.stderr[-2000:]
     got, want = (out / "scores.jsonl").read_bytes(), (out1 / "scores.jsonl").read_bytes()
     assert got == want, first_difference(want, got)
+
+
+def test_nothing_connects_anywhere_but_loopback(first_run):
+    """A whole `murgat score` with the vLLM engine and every stage, audited in every Python
+    process (sys.addaudithook on socket.connect): only loopback and local sockets."""
+    import ast
+    import ipaddress
+    import socket
+
+    _, proc, audit = first_run
+    lines = audit.read_text().splitlines()
+    starts = [l for l in lines if l.startswith("start ")]
+    assert len(starts) >= 2, lines  # the CLI and at least one engine process were audited
+    for line in (l for l in lines if l.startswith("connect ")):
+        _, _, family, address = line.split(" ", 3)
+        if int(family) == socket.AF_UNIX:
+            continue
+        host = ast.literal_eval(address)[0]
+        assert ipaddress.ip_address(host).is_loopback, line
