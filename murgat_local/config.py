@@ -51,6 +51,8 @@ class RunConfig(BaseModel):
     decontextualize: bool = True
     # `--compat reference` only: the reference's --parse_reasoning (see ProtocolOptions).
     parse_reasoning: bool = False
+    # Folders outside --media-root that video paths (or symlinks) may lead into.
+    allow_outside: list[pathlib.Path] = Field(default_factory=list)
     chunk_size: int = Field(512, ge=1)
     batch_size: int = Field(256, ge=1)
     cache: pathlib.Path | None = None
@@ -116,6 +118,7 @@ class GenerateConfig(BaseModel):
     samples: int = Field(1, ge=1, le=64)
     # Maps a free answer to an option when no letter can be read; default: the responder itself.
     answer_judge: str | None = None
+    allow_outside: list[pathlib.Path] = Field(default_factory=list)
     chunk_size: int = Field(512, ge=1)
     batch_size: int = Field(256, ge=1)
     cache: pathlib.Path | None = None
@@ -130,7 +133,8 @@ class GenerateConfig(BaseModel):
 
 
 # Settings a `[generate]` table inherits from the top level of a run file.
-SHARED_KEYS = ("engine", "chunk_size", "batch_size", "cache", "models_dir", "limit", "media", "engine_args")
+SHARED_KEYS = ("engine", "chunk_size", "batch_size", "cache", "models_dir", "limit", "media", "engine_args",
+               "allow_outside")
 
 
 def _read(path: pathlib.Path | None) -> dict:

@@ -9,12 +9,13 @@ VENV=${MURGAT_VENV:-$ROOT/.venv}
 PY=${PYTHON:-python3}
 say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
 
-# 1. System tools: espeak-ng speaks the sample's words, ffmpeg is the benchmark's baseline.
-if ! command -v espeak-ng >/dev/null || ! command -v ffmpeg >/dev/null; then
+# 1. System tools: espeak-ng speaks the sample's words, ffmpeg is the benchmark's baseline,
+#    strace proves in a test that nothing outside the media root is touched.
+if ! command -v espeak-ng >/dev/null || ! command -v ffmpeg >/dev/null || ! command -v strace >/dev/null; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    say "installing espeak-ng and ffmpeg (Debian packages)"
+    say "installing espeak-ng, ffmpeg and strace (Debian packages)"
     apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq espeak-ng ffmpeg >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq espeak-ng ffmpeg strace >/dev/null
   else
     say "espeak-ng/ffmpeg missing and cannot apt-get: the speech sample and the ffmpeg baseline are skipped"
   fi

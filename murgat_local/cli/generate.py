@@ -42,6 +42,7 @@ def generate(
     samples: Optional[int] = typer.Option(None, "--samples", help="samples per item (seeds seed..seed+K-1)"),
     from_file: Optional[pathlib.Path] = typer.Option(None, "--from", help="posthoc: edit the answers in this file"),
     answer_judge: Optional[str] = typer.Option(None, "--answer-judge", help="maps free answers to options (default: the responder)"),
+    allow_outside: List[pathlib.Path] = typer.Option([], "--allow-outside", help="a folder outside --media-root videos may be in"),
     engine: Optional[str] = typer.Option(None, "--engine"),
     temperature: Optional[float] = typer.Option(None, "--temperature"),
     top_p: Optional[float] = typer.Option(None, "--top-p"),
@@ -69,6 +70,7 @@ def generate(
                                   "thinking_budget": thinking_budget}.items() if v is not None}
     cfg = _generate_config(config, {"models": model, "strategies": strategy, "limit": limit,
                                     "samples": samples, "answer_judge": answer_judge, "engine": engine,
+                                    "allow_outside": allow_outside or None,
                                     "models_dir": models_dir, "cache": cache})
     if sampling:
         cfg = cfg.model_copy(update={"sampling": cfg.sampling.model_copy(update=sampling)})
@@ -112,6 +114,7 @@ def run(
     engine: Optional[str] = typer.Option(None, "--engine"),
     compat: Optional[str] = typer.Option(None, "--compat"),
     parse_reasoning: bool = typer.Option(False, "--parse-reasoning", help="with --compat reference"),
+    allow_outside: List[pathlib.Path] = typer.Option([], "--allow-outside", help="repeatable"),
     models_dir: Optional[pathlib.Path] = typer.Option(None, "--models-dir", envvar="MURGAT_MODELS_DIR"),
     verbose: bool = typer.Option(False, "--verbose"),
 ) -> None:
@@ -133,11 +136,13 @@ def run(
     shared_cache = out / "cache.sqlite"
     gcfg = _generate_config(config, {"models": model, "strategies": strategy, "limit": limit,
                                      "samples": samples, "engine": engine, "models_dir": models_dir,
+                                     "allow_outside": allow_outside or None,
                                      "cache": shared_cache})
     try:
         scfg = load_config(config, {"judge": judge, "verifier": verifier, "decomposer": decomposer,
                                     "entailer": entailer, "engine": engine, "compat": compat,
                                     "parse_reasoning": parse_reasoning or None,
+                                    "allow_outside": allow_outside or None,
                                     "models_dir": models_dir, "cache": shared_cache})
     except (ValidationError, OSError, ValueError) as e:
         cli._fail(f"bad configuration: {e}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
@@ -26,6 +26,8 @@ def score(
     engine: Optional[str] = typer.Option(None, "--engine", help="vllm (default) or transformers"),
     compat: Optional[str] = typer.Option(None, "--compat", help="'reference' reproduces the public reference"),
     no_decontext: bool = typer.Option(False, "--no-decontextualize", help="skip decontextualization"),
+    allow_outside: List[pathlib.Path] = typer.Option([], "--allow-outside",
+                                                     help="a folder outside --media-root that videos may be in (repeatable)"),
     parse_reasoning: bool = typer.Option(False, "--parse-reasoning",
                                          help="with --compat reference: the reference's --parse_reasoning"),
     limit: Optional[int] = typer.Option(None, "--limit", help="score only the first N responses"),
@@ -59,7 +61,7 @@ def score(
             "judge": judge, "verifier": verifier, "decomposer": decomposer, "entailer": entailer,
             "engine": engine, "compat": compat, "limit": limit, "cache": cache,
             "models_dir": models_dir, "decontextualize": False if no_decontext else None,
-            "parse_reasoning": parse_reasoning or None,
+            "parse_reasoning": parse_reasoning or None, "allow_outside": allow_outside or None,
             "max_failed_calls": max_failed_calls,
         })
     except (ValidationError, OSError, ValueError) as e:

@@ -83,8 +83,12 @@ class SegmentCutter:
     """
 
     def __init__(self, media_root: pathlib.Path, opts: SegmentOptions | None = None,
-                 *, max_open: int = 8, max_bytes: int = 512 << 20, max_audio_bytes: int = 1 << 30):
-        self.media_root = pathlib.Path(media_root)
+                 *, max_open: int = 8, max_bytes: int = 512 << 20, max_audio_bytes: int = 1 << 30,
+                 allow_outside: tuple[pathlib.Path, ...] = ()):
+        # Resolved once: a media root that is itself a symlink works; paths under it are then
+        # walked without ever leaving it (or the user's --allow-outside roots).
+        self.media_root = pathlib.Path(media_root).resolve()
+        self.allowed = tuple(pathlib.Path(p).resolve() for p in allow_outside)
         self.opts = opts or SegmentOptions()
         self._refs: dict[pathlib.Path, tuple[tuple, MediaRef]] = {}
         self._sources: OrderedDict[pathlib.Path, VideoSource] = OrderedDict()
@@ -99,7 +103,7 @@ class SegmentCutter:
     def source(self, video: str) -> MediaRef:
         """The video named by a response, located safely under the media root and probed (once
         per file version); raises MediaError when it cannot be used."""
-        path = resolve_video(self.media_root, video)
+        path = resolve_video(self.media_root, video, self.allowed)
         st = path.stat()
         version = (st.st_size, st.st_mtime_ns)
         with self._lock:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..digests import shared_memo
+from .paths import PathRefused, resolve_within
 
 TARGET_SR = 16000
 
@@ -23,18 +24,22 @@ class MediaError(Exception):
     """A media problem that belongs to one item (missing file, corrupt file, no audio...)."""
 
 
-def resolve_video(media_root: pathlib.Path, video: str) -> pathlib.Path:
-    """The video's path under `media_root`; refuses any path that escapes it, never opens it."""
-    if "\x00" in video:
-        raise MediaError(f"video path {video!r} contains a NUL byte; refused")
-    root = media_root.resolve()
+def resolve_video(media_root: pathlib.Path, video: str, allowed: tuple[pathlib.Path, ...] = ()) -> pathlib.Path:
+    """The video's real path under `media_root` (or an `allowed` root, all already resolved);
+    refuses any path that leaves them before opening or stat'ing anything outside."""
     name = video if pathlib.PurePath(video).suffix else f"{video}.mp4"
-    candidate = (root / name).resolve()
-    if candidate != root and root not in candidate.parents:
-        raise MediaError(f"video path {video!r} escapes the media root {root}; refused")
-    if not candidate.is_file():
-        raise MediaError(f"video {video!r} not found under {root}")
-    return candidate
+    try:
+        path = resolve_within(media_root, name, allowed)
+    except PathRefused as e:
+        raise MediaError(f"video path {video!r} escapes the media root {media_root} ({e}); refused") from None
+    except FileNotFoundError:
+        raise MediaError(f"video {video!r} not found under {media_root}") from None
+    except OSError as e:
+        raise MediaError(f"video {video!r} cannot be looked up ({e.strerror})") from None
+    if not path.is_file():
+        what = "a folder" if path.is_dir() else "not a regular file"
+        raise MediaError(f"video {video!r} is {what}")
+    return path
 
 
 def content_hash(path: pathlib.Path) -> str:

@@ -111,7 +111,8 @@ class GenerateRunner:
         if cache is None:
             check_writable(pathlib.Path(config.cache or default_cache).parent, "cache folder")
         self.cache = cache or VerdictCache(config.cache or default_cache)
-        self.cutter = cutter or SegmentCutter(self.media_root, config.media.options(), **config.media.bounds())
+        self.cutter = cutter or SegmentCutter(self.media_root, config.media.options(), **config.media.bounds(),
+                                              allow_outside=tuple(config.allow_outside))
         self.engines: dict = dict(engines or {})
         options = {"seed": config.sampling.seed, **config.engine_args}
         for name in [*config.models, *([config.answer_judge] if config.answer_judge else [])]:

@@ -78,7 +78,8 @@ class Runner:
         cache_path = pathlib.Path(config.cache or self.out_dir / "verdicts.sqlite")
         check_writable(cache_path.parent, "cache folder")
         self.cache = VerdictCache(cache_path)
-        self.cutter = SegmentCutter(self.media_root, config.media.options(), **config.media.bounds())
+        self.cutter = SegmentCutter(self.media_root, config.media.options(), **config.media.bounds(),
+                                    allow_outside=tuple(config.allow_outside))
         self.engines: dict[str, LazyEngine] = dict(engines or {})
         self.judges: dict[str, StageJudge] = {}
         options = {"temperature": config.sampling.temperature, "seed": config.sampling.seed}
