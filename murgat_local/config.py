@@ -40,17 +40,11 @@ class SamplingConfig(BaseModel):
     seed: int = Field(0, ge=0)
 
 
-class RunConfig(BaseModel):
+class _Run(BaseModel):
+    """What every run (scoring or generating) is configured with."""
+
     model_config = ConfigDict(extra="forbid")
-    judge: str = "qwen3-omni-30b-a3b-instruct"
-    verifier: str | None = None
-    decomposer: str | None = None
-    entailer: str | None = None
     engine: str = "vllm"  # a registered engine name (see murgat_local.engines)
-    compat: Literal["reference"] | None = None
-    decontextualize: bool = True
-    # `--compat reference` only: the reference's --parse_reasoning (see ProtocolOptions).
-    parse_reasoning: bool = False
     # Folders outside --media-root that video paths (or symlinks) may lead into.
     allow_outside: list[pathlib.Path] = Field(default_factory=list)
     chunk_size: int = Field(512, ge=1)
@@ -58,10 +52,9 @@ class RunConfig(BaseModel):
     cache: pathlib.Path | None = None
     models_dir: pathlib.Path | None = None
     limit: int | None = Field(None, ge=1)
-    # A run in which a larger share of its unique judge calls got no verdict (unparsed,
-    # refused, failed) exits 1: a broken judge must not pass as a finished run.
+    # A run in which a larger share of its unique model calls got no answer (unparsed,
+    # refused, failed) exits 1: a broken model must not pass as a finished run.
     max_failed_calls: float = Field(0.05, ge=0, le=1)
-    sampling: SamplingConfig = Field(default_factory=SamplingConfig)
     media: MediaConfig = Field(default_factory=MediaConfig)
     engine_args: dict = Field(default_factory=dict)
 
@@ -72,6 +65,20 @@ class RunConfig(BaseModel):
 
         check_engine(v)
         return v
+
+
+class RunConfig(_Run):
+    """`murgat score` (and the scoring half of `murgat run`)."""
+
+    judge: str = "qwen3-omni-30b-a3b-instruct"
+    verifier: str | None = None
+    decomposer: str | None = None
+    entailer: str | None = None
+    compat: Literal["reference"] | None = None
+    decontextualize: bool = True
+    # `--compat reference` only: the reference's --parse_reasoning (see ProtocolOptions).
+    parse_reasoning: bool = False
+    sampling: SamplingConfig = Field(default_factory=SamplingConfig)
 
     @field_validator("compat", mode="before")
     @classmethod
@@ -108,28 +115,15 @@ class GenerationSampling(BaseModel):
     thinking_budget: int = Field(0, ge=0)
 
 
-class GenerateConfig(BaseModel):
+class GenerateConfig(_Run):
     """`murgat generate` / the generation half of `murgat run` (TOML table `[generate]`)."""
 
-    model_config = ConfigDict(extra="forbid")
     models: list[str] = Field(default_factory=list, min_length=1)
     strategies: list[str] = Field(default_factory=lambda: ["base"], min_length=1)
-    engine: str = "vllm"
     samples: int = Field(1, ge=1, le=64)
     # Maps a free answer to an option when no letter can be read; default: the responder itself.
     answer_judge: str | None = None
-    allow_outside: list[pathlib.Path] = Field(default_factory=list)
-    chunk_size: int = Field(512, ge=1)
-    batch_size: int = Field(256, ge=1)
-    cache: pathlib.Path | None = None
-    models_dir: pathlib.Path | None = None
-    limit: int | None = Field(None, ge=1)
-    max_failed_calls: float = Field(0.05, ge=0, le=1)
     sampling: GenerationSampling = Field(default_factory=GenerationSampling)
-    media: MediaConfig = Field(default_factory=MediaConfig)
-    engine_args: dict = Field(default_factory=dict)
-
-    _engine = field_validator("engine")(RunConfig._engine.__func__)
 
 
 # Settings a `[generate]` table inherits from the top level of a run file.

@@ -14,7 +14,7 @@ import os
 import pathlib
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
+from typing import Callable
 
 from ..config import GenerateConfig
 from ..engines import LazyEngine, Sampling, load_preset
@@ -33,7 +33,7 @@ from .cache import VerdictCache
 from .judging import StageJudge
 from .outputs import check_writable
 from .provenance import file_digest, versions
-from .runner import failed_calls
+from .runner import _chunks, failed_calls
 
 
 @dataclass(frozen=True)
@@ -67,17 +67,6 @@ class _Item:
     item: DatasetItem | InputError
     ref: MediaRef | None = None
     error: str | None = None
-
-
-def _chunks(items: Iterable, size: int) -> Iterator[list]:
-    chunk: list = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
 
 
 def output_layout(out: pathlib.Path, cells: list[Cell]) -> tuple[dict[Cell, pathlib.Path], pathlib.Path, pathlib.Path]:
