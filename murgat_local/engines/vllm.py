@@ -77,6 +77,7 @@ class VLLMEngine:
             **args,
         )
         self.renderer = ChatRenderer(path, preset, trust_remote_code=preset.trust_remote_code)
+        self._warm: set[str] = set()  # output grammars this engine has compiled
         # Checks every request against limit_mm_per_prompt and max_model_len before vLLM sees it.
         self.fitter: RequestFitter | None = RequestFitter(preset, self._engine_args, self.renderer)
 
@@ -151,6 +152,7 @@ class VLLMEngine:
                 continue
             params.append(self._sampling(req))
             index.append(i)
+        self._warm_grammars([requests[i].constraint() for i in index])
         with Timer(self.stats):
             outputs = self._generate(prompts, params) if prompts else []
         for i, out in zip(index, outputs):
@@ -165,6 +167,28 @@ class VLLMEngine:
         assert len(final) == len(requests)
         record(self.stats, final)
         return final
+
+    def _warm_grammars(self, regexes: list[str | None]) -> None:
+        """Compile each new output grammar with a one-token request before the batch that needs
+        it. vLLM holds a request back until its grammar is compiled, so a cold grammar changes
+        which requests share a forward step, and on the CPU that changes the rounding: with
+        every grammar warm, a batch is computed the same way whenever it runs (a resumed run
+        sends the batches an uninterrupted run sent, and gets the same verdicts)."""
+        from vllm import SamplingParams
+        from vllm.sampling_params import StructuredOutputsParams
+
+        new = [r for r in dict.fromkeys(regexes) if r is not None and r not in self._warm]
+        if not new:
+            return
+        params = [SamplingParams(temperature=0.0, max_tokens=1, structured_outputs=StructuredOutputsParams(regex=r))
+                  for r in new]
+        try:
+            # A real chat prompt, as requests look (a one-token raw prompt kills some models).
+            warm = self._prompt(Request("Reply with the requested format."))
+            self.llm.generate([warm] * len(new), params, use_tqdm=False)
+        except Exception:
+            return  # the real batch will meet (and report) whatever went wrong
+        self._warm.update(new)
 
     def _generate(self, prompts: list, params: list) -> list:
         """Outputs in order; when vLLM rejects a batch, it is split in halves until the request
