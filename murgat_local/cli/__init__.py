@@ -71,7 +71,8 @@ class Interrupted(KeyboardInterrupt):
 
 @contextmanager
 def _running(out: pathlib.Path, quiet: bool) -> Iterator[None]:
-    """A run: engine logs to their file when quiet, and SIGINT / SIGTERM stop it cleanly.
+    """A run: engine logs to their file when quiet; an unexpected fault ends it with exit 1 and
+    the reason (never a usage error); SIGINT / SIGTERM stop it cleanly.
 
     An interrupted run shuts its engines down, writes no final results (the partial file
     keeps its `.partial` name), keeps every batch already cached, and exits 130 (SIGINT) or
@@ -84,6 +85,12 @@ def _running(out: pathlib.Path, quiet: bool) -> Iterator[None]:
     try:
         with _engine_logs(out, quiet):
             yield
+    except typer.Exit:
+        raise
+    except Exception as e:  # anything but an item's fault: the run stops, resumable
+        _error(f"the run stopped: {type(e).__name__}: {e}. Everything already judged or "
+               "generated is cached: the same command resumes.")
+        raise typer.Exit(1)
     except KeyboardInterrupt as e:
         sig = "SIGTERM" if isinstance(e, Interrupted) else "SIGINT"
         err.print(f"[red]interrupted[/red] ({sig}): engines stopped, no final results written; "

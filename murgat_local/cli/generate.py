@@ -78,14 +78,9 @@ def generate(
         runner = GenerateRunner(cfg, media_root, out, from_file=from_file)
     except (ModelNotFound, ValueError) as e:
         cli._fail(str(e))
-    log_dir = out if out.suffix != ".jsonl" else out
-    with cli._running(log_dir, quiet=not verbose):
+    with cli._running(out, quiet=not verbose):
         try:
             result = runner.run(dataset, reference_format=out_format == "reference")
-        except Exception as e:
-            cli._error(f"the run stopped: {type(e).__name__}: {e}. "
-                          "Generations already made are cached: the same command resumes.")
-            raise typer.Exit(1)
         finally:
             runner.close()
     cli.console.print(generation_table(result.summary))
@@ -169,10 +164,6 @@ def run(
                                **{k: scored.summary.get(k) for k in
                                   ("coverage", "precision", "recall", "f1", "murgat_s", "partial")},
                                "scores": str(scored.records_path)}
-        except Exception as e:
-            cli._error(f"the run stopped: {type(e).__name__}: {e}. "
-                          "Everything judged so far is cached: the same command resumes.")
-            raise typer.Exit(1)
         finally:
             generator.close(engines=False)
             for r in scorers.values():

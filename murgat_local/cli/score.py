@@ -79,12 +79,6 @@ def score(
                 ui.console.print_json(json.dumps(plan))
                 raise typer.Exit(0)
             result = runner.run(responses)
-        except typer.Exit:
-            raise
-        except Exception as e:
-            ui._error(f"the run stopped: {type(e).__name__}: {e}. Verdicts already "
-                      "judged are in the cache: the same command resumes.")
-            raise typer.Exit(1)
         finally:
             runner.close()
     ui.console.print(summary_table(result.summary))

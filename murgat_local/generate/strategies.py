@@ -53,9 +53,6 @@ def option_letters(options) -> tuple[str, ...]:
     return tuple(chr(65 + i) for i in range(len(options or ())))
 
 
-FENCE_CLOSE = "ANSWER>>>"
-
-
 def fence(text: str) -> str:
     """Untrusted text placed inside a <<<ANSWER ... ANSWER>>> fence cannot close it."""
     return text.replace("<<<", "< < <").replace(">>>", "> > >")

@@ -21,7 +21,7 @@ import string
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence, Union
 
-from .responses import InputError, Unparsed, iter_records
+from .responses import InputError, Unparsed, iter_records, read_items
 
 LETTERS = string.ascii_uppercase
 _BATCH_ROWS = 1024
@@ -55,15 +55,7 @@ def read_dataset(path: str | pathlib.Path, limit: int | None = None) -> Iterator
     keyed by letters), `answer` (the gold letter: "B", "(b)", "B. text", an option's text, or
     an integer index into `options`). Every other field stays in `DatasetItem.row`.
     """
-    path = pathlib.Path(path)
-    seen: set[str] = set()
-    for index, source, obj in _records(path):
-        if limit is not None and index >= limit:
-            return
-        if isinstance(obj, Unparsed):
-            yield InputError(index, None, source, obj.reason)
-        else:
-            yield _item(index, source, obj, seen)
+    return read_items(_records(pathlib.Path(path)), limit, _item)
 
 
 def render_options(options: Sequence[str] | None) -> str:

@@ -198,14 +198,19 @@ def iter_records(path: pathlib.Path) -> Iterator[tuple[int, str, object]]:
             index += 1
 
 
-def read_responses(path: str | pathlib.Path, limit: int | None = None) -> Iterator[ReadItem]:
-    """Every response in input order, valid or not."""
-    path = pathlib.Path(path)
+def read_items(records: Iterator[tuple[int, str, object]], limit: int | None, make) -> Iterator:
+    """`make(index, source, obj, seen_ids)` for each record, an `InputError` for each unreadable
+    one, stopping after `limit` records; shared by the response and dataset readers."""
     seen: set[str] = set()
-    for index, source, obj in iter_records(path):
+    for index, source, obj in records:
         if limit is not None and index >= limit:
             return
         if isinstance(obj, Unparsed):
             yield InputError(index, None, source, obj.reason)
         else:
-            yield _item(index, source, obj, seen)
+            yield make(index, source, obj, seen)
+
+
+def read_responses(path: str | pathlib.Path, limit: int | None = None) -> Iterator[ReadItem]:
+    """Every response in input order, valid or not."""
+    return read_items(iter_records(pathlib.Path(path)), limit, _item)

@@ -63,6 +63,12 @@ def summary_table(summary: dict, title: str = "MURGAT scores") -> Table:
     return t
 
 
+def _tax_caption(summary: dict) -> str | None:
+    """The reasoning tax (accuracy of cite minus base) per model, under a grid's table."""
+    taxes = [f"reasoning tax {m}: {_fmt(t)}" for m, t in (summary.get("reasoning_tax") or {}).items()]
+    return "; ".join(taxes) or None
+
+
 def generation_table(summary: dict) -> Table:
     """One row per cell of a generation grid: answers, accuracy and how answers were read."""
     t = Table(title="Generation")
@@ -72,8 +78,7 @@ def generation_table(summary: dict) -> Table:
         paths = ", ".join(f"{k} {v}" for k, v in sorted(c.get("answer_paths", {}).items()))
         t.add_row(label, _fmt(c["rows"]), _fmt(c["errors"]), _fmt(c["graded"]), _fmt(c["answered"]),
                   _fmt(c["unanswered"]), _fmt(c["accuracy"]), paths)
-    for model, tax in (summary.get("reasoning_tax") or {}).items():
-        t.caption = (t.caption + "; " if t.caption else "") + f"reasoning tax {model}: {_fmt(tax)}"
+    t.caption = _tax_caption(summary)
     return t
 
 
@@ -86,8 +91,7 @@ def grid_table(summary: dict) -> Table:
         t.add_row(label, _fmt(c.get("rows")), _fmt(c.get("accuracy")), _fmt(c.get("unanswered")),
                   _fmt(c.get("coverage")), _fmt(c.get("precision")), _fmt(c.get("recall")),
                   _fmt(c.get("murgat_s")), _fmt(c.get("partial")))
-    for model, tax in (summary.get("reasoning_tax") or {}).items():
-        t.caption = (t.caption + "; " if t.caption else "") + f"reasoning tax {model}: {_fmt(tax)}"
+    t.caption = _tax_caption(summary)
     return t
 
 
