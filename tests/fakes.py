@@ -15,6 +15,12 @@ from murgat_local.sample.media import COLORS, dominant_color
 COLOR_WORDS = [c[0] for c in COLORS] + ["gray"]
 
 
+def fenced(prompt: str, label: str) -> str | None:
+    """The text a prompt holds between `<<<LABEL` and `LABEL>>>` (None when it has no such fence)."""
+    m = re.search(rf"<<<{label}\n(.*?)\n{label}>>>", prompt, re.S)
+    return m.group(1) if m else None
+
+
 def _j(obj) -> str:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
@@ -38,19 +44,18 @@ class OracleEngine:
         kind = req.verdict.__name__
         prompt = req.prompt
         if kind == "Rewrite":
-            sent = prompt.split("Sentence to rewrite:", 1)[1].strip()
-            return _j({"sentence": sent})
+            return _j({"sentence": fenced(prompt, "SENTENCE").strip()})
         if kind == "RewrittenText":
-            return _j({"text": prompt.split("Text:", 1)[1].strip()})
+            return _j({"text": fenced(prompt, "TEXT").strip()})
         if kind == "AtomicFacts":
-            sent = prompt.split("Sentence:", 1)[1].strip().rstrip(".")
+            sent = fenced(prompt, "SENTENCE").strip().rstrip(".")
             facts = [f.strip() + "." for f in re.split(r"\band\b|,", sent) if f.strip()]
             return _j({"facts": facts[:6]})
-        if prompt.startswith("Sentence:"):
-            sent = prompt.split("Sentence:", 1)[1].strip().lower()
-            verifiable = not re.match(r"(therefore|so|hence|the answer|thus)\b", sent)
+        sent = fenced(prompt, "SENTENCE")
+        if sent is not None:
+            verifiable = not re.match(r"(therefore|so|hence|the answer|thus)\b", sent.strip().lower())
             return _j({"label": "YES" if verifiable else "NO"})
-        claim = prompt.split("Claim:", 1)[1].strip().lower()
+        claim = fenced(prompt, "CLAIM").strip().lower()
         seen_colors, loud = set(), False
         for m in req.media:
             if isinstance(m, ImagePart):

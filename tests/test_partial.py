@@ -55,7 +55,7 @@ class BrokenDecomposer(OracleEngine):
 
 class BrokenVerifier(OracleEngine):
     def _answer(self, req):
-        if req.verdict.__name__ == "YesNo" and req.prompt.startswith("Sentence:") and "green" in req.prompt:
+        if req.verdict.__name__ == "YesNo" and "<<<SENTENCE" in req.prompt and "green" in req.prompt:
             return '{"label":"YE'
         return super()._answer(req)
 

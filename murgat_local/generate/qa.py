@@ -16,7 +16,7 @@ from ..inputs.datasets import render_options
 from ..judges import PromptTemplate
 from ..judges.calls import Call
 from ..text.answers import extract_answer
-from .strategies import fence, option_letters
+from .strategies import option_letters
 
 NONE = "NONE"
 
@@ -42,7 +42,7 @@ def read_answer(text: str, options: Sequence[str] | None) -> Answer | None:
 
 
 def judge_call(template: PromptTemplate, question: str, options: Sequence[str], text: str) -> Call:
-    user = template.render(question=question, options=render_options(options), response=fence(text))
+    user = template.render(question=question, options=render_options(options), response=text)
     return Call(template, user, choices=option_letters(options) + (NONE,))
 
 

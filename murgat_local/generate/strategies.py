@@ -53,11 +53,6 @@ def option_letters(options) -> tuple[str, ...]:
     return tuple(chr(65 + i) for i in range(len(options or ())))
 
 
-def fence(text: str) -> str:
-    """Untrusted text placed inside a <<<ANSWER ... ANSWER>>> fence cannot close it."""
-    return text.replace("<<<", "< < <").replace(">>>", "> > >")
-
-
 _SPACE = re.compile(r"\s+")
 
 

@@ -3,12 +3,18 @@
 A template has a `system` part (the instructions, identical for every item, so an engine's
 prefix cache reuses it) and a `user` part with `{placeholders}` for the item's text. Values
 are inserted by `str.format_map` on the template only, so braces in a response stay literal.
+
+Untrusted text (a sentence of the answer under review, a fact a judge derived from it) sits
+inside a fence the template draws: `<<<LABEL` on its own line, the value, `LABEL>>>`. Every
+value is escaped on the way in so that no run of three angle brackets survives in it: text
+cannot close its fence or open a new one, however it is written.
 """
 
 from __future__ import annotations
 
 import hashlib
 import pathlib
+import re
 import string
 import tomllib
 from dataclasses import dataclass
@@ -31,11 +37,28 @@ class PromptTemplate:
     def fields(self) -> set[str]:
         return {f for _, f, _, _ in string.Formatter().parse(self.user) if f}
 
+    @property
+    def fenced(self) -> set[str]:
+        """The fields this template places inside a fence (as data, not instructions)."""
+        return {m.group(2) for m in _FENCED_FIELD.finditer(self.user) if m.group(1) == m.group(3)}
+
     def render(self, **values: str) -> str:
         missing = self.fields - values.keys()
         if missing:
             raise KeyError(f"prompt {self.name!r} needs {sorted(missing)}")
-        return self.user.format_map(values)
+        return self.user.format_map({k: escape_fences(v) for k, v in values.items()})
+
+
+_BRACKET_RUN = re.compile(r"[<>]{3,}")
+# A field alone inside a fence: <<<LABEL, a line holding only {field}, LABEL>>>.
+_FENCED_FIELD = re.compile(r"<<<([A-Z_]+)\n\{(\w+)\}\n([A-Z_]+)>>>")
+
+
+def escape_fences(text: str) -> str:
+    """`text` with every run of three or more angle brackets spaced out (`>>>` becomes `> > >`),
+    so it can neither close the fence it sits in nor draw a new one. Shorter runs (`a >> b`,
+    `<b>`) are left alone."""
+    return _BRACKET_RUN.sub(lambda m: " ".join(m.group(0)), text)
 
 
 # A template's output, besides a verdict type: free text, or one of the call's choices.

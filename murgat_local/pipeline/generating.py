@@ -20,7 +20,7 @@ from ..config import GenerateConfig
 from ..engines import LazyEngine, Sampling, load_preset
 from ..generate.media import ResponderPlan, cut_media, media_note, plan_media
 from ..generate.qa import Answer, accuracy, judge_call, judged, read_answer
-from ..generate.strategies import Strategy, fence, parse_strategy, posthoc_problem
+from ..generate.strategies import Strategy, parse_strategy, posthoc_problem
 from ..inputs.datasets import DatasetItem, read_dataset, render_options
 from ..inputs.responses import InputError, read_responses
 from ..jsonl import dumps_record
@@ -189,7 +189,7 @@ class GenerateRunner:
                         edits[key] = (original, None)
                         if original is not None:
                             jobs.append((key, self._call("posthoc_attribution", model, it, plans[model, id(it)], k,
-                                                         response=fence(remove_thinking(original)))))
+                                                         response=remove_thinking(original))))
             for key, out in self._generate(model, jobs).items():
                 edits[key] = (edits[key][0], out)
         rows = {cell: [] for cell in self.cells}
