@@ -10,7 +10,10 @@ cache keys, records, terminals) meets it: bytes that are not UTF-8 become U+FFFD
 (JSON such as `"\\ud83d"` without its pair) becomes U+FFFD, in keys and values alike, and the
 item's source says how many characters were replaced (`line 3 (2 characters not valid Unicode
 replaced by U+FFFD)`). A surrogate pair written as two escapes is the one character it encodes.
-Every other character, NUL, control and bidi characters included, is kept as written.
+Every other character, NUL, control and bidi characters included, is kept as written. A UTF-8
+byte-order mark at the start of the file is dropped; a UTF-16 file is one error, not a line of
+garbage per line. A field of the wrong type is the item's error, naming the field and the type.
+README "## Bad input" lists every kind of bad input and what it gets.
 """
 
 from __future__ import annotations
@@ -55,23 +58,31 @@ def _item(index: int, source: str, obj: object, seen: set[str]) -> ReadItem:
     rid = obj.get("id")
     if rid is None or (isinstance(rid, str) and not rid.strip()):
         return InputError(index, None, source, "missing field 'id'")
+    if isinstance(rid, bool) or not isinstance(rid, (str, int)):
+        return InputError(index, None, source, f"field 'id' must be a string or an integer, not {type(rid).__name__}")
     rid = str(rid)
     if rid in seen:
         return InputError(index, rid, source, f"duplicate id {rid!r} (first occurrence kept)")
     seen.add(rid)
-    generation = next((obj[f] for f in GENERATION_FIELDS if obj.get(f)), None)
+    # The first generation field that holds something; "" or null falls back to the next one.
+    generation = next((obj[f] for f in GENERATION_FIELDS if obj.get(f) not in (None, "")), None)
     if generation is None:
         present = [f for f in GENERATION_FIELDS if f in obj]
         why = "is empty" if present else "is missing"
         return InputError(index, rid, source, f"field 'model_generation' {why}")
     if not isinstance(generation, str):
-        return InputError(index, rid, source, "field 'model_generation' is not a string")
+        return InputError(index, rid, source, f"field 'model_generation' is not a string ({type(generation).__name__})")
     if not generation.strip():
         return InputError(index, rid, source, "empty response")
     video = obj.get("video")
-    if not isinstance(video, str) or not video.strip():
+    if video is None or (isinstance(video, str) and not video.strip()):
         return InputError(index, rid, source, "missing field 'video'")
+    if not isinstance(video, str):
+        return InputError(index, rid, source, f"field 'video' is not a string ({type(video).__name__})")
     answer = obj.get("answer")
+    wrong = _wrong_type(obj, ("question", "model"), str) or _wrong_type(obj, ("answer",), (str, int))
+    if wrong:
+        return InputError(index, rid, source, wrong)
     return ResponseItem(
         index=index,
         id=rid,
@@ -86,8 +97,18 @@ def _item(index: int, source: str, obj: object, seen: set[str]) -> ReadItem:
     )
 
 
+def _wrong_type(obj: dict, fields: tuple[str, ...], types) -> str | None:
+    """Why an optional field present in `obj` (not null) has a type other than `types`."""
+    for name in fields:
+        value = obj.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, types)):
+            what = "a string" if types is str else "a string or an integer"
+            return f"field {name!r} is not {what} ({type(value).__name__})"
+    return None
+
+
 def _first_char(path: pathlib.Path) -> str:
-    with path.open("r", encoding="utf-8", errors="replace") as fh:
+    with path.open("r", encoding="utf-8-sig", errors="replace") as fh:
         while True:
             ch = fh.read(1)
             if not ch or not ch.isspace():
@@ -171,8 +192,15 @@ def iter_records(path: pathlib.Path) -> Iterator[tuple[int, str, object]]:
     """(index, source, parsed object or `Unparsed`) for every record of a JSONL or JSON-list file."""
     # surrogateescape keeps the bytes that are not UTF-8 as they were until they are decoded
     # (as errors="replace" would) and counted, with the lone surrogates JSON escapes can hold.
+    # "utf-8-sig" drops a UTF-8 byte-order mark at the start of the file, and only there.
+    with path.open("rb") as fh:
+        head = fh.read(4)
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):  # a UTF-16 byte-order mark
+        yield 0, "line 1", Unparsed("the file is UTF-16 (it starts with a UTF-16 byte-order mark); "
+                                    "the input must be UTF-8")
+        return
     if _first_char(path) == "[":
-        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+        text = path.read_text(encoding="utf-8-sig", errors="surrogateescape")
         try:
             items = json.loads(text)
         except json.JSONDecodeError as e:
@@ -185,7 +213,7 @@ def iter_records(path: pathlib.Path) -> Iterator[tuple[int, str, object]]:
             yield i, _with_repairs(f"item {i}", replaced), obj
         return
     index = 0
-    with path.open("r", encoding="utf-8", errors="surrogateescape") as fh:
+    with path.open("r", encoding="utf-8-sig", errors="surrogateescape") as fh:
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
                 continue

@@ -151,6 +151,8 @@ class Runner:
         summary["stages"] = {s: j.counters.as_dict() for s, j in self.judges.items()}
         summary["judge_calls"] = calls = failed_calls(self.judges.values(), self.config.max_failed_calls)
         summary["failure"] = calls.pop("failure")
+        if not records_meta:  # nothing was scored: not a success
+            summary["failure"] = "the input holds no responses"
         summary["engines"] = {
             name: {"identity": e.identity, "started": e.started, **e.stats.as_dict()}
             for name, e in self.engines.items()
