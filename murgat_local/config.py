@@ -21,6 +21,8 @@ class MediaConfig(BaseModel):
     max_side: int = Field(448, ge=28, le=4096)
     audio_point_window: float = Field(1.0, gt=0, le=30)
     duration_tolerance: float = Field(1.0, ge=0, le=10)
+    # Audio of a file longer than this many seconds is cut by seeking to each cited window.
+    audio_seek_after: float = Field(600.0, ge=0)
     # Memory bounds: how much media is held at once (they never change a number).
     max_open_videos: int = Field(8, ge=1)
     max_audio_mb: float = Field(1024, gt=0)

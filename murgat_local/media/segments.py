@@ -2,7 +2,9 @@
 
 visual point  -> one frame, sent as an image
 visual range  -> frames at `fps` (2 by default) over the range, an even count of at least two
-audio         -> the 16 kHz mono waveform of the range (a point gets `audio_point_window` s)
+audio         -> the 16 kHz mono waveform of the range (a point gets `audio_point_window` s);
+                 a file longer than `audio_seek_after` s has each window decoded by seeking to
+                 it, a shorter one its whole track decoded once
 
 Segments are cached by (file content hash, modality, start, end, rate): the same citation in a
 hundred responses is decoded once. Videos stay open in a small LRU.
@@ -18,7 +20,8 @@ from dataclasses import dataclass
 
 from .parts import AudioPart, ImagePart, MediaPart, VideoPart
 from ..text.citations import AUDIO, VISUAL, Citation
-from .source import TARGET_SR, MediaError, MediaInfo, MediaRef, VideoSource, content_hash, probe, resolve_video
+from .source import (AUDIO_SEEK_AFTER, TARGET_SR, MediaError, MediaInfo, MediaRef, VideoSource, content_hash, probe,
+                     resolve_video, seeks_audio)
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,10 @@ class SegmentOptions:
     audio_point_window: float = 1.0
     # Citations name whole seconds: "0:10" on a 10.0 s video is the last moment, not beyond it.
     duration_tolerance: float = 1.0
+    # Audio of a file longer than this (seconds) is cut by seeking to each window rather than
+    # from the whole track decoded once (which for an hour is ~230 MB at 16 kHz, and a citation
+    # at 59:30 would decode all of it first).
+    audio_seek_after: float = AUDIO_SEEK_AFTER
 
 
 def check_citation(c: Citation, info: MediaInfo, opts: SegmentOptions) -> str | None:
@@ -121,7 +128,8 @@ class SegmentCutter:
             if src is not None and src.hash == ref.hash:
                 self._sources.move_to_end(ref.path)
                 return src
-            src = VideoSource(ref.path, max_side=self.opts.max_side, ref=ref)
+            src = VideoSource(ref.path, max_side=self.opts.max_side, ref=ref,
+                              audio_seek_after=self.opts.audio_seek_after)
             self._sources[ref.path] = src
             evicted = []
             while len(self._sources) > self._max_open:
@@ -142,12 +150,17 @@ class SegmentCutter:
 
     def segment_key(self, src: MediaRef, c: Citation) -> tuple:
         """Everything the cut depends on: the file's content, the span, and every option that
-        shapes the cut (frame rate, frame cap, frame size, the audio window of a point)."""
+        shapes the cut (frame rate, frame cap, frame size, the audio window of a point, and for
+        audio whether it is cut by seeking: its samples then differ from the whole track's by
+        float rounding, or slightly more where the codec's noise substitution depends on where
+        decoding began). Audio of a short file keeps the key it always had."""
         o = self.opts
         if c.modality == VISUAL:
             how = ("fps", o.fps, "max_frames", o.max_frames, "max_side", o.max_side)
         else:
             how = ("sr", TARGET_SR, "point_window", o.audio_point_window)
+            if seeks_audio(src.info, o.audio_seek_after):
+                how += ("cut", "seek")
         return (src.hash, c.modality, round(c.start, 3), round(c.end, 3), *how)
 
     def cut(self, ref: MediaRef, c: Citation) -> MediaPart:

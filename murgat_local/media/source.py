@@ -8,6 +8,7 @@ offsets are measured here and applied.
 
 from __future__ import annotations
 
+import math
 import pathlib
 import threading
 from dataclasses import dataclass
@@ -18,6 +19,15 @@ from ..digests import shared_memo
 from .paths import PathRefused, resolve_within
 
 TARGET_SR = 16000
+# Audio of a file longer than this (seconds) is cut by seeking to each window instead of from
+# the whole track decoded once (see `VideoSource.audio_between`).
+AUDIO_SEEK_AFTER = 600.0
+# A window cut by seeking is resampled with this much track (seconds) on each side, so the
+# resampler's edges fall outside the kept samples...
+SEEK_PAD = 1.0
+# ...and decoding starts this much earlier still, so the decoder has settled (AAC overlaps
+# each frame with the one before) before the first sample that is resampled.
+SEEK_WARMUP = 0.5
 
 
 class MediaError(Exception):
@@ -100,6 +110,19 @@ def probe(path: pathlib.Path) -> MediaInfo:
         raise MediaError(f"{path.name}: cannot read the file ({type(e).__name__}: {e})") from e
 
 
+def seeks_audio(info: MediaInfo, seek_after: float) -> bool:
+    """Whether a file's audio is cut by seeking (it is longer than `seek_after` seconds): chosen
+    from the probed duration only, so the same file and options always take the same path."""
+    return info.has_audio and info.duration > seek_after
+
+
+def _mono(frame) -> np.ndarray:
+    arr = frame.to_ndarray().astype(np.float32)
+    if frame.format.is_planar:
+        return arr.mean(axis=0)
+    return arr.reshape(-1, len(frame.layout.channels)).mean(axis=1)
+
+
 @dataclass(frozen=True)
 class MediaRef:
     """A located and probed video as plain values: what a response holds, and what a cache key
@@ -111,16 +134,21 @@ class MediaRef:
 
 
 class VideoSource:
-    """A video opened once: frames through decord, the audio track decoded once through PyAV."""
+    """A video opened once: frames through decord (which seeks), audio through PyAV: the whole
+    track decoded once, or for a file longer than `audio_seek_after` seconds, each window
+    decoded by seeking to it."""
 
-    def __init__(self, path: pathlib.Path, *, max_side: int = 448, ref: MediaRef | None = None):
+    def __init__(self, path: pathlib.Path, *, max_side: int = 448, ref: MediaRef | None = None,
+                 audio_seek_after: float = AUDIO_SEEK_AFTER):
         self.path = path
         self.info = ref.info if ref is not None else probe(path)
         self.hash = ref.hash if ref is not None else content_hash(path)
         self.max_side = max_side
+        self.audio_seek_after = audio_seek_after
         self._reader = None
         self._frame_starts: np.ndarray | None = None
         self._audio: np.ndarray | None = None
+        self._audio_head: tuple | None = None  # (first frame's pts, its time base, sample rate)
         self._lock = threading.Lock()
 
     # -------------------------------------------------------------- video
@@ -169,12 +197,7 @@ class VideoSource:
                 with av.open(str(self.path)) as container:
                     stream = container.streams.audio[0]
                     for frame in container.decode(stream):
-                        arr = frame.to_ndarray().astype(np.float32)
-                        if frame.format.is_planar:
-                            mono = arr.mean(axis=0)
-                        else:
-                            mono = arr.reshape(-1, len(frame.layout.channels)).mean(axis=1)
-                        chunks.append(mono)
+                        chunks.append(_mono(frame))
                         rate = frame.sample_rate
             except Exception as e:
                 if not chunks:
@@ -187,23 +210,120 @@ class VideoSource:
             self._audio = np.ascontiguousarray(wave, dtype=np.float32)
         return self._audio
 
+    @property
+    def seeks_audio(self) -> bool:
+        return seeks_audio(self.info, self.audio_seek_after)
+
     def audio_between(self, start: float, end: float) -> np.ndarray:
         """16 kHz mono float32 for [start, end); silence where the track has no samples."""
         if not self.info.has_audio:
             raise MediaError(f"{self.path.name}: no audio track")
-        with self._lock:
-            wave = self._decode_audio()
         off = self.info.audio_offset
         a = int(round((start - off) * TARGET_SR))
         b = int(round((end - off) * TARGET_SR))
+        if self.seeks_audio:
+            return self._audio_window(a, b)
+        with self._lock:
+            wave = self._decode_audio()
         out = np.zeros(max(b - a, 1), dtype=np.float32)
         lo, hi = max(a, 0), min(b, len(wave))
         if hi > lo:
             out[lo - a : hi - a] = wave[lo:hi]
         return out
 
+    # A long track is never decoded whole: a window [a, b) of 16 kHz samples (indexed from the
+    # track's first decoded sample, as `_decode_audio` indexes them) is cut by seeking to
+    # SEEK_WARMUP + SEEK_PAD s before it, decoding until SEEK_PAD s after it, resampling that
+    # stretch and keeping the window. The stretch starts on a sample where the native and the
+    # 16 kHz grids meet, so its resampled samples fall exactly on the whole track's, and its
+    # edges (the resampler's, the decoder's warm-up) lie in the pads. What comes out equals
+    # the whole-track cut up to float rounding (1e-7 here), except where a codec adds noise
+    # from a generator whose state depends on where decoding began (AAC's perceptual noise
+    # substitution): there the noise differs slightly. Each cut opens its own decoder at a
+    # position fixed by the window, so the same window always gives the same samples.
+
+    def _head(self) -> tuple:
+        """(pts, time base, sample rate) of the track's first decoded frame: sample 0."""
+        with self._lock:
+            if self._audio_head is None:
+                import av
+
+                try:
+                    with av.open(str(self.path)) as container:
+                        frame = next(container.decode(container.streams.audio[0]), None)
+                except Exception as e:
+                    raise MediaError(f"{self.path.name}: cannot decode audio ({e})") from e
+                if frame is None:
+                    raise MediaError(f"{self.path.name}: the audio track holds no samples")
+                if frame.pts is None or frame.time_base is None:
+                    raise MediaError(f"{self.path.name}: the audio frames carry no timestamps; cannot seek")
+                self._audio_head = (frame.pts, frame.time_base, frame.sample_rate)
+            return self._audio_head
+
+    def _native(self, n0: int, n1: int) -> np.ndarray:
+        """The track's samples at its native rate over [n0, n1) (indices from its first sample),
+        cut short where the track ends before n1."""
+        import av
+
+        pts0, tb, rate = self._head()
+        begin = max(n0 - int(SEEK_WARMUP * rate), 0)
+        out = np.zeros(n1 - n0, dtype=np.float32)
+        end = n0  # one past the last sample found
+        for seek in ((True, False) if begin > 0 else (False,)):
+            try:
+                with av.open(str(self.path)) as container:
+                    stream = container.streams.audio[0]
+                    if seek:
+                        target = pts0 + begin * tb.denominator // (rate * tb.numerator)
+                        container.seek(target, stream=stream, backward=True)
+                    first = True
+                    for frame in container.decode(stream):
+                        pos = round((frame.pts - pts0) * tb * rate)
+                        if first and pos > begin:
+                            raise _LandedLate()
+                        first = False
+                        mono = _mono(frame)
+                        lo, hi = max(pos, n0), min(pos + len(mono), n1)
+                        if hi > lo:
+                            out[lo - n0 : hi - n0] = mono[lo - pos : hi - pos]
+                            end = max(end, hi)
+                        if pos + len(mono) >= n1:
+                            return out
+            except Exception:  # PyAV raises many types for damaged files
+                if seek and end == n0:
+                    continue  # the seek failed or landed late: decode from the start instead
+                # otherwise a damaged stretch ends the track here, as it does for `_decode_audio`
+            return out[: end - n0]
+        return out[: end - n0]
+
+    def _audio_window(self, a: int, b: int) -> np.ndarray:
+        out = np.zeros(max(b - a, 1), dtype=np.float32)
+        b = a + len(out)
+        _, _, rate = self._head()
+        if b <= 0:
+            return out  # before the track starts
+        g = math.gcd(rate, TARGET_SR)
+        per_native, per_target = rate // g, TARGET_SR // g  # the grids meet every this many samples
+        pad = int(SEEK_PAD * TARGET_SR)
+        k0 = max(a - pad, 0) // per_target * per_target
+        k1 = -(-(b + pad) // per_target) * per_target
+        native = self._native(k0 // per_target * per_native, k1 // per_target * per_native)
+        if not len(native):
+            return out  # past the track's end
+        if rate != TARGET_SR:
+            import librosa
+
+            wave = librosa.resample(native, orig_sr=rate, target_sr=TARGET_SR, res_type="soxr_hq")
+        else:
+            wave = native
+        lo, hi = max(a, k0), min(b, k0 + len(wave))
+        if hi > lo:
+            out[lo - a : hi - a] = wave[lo - k0 : hi - k0]
+        return out
+
     @property
     def audio_bytes(self) -> int:
+        """Bytes of the decoded whole track held (0 for a long track: windows hold nothing)."""
         return 0 if self._audio is None else self._audio.nbytes
 
     def release_audio(self) -> None:
@@ -215,3 +335,7 @@ class VideoSource:
         with self._lock:  # never while another thread is decoding from it
             self._reader = None
             self._audio = None
+
+
+class _LandedLate(Exception):
+    """A seek landed after the position asked for."""

@@ -16,8 +16,9 @@ recall = means over the response's scored facts, F1 their harmonic mean, MURGAT-
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 from statistics import mean
-from typing import Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 
 def f1(precision: float, recall: float) -> float:
@@ -209,33 +210,81 @@ def score_response(sentences: Sequence[SentenceScore], *, reference: bool = Fals
 METRICS = ("coverage", "precision", "recall", "f1", "murgat_s")
 
 
-def _means(records: Sequence[Mapping]) -> dict:
-    out: dict = {}
-    for m in METRICS:
-        values = [r[m] for r in records if r.get(m) is not None]
-        out[m] = mean(values) if values else None
-    return out
+class _Mean:
+    """`statistics.mean` of the values added, kept as an exact sum: the same float (the exact
+    mean, rounded once), in constant memory. Ints alone give an int when the mean is whole,
+    as `statistics.mean` does."""
+
+    __slots__ = ("total", "n", "ints")
+    _SCALE = 1074  # every finite float times 2**1074 is an integer
+
+    def __init__(self):
+        self.total = 0  # the sum, in units of 2**-1074
+        self.n = 0
+        self.ints = True
+
+    def add(self, value: float) -> None:
+        num, den = value.as_integer_ratio()  # den is a power of two for a float, 1 for an int
+        self.total += num << (self._SCALE - den.bit_length() + 1)
+        self.n += 1
+        self.ints = self.ints and isinstance(value, int)
+
+    def value(self) -> float | None:
+        if not self.n:
+            return None
+        exact = Fraction(self.total, self.n << self._SCALE)
+        return int(exact) if self.ints and exact.denominator == 1 else float(exact)
 
 
-def summarize(records: Sequence[Mapping]) -> dict:
+class Summary:
+    """`summarize`, one record at a time: the same summary, in memory that does not grow with
+    the records (a run of any length keeps only these counts and exact sums)."""
+
+    def __init__(self):
+        self.responses = 0
+        self.scored = 0
+        self.undefined = 0
+        self.complete = 0
+        self.means = {m: _Mean() for m in METRICS}
+        self.complete_means = {m: _Mean() for m in METRICS}
+        self.graded = _Mean()
+
+    def add(self, r: Mapping) -> None:
+        self.responses += 1
+        if r.get("status") != "ok":
+            return
+        self.scored += 1
+        complete = r.get("scored_fraction") in (None, 1.0)
+        self.complete += complete
+        for m in METRICS:
+            if r.get(m) is not None:
+                self.means[m].add(r[m])
+                if complete:
+                    self.complete_means[m].add(r[m])
+        self.undefined += r.get("murgat_s") is None
+        if r.get("correct") is not None:
+            self.graded.add(float(r["correct"]))
+
+    def result(self) -> dict:
+        summary: dict = {"responses": self.responses, "scored": self.scored, "errors": self.responses - self.scored}
+        summary.update({m: self.means[m].value() for m in METRICS})
+        summary["undefined"] = self.undefined
+        summary["partial"] = self.scored - self.complete
+        summary["complete_only"] = {"responses": self.complete,
+                                    **{m: self.complete_means[m].value() for m in METRICS}}
+        summary["qa_accuracy"] = self.graded.value()
+        summary["qa_graded"] = self.graded.n
+        return summary
+
+
+def summarize(records: Iterable[Mapping]) -> dict:
     """Means of the per-response values (how the paper's tables are built), with counts.
 
     `records` are scored records (`status`, the metric fields, `scored_fraction`, `correct`
     when gradable). `partial` counts responses scored on partial data (scored_fraction < 1);
     `complete_only` repeats the means without them.
     """
-    ok = [r for r in records if r.get("status") == "ok"]
-    summary: dict = {
-        "responses": len(records),
-        "scored": len(ok),
-        "errors": len(records) - len(ok),
-    }
-    summary.update(_means(ok))
-    summary["undefined"] = sum(1 for r in ok if r.get("murgat_s") is None)
-    complete = [r for r in ok if r.get("scored_fraction") in (None, 1.0)]
-    summary["partial"] = len(ok) - len(complete)
-    summary["complete_only"] = {"responses": len(complete), **_means(complete)}
-    graded = [r["correct"] for r in ok if r.get("correct") is not None]
-    summary["qa_accuracy"] = mean(map(float, graded)) if graded else None
-    summary["qa_graded"] = len(graded)
-    return summary
+    summary = Summary()
+    for r in records:
+        summary.add(r)
+    return summary.result()

@@ -1,9 +1,11 @@
 """`murgat score`: stream the responses through the protocol in chunks, write the artifacts.
 
-Memory holds one chunk at a time. Every verdict lands in the cache as soon as its batch is
-judged, and scores.jsonl is written to a temporary file that replaces the old one only when the
-run completes: a run killed at any point is resumed by running the same command again, and
-its scores.jsonl is the one an uninterrupted run writes.
+Memory holds one chunk at a time: the summary is added up as the records are written, and all a
+run keeps per response is its id (to tell duplicates) and, when it failed, its error. Every
+verdict lands in the cache as soon as its batch is judged, and scores.jsonl is written to a
+temporary file that replaces the old one only when the run completes: a run killed at any point
+is resumed by running the same command again, and its scores.jsonl is the one an uninterrupted
+run writes.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from ..config import RunConfig
 from ..inputs.responses import read_responses
 from ..engines import LazyEngine, load_preset
 from ..media.segments import SegmentCutter
-from ..metrics.scores import summarize
+from ..metrics.scores import Summary
 from ..jsonl import dumps_record
 from .cache import VerdictCache
 from .judging import StageJudge
@@ -121,7 +123,8 @@ class Runner:
         # A previous run's results must not pass for this run's if this one stops early.
         for stale in (final, self.out_dir / "summary.json"):
             stale.unlink(missing_ok=True)
-        records_meta: list[dict] = []
+        totals = Summary()
+        by_model: dict[str, Summary] = {}  # responses that name their model
         errors: list[dict] = []
         failures = {s: 0 for s in STAGES}
         with partial.open("w", encoding="utf-8") as out:
@@ -131,27 +134,24 @@ class Runner:
                     out.write(dumps_record(rec, sort_keys=True) + "\n")
                     for stage, n in stage_failures(rec).items():
                         failures[stage] += n
-                    records_meta.append(
-                        {k: rec.get(k) for k in ("status", "model", "coverage", "precision", "recall", "f1", "murgat_s", "scored_fraction", "correct")}
-                    )
+                    totals.add(rec)
+                    if rec.get("model"):
+                        by_model.setdefault(rec["model"], Summary()).add(rec)
                     if rec["status"] != "ok":
                         errors.append({"index": rec["index"], "id": rec["id"], "source": rec.get("source"), "error": rec["error"]})
             out.flush()
             os.fsync(out.fileno())
         os.replace(partial, final)
-        summary = summarize(records_meta)
-        models = sorted({m["model"] for m in records_meta if m.get("model")})
-        if len(models) > 1:
-            summary["by_model"] = {
-                name: summarize([m for m in records_meta if m.get("model") == name]) for name in models
-            }
+        summary = totals.result()
+        if len(by_model) > 1:
+            summary["by_model"] = {name: by_model[name].result() for name in sorted(by_model)}
         summary["mode"] = self.mode
         summary["unparsed_verdicts"] = failures
         summary["errors_list"] = errors
         summary["stages"] = {s: j.counters.as_dict() for s, j in self.judges.items()}
         summary["judge_calls"] = calls = failed_calls(self.judges.values(), self.config.max_failed_calls)
         summary["failure"] = calls.pop("failure")
-        if not records_meta:  # nothing was scored: not a success
+        if not totals.responses:  # nothing was scored: not a success
             summary["failure"] = "the input holds no responses"
         summary["engines"] = {
             name: {"identity": e.identity, "started": e.started, **e.stats.as_dict()}
