@@ -267,7 +267,7 @@ LINE_CASES = [
          unusable("audio citation on a video with no audio track")),
     # ---- media and paths
     Case("missing-media", row("gone", video="nope"), error("video 'nope' not found under")),
-    Case("zero-byte-media", row("zero", video="empty"), error("empty.mp4: cannot read the file")),
+    Case("zero-byte-media", row("zero", video="empty"), error("video 'empty' is empty (0 bytes)")),
     Case("not-a-video", row("notvid", video="notes"), error("notes.mp4: cannot read the file")),
     Case("truncated-media", row("trunc", video="truncated"), error("truncated.mp4: cannot read the file")),
     Case("directory-media", row("dir", video="folder.mp4"), error("video 'folder.mp4' is a folder")),
@@ -417,9 +417,6 @@ def test_the_readme_lists_exactly_the_tested_kinds():
     assert len(keys) >= 30
 
 
-@pytest.mark.xfail(strict=True, reason="media/source.py probes a 0-byte file like any other and reports "
-                   "PyAV's 'Invalid data found when processing input'; resolve_video (or probe) should "
-                   "say the file is empty before opening it")
 def test_a_zero_byte_video_is_reported_as_empty(env):
     from murgat_local.media.segments import SegmentCutter
     from murgat_local.media.source import MediaError

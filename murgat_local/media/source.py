@@ -49,6 +49,8 @@ def resolve_video(media_root: pathlib.Path, video: str, allowed: tuple[pathlib.P
     if not path.is_file():
         what = "a folder" if path.is_dir() else "not a regular file"
         raise MediaError(f"video {video!r} is {what}")
+    if path.stat().st_size == 0:
+        raise MediaError(f"video {video!r} is empty (0 bytes)")
     return path
 
 
