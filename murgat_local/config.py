@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from .generate.program.limits import Limits
 from .media.segments import SegmentOptions
 
 
@@ -126,6 +127,25 @@ class GenerateConfig(_Run):
     # Maps a free answer to an option when no letter can be read; default: the responder itself.
     answer_judge: str | None = None
     sampling: GenerationSampling = Field(default_factory=GenerationSampling)
+    # Program-aided strategies: what one plan may spend (`generate.program.Limits` fields, e.g.
+    # max_tool_calls, max_steps, max_seconds); recorded in every trace. Narrative plans get at
+    # most 12 lines unless this says otherwise (the prompts ask for 10 at most; a shorter
+    # grammar compiles faster).
+    program_limits: dict[str, float] = Field(default_factory=dict)
+
+    @field_validator("program_limits")
+    @classmethod
+    def _limits(cls, v: dict[str, float]) -> dict[str, float]:
+        known = set(Limits.__dataclass_fields__)
+        unknown = sorted(set(v) - known)
+        if unknown:
+            raise ValueError(f"unknown program limit(s) {unknown}; known: {sorted(known)}")
+        Limits(**v)  # positive values
+        return v
+
+    def limits(self) -> Limits:
+        given = {"max_plan_lines": 12, **self.program_limits}
+        return Limits(**{k: type(getattr(Limits(), k))(v) for k, v in given.items()})
 
 
 # Settings a `[generate]` table inherits from the top level of a run file.

@@ -35,7 +35,7 @@ def generate(
     dataset: pathlib.Path = typer.Argument(..., help="JSONL, JSON list, parquet, or a save_to_disk folder"),
     media_root: pathlib.Path = typer.Option(..., "--media-root", help="folder holding the videos"),
     model: List[str] = typer.Option(..., "--model", help="responder model (repeat for a grid)"),
-    strategy: List[str] = typer.Option(["base"], "--strategy", help="base, cite, posthoc[:cite] (repeat for a grid)"),
+    strategy: List[str] = typer.Option(["base"], "--strategy", help="base, cite, posthoc[:cite], program:{logic,narrative}-{declarative,imperative} (repeat for a grid)"),
     out: pathlib.Path = typer.Option(..., "--out", help="a .jsonl file (one cell) or a folder (a grid)"),
     config: Optional[pathlib.Path] = typer.Option(None, "--config", help="TOML file; its [generate] table"),
     limit: Optional[int] = typer.Option(None, "--limit"),

@@ -38,8 +38,9 @@ class Request:
     """One call. `prompt` is the user text; `media` goes before or after it per the preset,
     each part preceded by its `captions` entry when there is one (a frame's timestamp).
 
-    Exactly one output contract: `verdict` (a typed verdict), `choices` (one of these strings),
-    or neither (free text, bounded by `sampling.max_tokens`)."""
+    At most one output contract: `verdict` (a typed verdict), `choices` (one of these strings),
+    `pattern` (free text that must match this regular expression whole, e.g. a plan's shape);
+    none of them is free text. Free text is bounded by `sampling.max_tokens`."""
 
     prompt: str
     verdict: type[Verdict] | None = None
@@ -48,10 +49,11 @@ class Request:
     choices: tuple[str, ...] | None = None
     sampling: Sampling | None = None
     captions: tuple[str | None, ...] = ()
+    pattern: str | None = None
 
     def __post_init__(self):
-        if self.verdict is not None and self.choices is not None:
-            raise ValueError("a request takes a verdict type or choices, not both")
+        if sum(x is not None for x in (self.verdict, self.choices, self.pattern)) > 1:
+            raise ValueError("a request takes one output contract: a verdict type, choices or a pattern")
         if self.captions and len(self.captions) != len(self.media):
             raise ValueError("captions, when given, must match the media parts one to one")
 
@@ -65,7 +67,7 @@ class Request:
             return self.verdict.regex()
         if self.choices is not None:
             return choice_regex(self.choices)
-        return None
+        return self.pattern
 
     def max_tokens(self) -> int:
         if self.sampling is not None:
@@ -219,6 +221,9 @@ def finish(request: Request, raw: str, prompt_tokens: int, output_tokens: int) -
         return Result(parsed, None, None, raw, prompt_tokens, output_tokens)
     if request.choices is not None and remove_thinking(raw).strip() not in request.choices:
         failure = ParseFailure(raw, f"output is not one of {list(request.choices)} (truncated?)")
+        return Result(None, failure, None, raw, prompt_tokens, output_tokens)
+    if request.pattern is not None and re.fullmatch(request.pattern, remove_thinking(raw).strip()) is None:
+        failure = ParseFailure(raw, "output does not have the required shape (truncated?)")
         return Result(None, failure, None, raw, prompt_tokens, output_tokens)
     return Result(None, None, None, raw, prompt_tokens, output_tokens)
 

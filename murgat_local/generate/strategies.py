@@ -5,7 +5,11 @@
   posthoc   an editor pass that adds, repairs and moves citations in an existing answer
             (`posthoc` edits this run's `base` answer, `posthoc:cite` its `cite` answer, and with
             `--from FILE` the answers in that file); the prose must come back unchanged
-Program-aided strategies join this table in their own module.
+  program:STYLE-VARIANT
+            program-aided: the model writes a plan (STYLE `logic`: a small Python-like program;
+            `narrative`: numbered tool calls), our interpreter runs it with tools backed by the
+            same engine, and the response is rendered from the calls that ran (VARIANT
+            `declarative`: the plan names its times; `imperative`: it must find them)
 """
 
 from __future__ import annotations
@@ -18,27 +22,46 @@ from ..text.clean import remove_thinking
 
 PROMPTS = {"base": "respond_base", "cite": "respond_cite", "posthoc": "posthoc_attribution"}
 POSTHOC_SOURCES = ("base", "cite", "from")
+PROGRAM_VARIANTS = ("logic-imperative", "logic-declarative", "narrative-imperative", "narrative-declarative")
+CHOICES = "base, cite, posthoc, posthoc:cite, " + ", ".join(f"program:{v}" for v in PROGRAM_VARIANTS)
 
 
 @dataclass(frozen=True)
 class Strategy:
-    name: str  # base | cite | posthoc
-    source: str | None = None  # posthoc: which answers it edits
+    name: str  # base | cite | posthoc | program
+    source: str | None = None  # posthoc: which answers it edits; program: its variant
 
     @property
     def label(self) -> str:
-        return self.name if self.source in (None, "base") or self.name != "posthoc" else f"{self.name}:{self.source}"
+        if self.name == "program" or (self.name == "posthoc" and self.source not in (None, "base")):
+            return f"{self.name}:{self.source}"
+        return self.name
 
     @property
     def prompt(self) -> str:
+        if self.name == "program":
+            return "program_" + self.source.replace("-", "_")
         return PROMPTS[self.name]
+
+    @property
+    def style(self) -> str | None:
+        """program: `logic` or `narrative`."""
+        return self.source.split("-")[0] if self.name == "program" else None
+
+    @property
+    def imperative(self) -> bool:
+        return self.name == "program" and self.source.endswith("-imperative")
 
 
 def parse_strategy(text: str, *, from_file: bool = False) -> Strategy:
     """`base`, `cite`, `posthoc` or `posthoc:cite`; ValueError naming the choices otherwise."""
     name, _, arg = text.strip().partition(":")
+    if name == "program":
+        if arg not in PROGRAM_VARIANTS:
+            raise ValueError(f"program strategies are {', '.join('program:' + v for v in PROGRAM_VARIANTS)}; not {text!r}")
+        return Strategy("program", arg)
     if name not in PROMPTS:
-        raise ValueError(f"unknown strategy {text!r} (choose from base, cite, posthoc, posthoc:cite)")
+        raise ValueError(f"unknown strategy {text!r} (choose from {CHOICES})")
     if name != "posthoc":
         if arg:
             raise ValueError(f"strategy {name!r} takes no argument")

@@ -16,7 +16,8 @@ class Call:
     """A model call before it is sent: enough to key it, and a thunk to cut its media.
 
     The output contract is the template's verdict type, or `choices`, or free text (a template
-    without a verdict) decoded with `sampling`; `captions` label the media parts."""
+    without a verdict) decoded with `sampling`, shaped by `pattern` when set; `captions` label
+    the media parts."""
 
     template: PromptTemplate
     user: str
@@ -26,6 +27,7 @@ class Call:
     choices: tuple[str, ...] | None = None
     sampling: Sampling | None = None
     captions: tuple[str | None, ...] = ()
+    pattern: str | None = None
 
     def material(self, stage: str, judge: str) -> dict:
         verdict = self.template.verdict
@@ -46,11 +48,14 @@ class Call:
             m["sampling"] = self.sampling.as_dict()
         if self.captions:
             m["captions"] = list(self.captions)
+        if self.pattern is not None:
+            m["pattern"] = self.pattern
         return m
 
     def request(self, media: tuple[MediaPart, ...]) -> Request:
         return Request(self.user, self.template.verdict, self.template.system, media,
-                       choices=self.choices, sampling=self.sampling, captions=self.captions)
+                       choices=self.choices, sampling=self.sampling, captions=self.captions,
+                       pattern=self.pattern)
 
 
 @dataclass(frozen=True)

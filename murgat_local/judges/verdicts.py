@@ -68,8 +68,40 @@ class RewrittenText(Verdict):
     max_tokens: ClassVar[int] = 2100
 
 
+# ---------------------------------------------------------------- program-aided responders' tools
+
+# A time or a span as a citation writes it: 0:05, 1:02:03, 0:05-0:12.
+SpanText = Annotated[str, StringConstraints(pattern=r"^\d{1,2}(:\d{2}){1,2}(-\d{1,2}(:\d{2}){1,2})?$")]
+
+
+class Spans(Verdict):
+    """Candidate time spans where something happens (`find`; each is verified afterwards)."""
+
+    spans: list[SpanText] = Field(min_length=0, max_length=5)
+    max_tokens: ClassVar[int] = 96
+
+
+class Observation(Verdict):
+    """One sentence about a cut segment (`describe`, `video.query`)."""
+
+    sentence: SentenceText
+    max_tokens: ClassVar[int] = 400  # room for the 300 characters even in short tokens
+
+
+SynthesisText = Annotated[str, StringConstraints(min_length=1, max_length=500)]
+
+
+class Synthesis(Verdict):
+    """The closing reasoning, citing evidence by number, and the chosen option (`synthesize`,
+    `answer`)."""
+
+    text: SynthesisText
+    answer: Annotated[str, StringConstraints(pattern=r"^([A-J]|NONE)$")]
+    max_tokens: ClassVar[int] = 700
+
+
 VERDICT_TYPES: dict[str, type[Verdict]] = {
-    t.__name__: t for t in (YesNo, ReasonedYesNo, AtomicFacts, Rewrite, RewrittenText)
+    t.__name__: t for t in (YesNo, ReasonedYesNo, AtomicFacts, Rewrite, RewrittenText, Spans, Observation, Synthesis)
 }
 
 __all__ = ["ParseFailure", "Verdict", "parse_verdict", "VERDICT_TYPES"]

@@ -20,6 +20,7 @@ from ..config import GenerateConfig
 from ..engines import LazyEngine, Sampling, load_preset
 from ..generate.media import ResponderPlan, cut_media, media_note, plan_media
 from ..generate.qa import Answer, accuracy, judge_call, judged, read_answer
+from ..generate.program_tools import TOOL_PROMPTS
 from ..generate.strategies import Strategy, parse_strategy, posthoc_problem
 from ..inputs.datasets import DatasetItem, read_dataset, render_options
 from ..inputs.responses import InputError, read_responses
@@ -32,6 +33,7 @@ from ..text.clean import remove_thinking
 from .cache import VerdictCache
 from .judging import StageJudge
 from .outputs import check_writable
+from .programs import ProgramJob, ProgramResult, execute, plan_pattern
 from .provenance import file_digest, versions
 from .runner import _chunks, failed_calls
 
@@ -113,8 +115,13 @@ class GenerateRunner:
                        for n, e in self.engines.items() if n in config.models}
         self.answerers = {n: StageJudge("answer", e, self.cache, batch_size=config.batch_size)
                           for n, e in self.engines.items()}
+        self.toolers = {n: StageJudge("program", e, self.cache, batch_size=config.batch_size)
+                        for n, e in self.engines.items() if n in config.models}
+        self.limits = config.limits()
+        programs = [c.strategy for c in self.cells if c.strategy.name == "program"]
         self.prompts = {name: load_prompt(name) for name in
-                        ("respond_base", "respond_cite", "posthoc_attribution", "answer_choice")}
+                        ("respond_base", "respond_cite", "posthoc_attribution", "answer_choice",
+                         *(s.prompt for s in programs), *(TOOL_PROMPTS if programs else ()))}
         self._sources = self._read_from_file() if from_file else {}
 
     # ------------------------------------------------------------------ inputs
@@ -145,14 +152,15 @@ class GenerateRunner:
         return Sampling(max_tokens=s.max_tokens + budget, temperature=s.temperature, top_p=s.top_p,
                         top_k=s.top_k, seed=s.seed + k)
 
-    def _call(self, prompt: str, model: str, it: _Item, plan: ResponderPlan, k: int, **extra) -> Call:
+    def _call(self, prompt: str, model: str, it: _Item, plan: ResponderPlan, k: int,
+              pattern: str | None = None, **extra) -> Call:
         tpl = self.prompts[prompt]
         item = it.item
         user = tpl.render(media_note=media_note(plan.record), question=item.question,
                           options=render_options(item.options), **extra)
         cutter, ref = self.cutter, it.ref
         return Call(tpl, user, media_keys=plan.keys, media=lambda: cut_media(cutter, ref, plan),
-                    sampling=self._sampling(model, k), captions=plan.captions)
+                    sampling=self._sampling(model, k), captions=plan.captions, pattern=pattern)
 
     def _generate(self, model: str, jobs: list[tuple[tuple, Call]]) -> dict[tuple, Outcome]:
         if not jobs:
@@ -171,11 +179,17 @@ class GenerateRunner:
         # Phase A: first answers (base, cite, and the sources posthoc cells edit).
         first: dict[tuple, Outcome] = {}
         for model in self.config.models:
-            wanted = {c.strategy.name for c in self.cells if c.model == model and c.strategy.name != "posthoc"}
+            wanted = {c.strategy.name for c in self.cells if c.model == model and c.strategy.name in ("base", "cite")}
             wanted |= {c.strategy.source for c in self.cells
                        if c.model == model and c.strategy.name == "posthoc" and c.strategy.source != "from"}
             jobs = [((model, s, id(it), k), self._call(f"respond_{s}", model, it, plans[model, id(it)], k))
                     for s in sorted(wanted) for it in live for k in samples]
+            # Program-aided cells: the plans, written with the other first answers.
+            for cell in (c for c in self.cells if c.model == model and c.strategy.name == "program"):
+                pattern = plan_pattern(cell.strategy, self.limits)
+                jobs += [((model, cell.strategy.label, id(it), k),
+                          self._call(cell.strategy.prompt, model, it, plans[model, id(it)], k, pattern=pattern))
+                         for it in live for k in samples]
             first.update(self._generate(model, jobs))
         # Phase B: post-hoc edits of those answers (or of the --from file's).
         edits: dict[tuple, tuple[str | None, Outcome | None]] = {}
@@ -192,11 +206,21 @@ class GenerateRunner:
                                                          response=remove_thinking(original))))
             for key, out in self._generate(model, jobs).items():
                 edits[key] = (edits[key][0], out)
+        # Phase C: the plans run, their tool calls batched round by round across items.
+        programs: dict[tuple, ProgramResult] = {}
+        for model in self.config.models:
+            jobs = [ProgramJob(key, cell.strategy, first[key], it.ref, plans[model, id(it)], it.item.question,
+                               list(it.item.options or []), self._sampling(model, k))
+                    for cell in self.cells if cell.model == model and cell.strategy.name == "program"
+                    for it in live for k in samples
+                    if first[key := (model, cell.strategy.label, id(it), k)].ok]
+            if jobs:
+                programs.update(execute(jobs, self.toolers[model], self.cutter, self.prompts, self.limits))
         rows = {cell: [] for cell in self.cells}
         for cell in self.cells:
             for it in items:
                 for k in samples:
-                    rows[cell].append(self._row(cell, it, k, first, edits, plans))
+                    rows[cell].append(self._row(cell, it, k, first, edits, plans, programs))
         self._answer(rows)
         return rows
 
@@ -206,7 +230,8 @@ class GenerateRunner:
         out = first.get((cell.model, cell.strategy.source, id(it), k))
         return out.raw if out is not None and out.ok else None
 
-    def _row(self, cell: Cell, it: _Item, k: int, first: dict, edits: dict, plans: dict) -> dict:
+    def _row(self, cell: Cell, it: _Item, k: int, first: dict, edits: dict, plans: dict,
+             programs: dict) -> dict:
         item = it.item
         base = dict(getattr(item, "row", {}) or {})
         rid = item.id if item.id is not None else None
@@ -239,12 +264,30 @@ class GenerateRunner:
             row["model_generation"] = out.raw if problem is None else original
             row["media"]["note"] = out.note
             return row
+        if cell.strategy.name == "program":
+            return self._program_row(row, cell, it, k, first, programs)
         out = first[(cell.model, cell.strategy.name, id(it), k)]
         if not out.ok:
             row.update(status="error", error=f"generation failed: {self._why(out)}")
             return row
         row["model_generation"] = out.raw
         row["media"]["note"] = out.note
+        return row
+
+    def _program_row(self, row: dict, cell: Cell, it: _Item, k: int, first: dict, programs: dict) -> dict:
+        key = (cell.model, cell.strategy.label, id(it), k)
+        plan = first[key]
+        row["media"]["note"] = plan.note
+        if not plan.ok:
+            row.update(status="error", error=f"the plan could not be written: {self._why(plan)}",
+                       program={"style": cell.strategy.style, "variant": cell.strategy.source, "raw": plan.raw})
+            return row
+        result = programs[key]
+        row["program"] = {**result.record, "raw": plan.raw}
+        if result.error is not None:
+            row.update(status="error", error=result.error)
+            return row
+        row["model_generation"] = result.response
         return row
 
     def _missing(self, cell: Cell, it: _Item, k: int, first: dict) -> str:
@@ -330,8 +373,10 @@ class GenerateRunner:
             cells[cell.label] = {"model": cell.model, "strategy": cell.strategy.label, "rows": len(rows),
                                  "errors": len(bad), "output": str(self.paths[cell]), **accuracy(rows)}
         summary: dict = {"cells": cells, "reasoning_tax": reasoning_tax(cells)}
-        judges = list(self.judges.values()) + list(self.answerers.values())
+        judges = list(self.judges.values()) + list(self.answerers.values()) + list(self.toolers.values())
         summary["calls"] = {**{f"generate:{n}": j.counters.as_dict() for n, j in self.judges.items()},
+                            **{f"program:{n}": j.counters.as_dict() for n, j in self.toolers.items()
+                               if j.counters.calls},
                             **{f"answer:{n}": j.counters.as_dict() for n, j in self.answerers.items()
                                if j.counters.calls}}
         summary["judge_calls"] = calls = failed_calls(judges, self.config.max_failed_calls)

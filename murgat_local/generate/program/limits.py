@@ -1,0 +1,85 @@
+"""Runtime limits for model-written plans, and the error value every refusal or stop becomes.
+
+A plan is untrusted text. Every resource it can spend (steps, loop iterations, tool calls, value
+sizes, total allocation, nesting, source length, wall time) has a limit here, so that the worst a
+hostile plan can do is end early with a named reason. The limits are configuration: a run records
+the `Limits` it used in its trace, so a stopped run can be explained after the fact.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+ErrorKind = Literal["refused", "stopped", "failed"]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one plan may spend. Defaults fit a plan of a few dozen lines and a few dozen tool calls."""
+
+    max_source_chars: int = 20_000  # checked before parsing: a 10 MB plan is never parsed
+    max_depth: int = 64  # syntax-tree nesting; guards the interpreter's own recursion
+    max_steps: int = 100_000  # statements + expressions evaluated (narrative: lines run)
+    max_iterations: int = 10_000  # loop iterations, all loops together (also bounds range())
+    max_tool_calls: int = 64  # find + query + answer calls, failed ones included
+    max_string_chars: int = 20_000  # the longest string a plan may build
+    max_items: int = 1_000  # the longest list / tuple / dict a plan may build
+    max_allocated: int = 5_000_000  # string chars + container items built, over the whole run
+    max_int_bits: int = 64  # integers larger than this stop the run (no big-number bombs)
+    max_seconds: float = 600.0  # wall time, tools included, checked between steps
+    max_plan_lines: int = 32  # narrative plans: lines, synthesize included
+
+    def __post_init__(self) -> None:
+        for name, value in asdict(self).items():
+            if value <= 0:
+                raise ValueError(f"Limits.{name} must be positive, got {value!r}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ProgramError:
+    """Why a plan was refused (before running), stopped (a limit), or failed (a runtime error).
+
+    `line` is the plan's 1-based line when one is known. `message` is the one-line form used in
+    logs and traces: `stopped: line 4: more than 64 tool calls (limit max_tool_calls)`.
+    """
+
+    kind: ErrorKind
+    reason: str
+    line: int | None = None
+
+    @property
+    def message(self) -> str:
+        where = f"line {self.line}: " if self.line else ""
+        return f"{self.kind}: {where}{self.reason}"
+
+    def __str__(self) -> str:
+        return self.message
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "reason": self.reason, "line": self.line}
+
+
+class ProgramStop(Exception):
+    """Internal: unwinds the interpreter to its entry point, where it becomes a `ProgramError`.
+
+    Never escapes the public functions: those return the error as a value inside a trace.
+    """
+
+    def __init__(self, error: ProgramError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+def over_limit(what: str, limit: int | float, name: str, line: int | None) -> ProgramStop:
+    """The stop for a spent budget, worded the same way for every limit."""
+    shown = f"{limit:g}" if isinstance(limit, float) else str(limit)
+    return ProgramStop(ProgramError("stopped", f"more than {shown} {what} (limit {name})", line))
+
+
+def failed(reason: str, line: int | None) -> ProgramStop:
+    """The stop for a runtime error in the plan itself (a bad argument, division by zero...)."""
+    return ProgramStop(ProgramError("failed", reason, line))

@@ -1,0 +1,115 @@
+"""Program-aided cells of `murgat generate`: run each item's plan against the video tools.
+
+The plan itself is generated with the other first answers (the narrative style under its
+grammar); here every plan of a chunk is parsed, checked and interpreted, each in its own
+thread, while their tool calls go to the engine in rounds (`rounds.RoundBatcher`) through the
+same cache as every other call. The response is then written from the calls that ran.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from ..engines import Sampling
+from ..generate.media import ResponderPlan
+from ..generate.program import Limits, Trace, narrative_regex, run_logic_source, run_narrative_source
+from ..generate.program.render import render_response
+from ..generate.program_tools import VideoTools
+from ..generate.strategies import Strategy
+from ..judges import PromptTemplate
+from ..judges.calls import Outcome
+from ..media.segments import SegmentCutter
+from ..media.source import MediaRef
+from ..text.clean import remove_thinking
+from .judging import StageJudge
+from .rounds import RoundBatcher
+
+_FENCE = re.compile(r"```[a-zA-Z]*\n(.*?)(?:```|$)", re.S)
+
+
+def plan_pattern(strategy: Strategy, limits: Limits) -> str | None:
+    """The grammar a narrative plan is generated under (None: a logic plan is free text)."""
+    if strategy.style != "narrative":
+        return None
+    return narrative_regex(strategy.imperative, limits.max_plan_lines, allow_times=not strategy.imperative)
+
+
+def plan_source(raw: str) -> str:
+    """The program in a generation: thinking removed, and the inside of a code fence if any."""
+    text = remove_thinking(raw)
+    m = _FENCE.search(text)
+    return (m.group(1) if m else text).strip("\n")
+
+
+@dataclass
+class ProgramJob:
+    key: tuple
+    strategy: Strategy
+    plan: Outcome
+    ref: MediaRef
+    media: ResponderPlan
+    question: str
+    options: list[str]
+    sampling: Sampling
+
+
+@dataclass
+class ProgramResult:
+    """One executed plan: the response written from it, or why there is none, and the record."""
+
+    response: str | None
+    error: str | None
+    record: dict = field(default_factory=dict)
+
+
+def execute(jobs: Sequence[ProgramJob], judge: StageJudge, cutter: SegmentCutter,
+            prompts: dict[str, PromptTemplate], limits: Limits) -> dict[tuple, ProgramResult]:
+    """Run every job's plan; tool calls of all jobs are batched round by round."""
+
+    def job_fn(job: ProgramJob):
+        def run(ask) -> ProgramResult:
+            return _run_one(job, ask, cutter, prompts, limits)
+        return run
+
+    batcher: RoundBatcher[ProgramResult] = RoundBatcher(judge.run)
+    results = batcher.run([job_fn(j) for j in jobs])
+    out = {}
+    for job, res in zip(jobs, results):
+        if isinstance(res, BaseException):  # a fault in our own code stays with its item
+            res = ProgramResult(None, f"failed while running the program: {type(res).__name__}: {res}")
+        out[job.key] = res
+    return out
+
+
+def _run_one(job: ProgramJob, ask, cutter, prompts, limits: Limits) -> ProgramResult:
+    source = plan_source(job.plan.raw)
+    record: dict = {"style": job.strategy.style, "variant": job.strategy.source, "plan": source}
+    tools = VideoTools(ask, cutter, job.ref, job.media, prompts, job.sampling, job.question, job.options)
+    t0 = time.monotonic()
+    if job.strategy.style == "logic":
+        trace = run_logic_source(source, tools, job.strategy.imperative, limits, clock=tools.clock,
+                                 allow_times=not job.strategy.imperative)
+    else:
+        trace = run_narrative_source(source, tools, job.strategy.imperative, limits, options=job.options,
+                                     clock=tools.clock, allow_times=not job.strategy.imperative)
+    wall = time.monotonic() - t0
+    record["trace"] = trace.to_dict()
+    record["time"] = {"wall_s": round(wall, 4), "model_s": round(tools.waited, 4),
+                      "interpreter_s": round(max(wall - tools.waited, 0.0), 4)}
+    error = _problem(trace, tools)
+    if error is not None:
+        return ProgramResult(None, error, record)
+    return ProgramResult(render_response(tools.observations, tools.synthesis), None, record)
+
+
+def _problem(trace: Trace, tools: VideoTools) -> str | None:
+    if trace.error is not None:
+        what = {"refused": "the program was refused", "stopped": "the program was stopped",
+                "failed": "the program failed"}.get(trace.status, "the program did not run")
+        return f"{what} ({trace.error.message})"
+    if tools.synthesis is None:
+        return "the program ended without an answer (no successful answer/synthesize call)"
+    return None
