@@ -142,6 +142,8 @@ def test_every_variant_runs_and_its_citations_are_the_calls_that_ran(tmp_path, m
         assert "9:99" not in r["model_generation"]  # a citation the model wrote itself is dropped
         assert r["model_generation"].endswith("Answer: B") and r["predicted"] == "B"
         assert r["program"]["time"]["model_s"] >= 0 and r["program"]["trace"]["limits"]["max_plan_lines"] == 12
+        parsed = r["program"]["parsed"]
+        assert ("video.query(" in parsed) if variant.startswith("logic") else parsed[-1]["tool"] == "synthesize"
     if variant == "logic-declarative":  # 9:00 is past the 10 s video: a failed call, never a cut
         bad = [c for c in ok[0]["program"]["trace"]["calls"] if c["error"]]
         assert len(bad) == 1 and "beyond the media's duration" in bad[0]["error"]

@@ -8,14 +8,16 @@ same cache as every other call. The response is then written from the calls that
 
 from __future__ import annotations
 
+import ast
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Sequence
 
 from ..engines import Sampling
 from ..generate.media import ResponderPlan
-from ..generate.program import Limits, Trace, narrative_regex, run_logic_source, run_narrative_source
+from ..generate.program import (Limits, LogicPlan, NarrativePlan, Trace, narrative_regex, parse_logic,
+                                parse_narrative, run_logic_source, run_narrative_source)
 from ..generate.program.render import render_response
 from ..generate.program_tools import VideoTools
 from ..generate.strategies import Strategy
@@ -96,6 +98,7 @@ def _run_one(job: ProgramJob, ask, cutter, prompts, limits: Limits) -> ProgramRe
         trace = run_narrative_source(source, tools, job.strategy.imperative, limits, options=job.options,
                                      clock=tools.clock, allow_times=not job.strategy.imperative)
     wall = time.monotonic() - t0
+    record["parsed"] = parsed_form(source, job.strategy, limits)
     record["trace"] = trace.to_dict()
     record["time"] = {"wall_s": round(wall, 4), "model_s": round(tools.waited, 4),
                       "interpreter_s": round(max(wall - tools.waited, 0.0), 4)}
@@ -103,6 +106,18 @@ def _run_one(job: ProgramJob, ask, cutter, prompts, limits: Limits) -> ProgramRe
     if error is not None:
         return ProgramResult(None, error, record)
     return ProgramResult(render_response(tools.observations, tools.synthesis), None, record)
+
+
+def parsed_form(source: str, strategy: Strategy, limits: Limits):
+    """The checked plan as the interpreter saw it: a logic program's statements written back from
+    its syntax tree, or a narrative plan's steps (None when the plan was refused)."""
+    if strategy.style == "logic":
+        plan = parse_logic(source, strategy.imperative, limits, allow_times=not strategy.imperative)
+        return "\n".join(ast.unparse(stmt) for stmt in plan.body) if isinstance(plan, LogicPlan) else None
+    if len(source) > limits.max_source_chars:
+        return None
+    plan = parse_narrative(source, strategy.imperative, limits.max_plan_lines, allow_times=not strategy.imperative)
+    return [asdict(step) for step in plan.steps] if isinstance(plan, NarrativePlan) else None
 
 
 def _problem(trace: Trace, tools: VideoTools) -> str | None:
