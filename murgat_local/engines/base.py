@@ -40,7 +40,10 @@ class Request:
 
     At most one output contract: `verdict` (a typed verdict), `choices` (one of these strings),
     `pattern` (free text that must match this regular expression whole, e.g. a plan's shape);
-    none of them is free text. Free text is bounded by `sampling.max_tokens`."""
+    none of them is free text. Free text is bounded by `sampling.max_tokens`.
+
+    `item` names the input item the request is for (a response id), for the engines that
+    answer per item (`per_item = True`, e.g. human labels); other engines ignore it."""
 
     prompt: str
     verdict: type[Verdict] | None = None
@@ -50,6 +53,7 @@ class Request:
     sampling: Sampling | None = None
     captions: tuple[str | None, ...] = ()
     pattern: str | None = None
+    item: str | None = None
 
     def __post_init__(self):
         if sum(x is not None for x in (self.verdict, self.choices, self.pattern)) > 1:

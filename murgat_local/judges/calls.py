@@ -17,7 +17,8 @@ class Call:
 
     The output contract is the template's verdict type, or `choices`, or free text (a template
     without a verdict) decoded with `sampling`, shaped by `pattern` when set; `captions` label
-    the media parts."""
+    the media parts. `item` is the input item the call is for (a response id): not part of
+    the key, except for an engine that answers per item (see `StageJudge.keys`)."""
 
     template: PromptTemplate
     user: str
@@ -28,6 +29,7 @@ class Call:
     sampling: Sampling | None = None
     captions: tuple[str | None, ...] = ()
     pattern: str | None = None
+    item: str | None = None
 
     def material(self, stage: str, judge: str) -> dict:
         verdict = self.template.verdict
@@ -55,7 +57,7 @@ class Call:
     def request(self, media: tuple[MediaPart, ...]) -> Request:
         return Request(self.user, self.template.verdict, self.template.system, media,
                        choices=self.choices, sampling=self.sampling, captions=self.captions,
-                       pattern=self.pattern)
+                       pattern=self.pattern, item=self.item)
 
 
 @dataclass(frozen=True)

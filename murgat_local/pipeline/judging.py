@@ -41,7 +41,16 @@ class StageJudge:
     on_progress: Callable[[int, float], None] | None = None  # (calls done, seconds busy)
 
     def keys(self, calls: Sequence[Call]) -> list[str]:
-        return [make_key(c.material(self.stage, self.engine.identity)) for c in calls]
+        per_item = getattr(self.engine, "per_item", False)
+        return [make_key(self._material(c, per_item)) for c in calls]
+
+    def _material(self, call: Call, per_item: bool) -> dict:
+        m = call.material(self.stage, self.engine.identity)
+        if per_item:
+            # An engine that answers per item (human labels) may answer the same prompt
+            # differently for two items: their calls are neither merged nor share a verdict.
+            m["item"] = call.item
+        return m
 
     def pending(self, calls: Sequence[Call]) -> tuple[int, int]:
         """(unique calls, of which already cached) without running anything."""
@@ -92,9 +101,9 @@ class StageJudge:
         self.counters.wall_s += time.perf_counter() - t0
         return [outcomes[k] for k in keys]
 
-    @staticmethod
-    def _build(calls: Sequence[Call]) -> list[Request | str]:
-        return build_requests(calls)
+    def _build(self, calls: Sequence[Call]) -> list[Request | str]:
+        # An engine that answers from the prompt alone (human labels) gets no media: none is cut.
+        return build_requests(calls, cut=getattr(self.engine, "needs_media", True))
 
     def _judge(self, keys: list[str], built: list[Request | str]) -> dict[str, Outcome]:
         out: dict[str, Outcome] = {}
@@ -129,10 +138,14 @@ class StageJudge:
         return out
 
 
-def build_requests(calls: Sequence[Call]) -> list[Request | str]:
-    """Requests for these calls; a call whose media cannot be cut becomes its error text."""
+def build_requests(calls: Sequence[Call], cut: bool = True) -> list[Request | str]:
+    """Requests for these calls; a call whose media cannot be cut becomes its error text.
+    With `cut=False` nothing is cut and the requests carry no media."""
     built: list[Request | str] = []
     for c in calls:
+        if not cut:
+            built.append(c.request(()))
+            continue
         try:
             media = c.media() if c.media is not None else ()
         except Exception as e:

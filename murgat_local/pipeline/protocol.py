@@ -122,6 +122,7 @@ class Protocol:
     def run(self, items: Sequence[ResponseItem | InputError], progress=None) -> list:
         states = [self.prepare(i) for i in items]
         responses = [s for s in states if isinstance(s, ResponseState)]
+        self._check_items(responses)
         self._stage_decontext(responses)
         self._each(responses, "checking citations", self._check)
         self._stage("verifiable", responses, self._collect_verifiable)
@@ -131,6 +132,21 @@ class Protocol:
             self._stage("entail", responses, self._collect_without)
         self._each(responses, "scoring", self._score)
         return states
+
+    def _check_items(self, states: list[ResponseState]) -> None:
+        """Before any call: an engine that answers per item from what it knows of each item
+        (human labels) checks the response's sentences, as split here, against it; a mismatch
+        is that response's error."""
+        checks = {id(j.engine): j.engine.check_response for j in self.judges.values()
+                  if hasattr(j.engine, "check_response")}
+        for st in states:
+            for check in checks.values():
+                if st.error is not None:
+                    break
+                try:
+                    st.error = check(st.item.id, [s.original for s in st.sentences])
+                except Exception as e:
+                    _fail(st, "checking the response against the labels", e)
 
     @staticmethod
     def _each(states: list[ResponseState], where: str, fn: Callable[[ResponseState], None]) -> None:
@@ -156,6 +172,7 @@ class Protocol:
                 _fail(st, f"building the {stage} calls", e)
                 continue
             for call, apply in pairs:
+                call.item = st.item.id  # which response: read only by per-item engines
                 calls.append(call)
                 appliers.append((st, apply))
         if not calls:

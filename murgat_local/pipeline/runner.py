@@ -19,6 +19,7 @@ from typing import Callable, Iterable, Iterator
 from ..config import RunConfig
 from ..inputs.responses import read_responses
 from ..engines import LazyEngine, load_preset
+from ..judges.human import HumanLabels, is_human
 from ..media.segments import SegmentCutter
 from ..metrics.scores import Summary
 from ..jsonl import dumps_record
@@ -88,7 +89,9 @@ class Runner:
         if config.engine == "vllm" and config.engine_args:
             options.update(config.engine_args)
         for stage, model in config.stage_models().items():
-            if model not in self.engines:
+            if model not in self.engines and is_human(model):  # human:PATH, labels as the judge
+                self.engines[model] = HumanLabels.from_model(model, config.compat)
+            elif model not in self.engines:
                 preset = load_preset(model, models_root=config.models_dir)
                 self.engines[model] = LazyEngine(config.engine, preset, **options)
             self.judges[stage] = StageJudge(
