@@ -82,6 +82,8 @@ class RunConfig(_Run):
     # `--compat reference` only: the reference's --parse_reasoning (see ProtocolOptions).
     parse_reasoning: bool = False
     sampling: SamplingConfig = Field(default_factory=SamplingConfig)
+    # Resamples of the 95% bootstrap intervals in summary.json (fixed seed); 0: no intervals.
+    bootstrap_resamples: int = Field(10_000, ge=0)
 
     @field_validator("compat", mode="before")
     @classmethod

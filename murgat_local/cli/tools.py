@@ -40,9 +40,11 @@ def rescore(
     scored: pathlib.Path = typer.Argument(..., help="our scores.jsonl, or the reference's scored JSON"),
     compat: Optional[str] = typer.Option(None, "--compat"),
     out: Optional[pathlib.Path] = typer.Option(None, "--out", help="write rescored records here (JSONL)"),
+    resamples: int = typer.Option(10_000, "--resamples", min=0, help="bootstrap resamples of the 95% intervals (0: none)"),
 ) -> None:
     """Recompute scores from recorded verdicts, with no model."""
     from ..inputs.responses import iter_records
+    from ..metrics.intervals import IntervalValues, add_intervals
     from ..metrics.scores import summarize
     from ..pipeline.records import rescore_record
     from ..jsonl import dumps_record
@@ -63,9 +65,11 @@ def rescore(
             for r in records:
                 fh.write(dumps_record(r, sort_keys=True) + "\n")
     summary = summarize(records)
+    add_intervals(summary, IntervalValues.of(records), n_resamples=resamples)
     summary["mode"] = compat or (records[0].get("mode") if records else "default")
     ui.console.print(summary_table(summary, "MURGAT scores (rescored)"))
-    ui.console.print_json(json.dumps({k: summary[k] for k in ("coverage", "precision", "recall", "f1", "murgat_s")}))
+    keys = [k for m in ("coverage", "precision", "recall", "f1", "murgat_s") for k in (m, f"{m}_ci") if k in summary]
+    ui.console.print_json(json.dumps({k: summary[k] for k in keys}))
 
 
 @app.command()

@@ -10,6 +10,7 @@ run writes.
 
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 import time
@@ -21,6 +22,7 @@ from ..inputs.responses import read_responses
 from ..engines import LazyEngine, load_preset
 from ..judges.human import HumanLabels, is_human
 from ..media.segments import SegmentCutter
+from ..metrics.intervals import IntervalValues, add_intervals
 from ..metrics.scores import Summary
 from ..jsonl import dumps_record
 from .cache import VerdictCache
@@ -66,6 +68,14 @@ def failed_calls(judges, limit: float) -> dict:
                    f"not parse; more than --max-failed-calls {limit:g} allows")
     return {"total": total, "failed": failed, "failed_fraction": fraction, "max_failed_calls": limit,
             "failure": failure}
+
+
+def _read_records(path: pathlib.Path) -> Iterator[dict]:
+    """The records of a finished scores.jsonl, one at a time (for the summary's intervals)."""
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                yield json.loads(line)
 
 
 class Runner:
@@ -148,6 +158,8 @@ class Runner:
         summary = totals.result()
         if len(by_model) > 1:
             summary["by_model"] = {name: by_model[name].result() for name in sorted(by_model)}
+        resamples = self.config.bootstrap_resamples  # read back from the final records: none kept
+        add_intervals(summary, IntervalValues.of(_read_records(final) if resamples else ()), n_resamples=resamples)
         summary["mode"] = self.mode
         summary["unparsed_verdicts"] = failures
         summary["errors_list"] = errors

@@ -149,3 +149,30 @@ def stage_progress(console: Console, stages: list[str]) -> Iterator:
         for s in stages:
             factory(s)
         yield factory
+
+
+def meta_table(report: dict) -> Table:
+    """`murgat meta-eval`: one row per judge run, ranked by MURGAT-S correlation with people;
+    `*` marks the best run per subtask."""
+    best = report.get("best") or {}
+    t = Table(title="Judges against human labels")
+    t.add_column("run")
+    for col in ("S1 bal.acc", "S2 F1", "S3 bal.acc", "MURGAT-S r", "95% CI", "n"):
+        t.add_column(col, justify="right", no_wrap=True)
+
+    def star(block: str, name: str, value) -> str | Text:
+        cell = _fmt(value)
+        return f"{cell} *" if best.get(block) == name and value is not None else cell
+
+    rows = list((report.get("runs") or {}).items())
+    rows.sort(key=lambda kv: -(kv[1]["murgat_s"].get("pearson") or -2.0))
+    if report.get("inter_annotator"):
+        rows.append(("(annotator 2 vs 1)", report["inter_annotator"]))
+    for name, r in rows:
+        ci = r["murgat_s"].get("pearson_ci")
+        t.add_row(_cell(name), star("subtask1", name, r["subtask1"].get("balanced_accuracy")),
+                  star("subtask2", name, r["subtask2"].get("f1")),
+                  star("subtask3", name, r["subtask3"].get("balanced_accuracy")),
+                  star("murgat_s", name, r["murgat_s"].get("pearson")),
+                  "-" if not ci else f"[{ci[0]:.2f}, {ci[1]:.2f}]", _fmt(r["murgat_s"].get("n")))
+    return t

@@ -1,0 +1,82 @@
+"""`murgat compare RUN_A RUN_B`: the paired difference of two runs' scores (no model)."""
+
+from __future__ import annotations
+
+import pathlib
+from typing import Optional
+
+import typer
+
+import murgat_local.cli as ui
+from murgat_local.cli import app
+
+
+def _records_file(run: pathlib.Path) -> pathlib.Path:
+    path = run / "scores.jsonl" if run.is_dir() else run
+    if not path.is_file():
+        ui._fail(f"{run}: not a scores.jsonl nor a `murgat score` output folder holding one")
+    return path
+
+
+def _read(path: pathlib.Path):
+    from ..inputs.responses import iter_records
+    from ..metrics.compare import RunRecords
+
+    run = RunRecords()
+    for _, source, obj in iter_records(path):
+        if not isinstance(obj, dict):
+            ui._fail(f"{path} {source}: not a scored record")
+        run.add(obj)
+    return run
+
+
+def _fmt(v, digits: int = 3) -> str:
+    return "-" if v is None else f"{v:.{digits}f}"
+
+
+def _table(report: dict, a: pathlib.Path, b: pathlib.Path):
+    from rich.table import Table
+
+    from ..reports.table import _cell
+
+    level = report["method"]["confidence_level"]
+    t = Table(title=f"B - A   (A: {a}, B: {b})")
+    for col in ("metric", "n", "A", "B", "B - A", f"{level:.0%} CI", "p"):
+        t.add_column(col, justify="left" if col == "metric" else "right", no_wrap=True)
+    for name, m in report["metrics"].items():
+        ci = "-" if m["ci"] is None else f"[{m['ci'][0]:+.3f}, {m['ci'][1]:+.3f}]"
+        diff = "-" if m["difference"] is None else f"{m['difference']:+.3f}"
+        t.add_row(name, str(m["n"]), _fmt(m["mean_a"]), _fmt(m["mean_b"]), diff, ci, _fmt(m["p_value"], 4))
+    c = report["counts"]
+    t.caption = _cell(f"matched {c['matched']}; only in A {c['only_a']}, only in B {c['only_b']}; "
+                      f"errored in either {c['errored_either']}; scored by one run only {c['scored_by_one_run']}")
+    return t
+
+
+@app.command()
+def compare(
+    run_a: pathlib.Path = typer.Argument(..., help="a `murgat score` output folder or its scores.jsonl"),
+    run_b: pathlib.Path = typer.Argument(..., help="the same, for the run compared with A"),
+    out: Optional[pathlib.Path] = typer.Option(None, "--out", help="write the report here (JSON)"),
+    resamples: int = typer.Option(10_000, "--resamples", min=1, help="bootstrap resamples and permutations"),
+) -> None:
+    """Compare two runs on the responses both scored (matched by id): mean difference B - A of
+    MURGAT-S, coverage, F1 and accuracy, its 95% paired bootstrap interval and a paired
+    permutation p-value."""
+    from ..jsonl import dumps_record
+    from ..metrics.compare import compare_runs
+    from ..reports.table import _cell
+
+    path_a, path_b = _records_file(run_a), _records_file(run_b)
+    report = compare_runs(_read(path_a), _read(path_b), n_resamples=resamples)
+    report["runs"] = {"a": str(path_a), "b": str(path_b)}
+    ui.console.print(_table(report, path_a, path_b))
+    for name, m in report["metrics"].items():
+        if m["note"]:
+            ui.console.print(_cell(f"{name}: {m['note']}"))
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(dumps_record(report, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    if not report["counts"]["matched"]:
+        ui._error("the runs have no scored response in common (matched by id)")
+        raise typer.Exit(1)

@@ -1,0 +1,90 @@
+"""Two runs over the same responses, compared pair by pair (`murgat compare`). Pure: no I/O.
+
+Responses are matched by `id` among the records each run scored (status ok). Per metric, the
+pairs where both runs have a value (MURGAT-S, coverage, F1: not None; accuracy: the record's
+answer check `correct`, True/False, not None) give the mean difference B - A, its paired
+percentile bootstrap interval and a paired permutation p-value (`stats.paired_difference`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+from .stats import CONFIDENCE, PERMUTATION, RESAMPLES, SEED, method, paired_difference
+
+COMPARED = ("murgat_s", "coverage", "f1", "accuracy")
+_FIELD = {"murgat_s": "murgat_s", "coverage": "coverage", "f1": "f1", "accuracy": "correct"}
+
+
+def _value(r: Mapping, metric: str) -> float | None:
+    v = r.get(_FIELD[metric])
+    return None if v is None else float(v)
+
+
+@dataclass
+class RunRecords:
+    """What a comparison needs of one run: per scored id its compared values, and the ids that
+    erred. The first record of an id counts (ids are unique in a run's records)."""
+
+    records: int = 0
+    scored: dict[str, tuple] = field(default_factory=dict)
+    errored: set[str] = field(default_factory=set)
+    answer_checked: int = 0  # scored records that carry an answer check
+
+    def add(self, r: Mapping) -> None:
+        self.records += 1
+        rid = r.get("id")
+        if rid is None:
+            return
+        rid = str(rid)
+        if rid in self.scored or rid in self.errored:
+            return
+        if r.get("status") == "ok":
+            self.scored[rid] = tuple(_value(r, m) for m in COMPARED)
+            self.answer_checked += r.get("correct") is not None
+        else:
+            self.errored.add(rid)
+
+    @classmethod
+    def of(cls, records: Iterable[Mapping]) -> "RunRecords":
+        run = cls()
+        for r in records:
+            run.add(r)
+        return run
+
+
+def compare_runs(a: RunRecords, b: RunRecords, *, n_resamples: int = RESAMPLES,
+                 confidence_level: float = CONFIDENCE, seed: int = SEED) -> dict:
+    """The comparison report: counts of matched and unmatched ids, and per metric the paired
+    difference B - A (`n`, `mean_a`, `mean_b`, `difference`, `ci`, `p_value`, `note`)."""
+    ids_a, ids_b = set(a.scored) | a.errored, set(b.scored) | b.errored
+    matched = [i for i in a.scored if i in b.scored]  # in A's order
+    counts = {
+        "matched": len(matched),
+        "only_a": len(ids_a - ids_b),  # ids A holds and B does not
+        "only_b": len(ids_b - ids_a),
+        "errored_a": len(a.errored),
+        "errored_b": len(b.errored),
+        "errored_either": len((ids_a & ids_b) & (a.errored | b.errored)),  # ids both hold, one or both erred
+        "scored_by_one_run": len(set(a.scored) ^ set(b.scored)),
+    }
+    metrics = {}
+    for k, m in enumerate(COMPARED):
+        va = [a.scored[i][k] for i in matched]
+        vb = [b.scored[i][k] for i in matched]
+        res = paired_difference(vb, va, n_resamples=n_resamples, confidence_level=confidence_level, seed=seed)
+        res["mean_a"], res["mean_b"] = res["mean_b"], res["mean_a"]  # computed as B - A
+        if m == "accuracy" and res["n"] == 0:
+            res["note"] = ("no matched response has an answer check (`correct`: a gold answer and an answer "
+                           "read from the response) in both runs")
+        metrics[m] = res
+    return {
+        "difference": "B - A",
+        "counts": counts,
+        "records": {"a": a.records, "b": b.records},
+        "metrics": metrics,
+        "method": {**method(n_resamples, confidence_level, seed), "p_value": PERMUTATION,
+                   "pairs": "responses scored (status ok) by both runs, matched by id; per metric "
+                            "the pairs where both values are known"},
+    }
