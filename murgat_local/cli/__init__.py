@@ -100,4 +100,4 @@ def _running(out: pathlib.Path, quiet: bool) -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-from . import compare, generate, meta, program, score, tools  # noqa: E402,F401  (each registers its commands on `app`)
+from . import compare, generate, meta, program, report, score, tools  # noqa: E402,F401  (each registers its commands on `app`)

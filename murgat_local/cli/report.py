@@ -1,0 +1,42 @@
+"""`murgat report`: one self-contained HTML file from score and run folders (no model)."""
+
+from __future__ import annotations
+
+import pathlib
+from typing import List, Optional
+
+import typer
+
+import murgat_local.cli as ui
+from murgat_local.cli import app
+
+
+@app.command()
+def report(
+    folders: List[pathlib.Path] = typer.Argument(..., help="`murgat score` or `murgat run` output folders"),
+    out: pathlib.Path = typer.Option(..., "--out", help="the HTML file to write"),
+    media_root: Optional[pathlib.Path] = typer.Option(
+        None, "--media-root", help="folder holding the videos: adds a player that seeks to a clicked citation"),
+    max_responses: int = typer.Option(300, "--max-responses", min=0,
+                                      help="responses in the drill-down, split evenly over model x strategy"),
+    relative_media: bool = typer.Option(False, "--relative-media",
+                                        help="link videos by a path relative to the report, not a file:// URL"),
+) -> None:
+    """Write OUT: summary table, plots and a per-response drill-down, with no network reference."""
+    from ..reports.html import build
+    from ..reports.rundata import ReportInputError
+
+    for f in folders:
+        if not f.is_dir():
+            ui._fail(f"{f} is not a folder")
+    if media_root is not None and not media_root.is_dir():
+        ui._fail(f"--media-root {media_root} is not a folder")
+    if out.is_dir():
+        ui._fail(f"--out {out} is a folder; give the HTML file's name")
+    try:
+        result = build(list(folders), out, media_root=media_root, max_responses=max_responses,
+                       relative_media=relative_media)
+    except ReportInputError as e:
+        ui._fail(str(e))
+    ui.console.print(f"wrote {result.path}: {result.cells} model x strategy, {result.responses} responses, "
+                     f"{result.shown} in the drill-down", markup=False)
