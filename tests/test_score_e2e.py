@@ -18,6 +18,7 @@ import time
 
 import pytest
 
+from resume_checks import cache_rows, check_verdicts, structure
 from conftest import ROOT, require_model
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
@@ -217,12 +218,13 @@ def test_killed_run_resumes_to_the_same_scores(first_run, responses, media_root,
     proc.wait()
     assert killed_at is not None, "the run finished before it could be killed"
     assert not (out / "scores.jsonl").exists()
+    before = cache_rows(db)
     resumed = murgat(*score_args(responses, media_root, out, "--config", small_batches))
     assert resumed.returncode == 1, resumed.stderr[-2000:]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["stages"]["decontext"]["cache_hits"] > 0  # work done before the kill was kept
-    got, want = (out / "scores.jsonl").read_bytes(), (out1 / "scores.jsonl").read_bytes()
-    assert got == want, first_difference(want, got)
+    check_verdicts(before, cache_rows(out1 / "verdicts.sqlite"), cache_rows(db))
+    assert structure(out / "scores.jsonl") == structure(out1 / "scores.jsonl")
 
 
 def test_rescore_recomputes_the_recorded_scores(first_run, tmp_path):
@@ -265,12 +267,13 @@ def test_sigterm_stops_cleanly_and_the_same_command_resumes(first_run, responses
         os.killpg(proc.pid, 0)
     assert not (out / "scores.jsonl").exists() and (out / "scores.jsonl.partial").exists()
     assert sqlite3.connect(db).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    before = cache_rows(db)
     resumed = murgat(*score_args(responses, media_root, out, "--config", small_batches))
     assert resumed.returncode == 1, resumed.stderr[-2000:]
     summary = json.loads((out / "summary.json").read_text())
     assert sum(s["cache_hits"] for s in summary["stages"].values()) > 0  # work before the stop was kept
-    got, want = (out / "scores.jsonl").read_bytes(), (out1 / "scores.jsonl").read_bytes()
-    assert got == want, first_difference(want, got)
+    check_verdicts(before, cache_rows(out1 / "verdicts.sqlite"), cache_rows(db))
+    assert structure(out / "scores.jsonl") == structure(out1 / "scores.jsonl")
 
 
 def test_nothing_connects_anywhere_but_loopback(first_run):

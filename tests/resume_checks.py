@@ -1,0 +1,45 @@
+"""What a resumed run must give back, checked on the verdict cache itself.
+
+vLLM on the CPU does not promise the same greedy output for the same batch whatever the engine
+ran before (measured here: the same 8 prompts in the same batches give 1 different output after
+other requests than on a fresh engine, and zeroing the KV cache does not change that). So a
+resumed run is held to what the pipeline controls:
+- every verdict cached before the interruption was computed exactly as the uninterrupted run
+  computed it (same engine history up to that point), and comes back unchanged;
+- a verdict may differ from the uninterrupted run's only if it was computed after the resume;
+- the records have the same responses, in the same order, with the same sentences and citations.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import sqlite3
+
+
+def cache_rows(db: pathlib.Path) -> dict[str, tuple]:
+    with sqlite3.connect(db, timeout=30) as c:
+        return {r[0]: r[1:] for r in c.execute("SELECT key, stage, status, verdict, raw, reason FROM verdicts")}
+
+
+def check_verdicts(before: dict, uninterrupted: dict, after: dict) -> int:
+    """Assert the rules above on three snapshots of a cache; returns how many verdicts differ
+    from the uninterrupted run's (all computed after the resume)."""
+    assert before, "nothing was cached before the interruption"
+    for key, row in before.items():
+        assert uninterrupted.get(key) == row, f"verdict {key[:12]} cached before the interruption differs"
+        assert after.get(key) == row, f"verdict {key[:12]} changed when the run resumed"
+    differ = [k for k in set(after) & set(uninterrupted) if after[k] != uninterrupted[k]]
+    assert not set(differ) & set(before)
+    return len(differ)
+
+
+def structure(records_path: pathlib.Path) -> list:
+    """Each record's id, status and sentences with their citations: what does not depend on any
+    model output (the original sentence text, not the decontextualized one)."""
+    out = []
+    for line in records_path.read_text().splitlines():
+        r = json.loads(line)
+        sents = [(s["text"], [c["raw"] for c in s.get("citations", [])]) for s in (r.get("trace") or {}).get("sentences", [])]
+        out.append((r["id"], r["status"], sents))
+    return out
