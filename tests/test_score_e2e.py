@@ -54,33 +54,6 @@ def small_batches(tmp_path_factory):
     return p
 
 
-def first_difference(a: bytes, b: bytes) -> str:
-    """Where two scores.jsonl files differ: the record and the field path, for a readable failure."""
-    def walk(x, y, path):
-        if type(x) is not type(y):
-            return f"{path}: {x!r} != {y!r}"
-        if isinstance(x, dict):
-            for k in sorted(set(x) | set(y)):
-                d = walk(x.get(k), y.get(k), f"{path}.{k}")
-                if d:
-                    return d
-        elif isinstance(x, list):
-            if len(x) != len(y):
-                return f"{path}: {len(x)} items != {len(y)}"
-            for i, (p, q) in enumerate(zip(x, y)):
-                d = walk(p, q, f"{path}[{i}]")
-                if d:
-                    return d
-        elif x != y:
-            return f"{path}: {x!r} != {y!r}"
-        return ""
-    for la, lb in zip(a.splitlines(), b.splitlines()):
-        if la != lb:
-            ra, rb = json.loads(la), json.loads(lb)
-            return f"record {ra.get('id')}: " + walk(ra, rb, "")
-    return "same records" if a == b else "different record counts"
-
-
 def murgat(*args, env_extra=None, **kw):
     env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", PYTHONUNBUFFERED="1", **(env_extra or {}))
     return subprocess.run([sys.executable, "-m", "murgat_local.cli", *map(str, args)],
@@ -178,6 +151,19 @@ def test_dry_run_counts_cached_calls(first_run, responses, media_root, small_bat
     assert all(plan[s]["to_run"] == 0 and plan[s]["calls"] == plan[s]["cached"] for s in
                ("decontext", "verifiable", "decompose", "entail"))
     assert plan["entail"]["calls"] > 0
+
+
+def test_dry_run_estimates_hours_from_a_calibration_on_the_real_engines(responses, media_root, small_batches, tmp_path):
+    out = tmp_path / "estimate"
+    proc = murgat(*score_args(responses, media_root, out, "--config", small_batches, "--dry-run", "--calibrate", "2"))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    plan = json.loads(proc.stdout[proc.stdout.index("{"):])
+    est = plan["estimate"]
+    assert est["calibrated_on"] == 2 and est["responses"] == len(responses.read_text().splitlines())
+    timed = [s for s in est["stages"].values() if s["seconds_per_call"]]
+    assert timed and all(s["seconds_per_call"] > 0 for s in timed)
+    assert est["hours"] is None or est["hours"] > 0
+    assert not (out / "scores.jsonl").exists()  # a dry run writes no results
 
 
 def test_swapping_the_entailer_reruns_only_attribution(first_run, responses, media_root, small_batches, tmp_path):

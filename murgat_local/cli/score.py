@@ -35,6 +35,8 @@ def score(
     models_dir: Optional[pathlib.Path] = typer.Option(None, "--models-dir", envvar="MURGAT_MODELS_DIR",
                                                       help="where presets' relative model paths live"),
     dry_run: bool = typer.Option(False, "--dry-run", help="count the calls each stage needs; run nothing"),
+    calibrate: int = typer.Option(0, "--calibrate", min=0,
+                                  help="with --dry-run: judge the first N responses for real and estimate the hours for all"),
     verbose: bool = typer.Option(False, "--verbose", help="show engine logs here instead of OUT/engine.log"),
     max_failed_calls: Optional[float] = typer.Option(
         None, "--max-failed-calls",
@@ -56,6 +58,8 @@ def score(
         ui._fail(f"--media-root {media_root} is not a folder")
     if compat not in (None, "reference"):
         ui._fail(f"--compat takes 'reference', not {compat!r}")
+    if calibrate and not dry_run:
+        ui._fail("--calibrate goes with --dry-run")
     try:
         cfg = load_config(config, {
             "judge": judge, "verifier": verifier, "decomposer": decomposer, "entailer": entailer,
@@ -76,6 +80,8 @@ def score(
         try:  # running: item faults are records; anything else stops the run, never as usage
             if dry_run:
                 plan = runner.plan(responses)
+                if calibrate:
+                    plan["estimate"] = runner.estimate(responses, plan, calibrate)
                 ui.console.print_json(json.dumps(plan))
                 raise typer.Exit(0)
             result = runner.run(responses)

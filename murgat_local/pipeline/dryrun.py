@@ -47,3 +47,54 @@ def plan(runner, responses: pathlib.Path) -> dict[str, dict]:
     missing_upstream = out["decompose"]["to_run"] > 0 or out["verifiable"]["to_run"] > 0
     out["complete"] = not missing_upstream
     return out
+
+
+def extrapolate(counts: dict[str, dict], calibration: dict[str, dict], responses: int, sampled: int) -> dict:
+    """Estimated calls and hours per stage for the whole set, from a calibration on `sampled` of
+    its `responses` responses. Pure.
+
+    `counts`: the dry-run plan (calls and cached calls per stage, as far as the cache knows).
+    `calibration`: per stage, the unique calls the sample needed and, for those the engine
+    answered, the seconds per call. A stage whose plan is already known completely (nothing
+    upstream is missing) keeps its exact counts; otherwise its calls are scaled from the sample.
+    """
+    out: dict = {"responses": responses, "calibrated_on": sampled, "stages": {}}
+    total = 0.0
+    unknown = []
+    for stage, cal in calibration.items():
+        exact = counts.get("complete") or stage in ("decontext", "verifiable")
+        per = cal["calls"] / sampled if sampled else 0.0
+        calls = counts[stage]["calls"] if exact else round(per * responses)
+        cached = counts[stage]["cached"]
+        to_run = max(calls - cached, 0)
+        sec = cal.get("seconds_per_call")
+        if sec is None and to_run:
+            unknown.append(stage)
+        hours = None if sec is None else to_run * sec / 3600
+        total += hours or 0.0
+        out["stages"][stage] = {"calls": calls, "exact": bool(exact), "cached": cached, "to_run": to_run,
+                                "calls_per_response": round(per, 3), "seconds_per_call": sec,
+                                "hours": None if hours is None else round(hours, 4)}
+    out["hours"] = None if unknown else round(total, 4)
+    if unknown:
+        out["note"] = f"no model call was timed for {', '.join(unknown)} (all its sample calls were cached or refused)"
+    return out
+
+
+def estimate(runner, responses: pathlib.Path, counts: dict, sample: int) -> dict:
+    """Judge the first `sample` responses for real (their verdicts are cached, so nothing is
+    lost), time each stage's model calls with the engines already started, and extrapolate.
+    Calibration batches are smaller than a real run's, so the estimate errs long."""
+    total = sum(1 for _ in read_responses(responses, runner.config.limit))
+    items = list(read_responses(responses, min(sample, total)))
+    for judge in runner.judges.values():
+        judge.engine.get()  # start-up is not a per-call cost
+    before = {s: (j.counters.unique, j.counters.model_calls, j.counters.wall_s) for s, j in runner.judges.items()}
+    runner.protocol.run(items)
+    calibration = {}
+    for stage, j in runner.judges.items():
+        unique, calls, wall = (a - b for a, b in zip((j.counters.unique, j.counters.model_calls, j.counters.wall_s),
+                                                       before[stage]))
+        calibration[stage] = {"calls": unique, "model_calls": calls,
+                              "seconds_per_call": round(wall / calls, 5) if calls else None}
+    return extrapolate(counts, calibration, total, len(items))

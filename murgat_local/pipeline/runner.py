@@ -129,6 +129,13 @@ class Runner:
 
         return plan(self, responses)
 
+    def estimate(self, responses: pathlib.Path, counts: dict, sample: int) -> dict:
+        """`--dry-run --calibrate N`: judge N responses for real and extrapolate the hours the
+        whole set needs on the configured engines (see `dryrun.estimate`)."""
+        from .dryrun import estimate
+
+        return estimate(self, responses, counts, sample)
+
     def run(self, responses: pathlib.Path) -> RunResult:
         t0 = time.perf_counter()
         final = self.out_dir / "scores.jsonl"
