@@ -19,14 +19,12 @@ from ..engines import ImagePart, MediaPart, Preset, VideoPart
 from ..engines.limits import subsample
 from ..media.segments import SegmentCutter, frame_times, sampled_rate
 from ..media.source import MediaRef
-from ..text.citations import AUDIO, VISUAL, Citation
+from ..text.citations import AUDIO, VISUAL, Citation, format_time
 
 
 def clock(t: float) -> str:
-    whole = int(round(t))
-    h, rem = divmod(whole, 3600)
-    m, s = divmod(rem, 60)
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+    """A frame's caption time, to the whole second."""
+    return format_time(round(t))
 
 
 @dataclass(frozen=True)

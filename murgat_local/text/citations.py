@@ -110,6 +110,18 @@ def parse_time(text: str) -> tuple[float | None, str | None]:
     return hours * 3600 + minutes * 60 + seconds, None
 
 
+def format_time(seconds: float) -> str:
+    """Seconds as a citation writes them, `M:SS` or `H:MM:SS`, with up to three decimals only
+    when the time has them; `parse_time` reads it back (rounded to the millisecond first, so
+    59.9996 is `1:00`, never `0:59.1000`)."""
+    ms = max(0, round(seconds * 1000))
+    whole, frac = divmod(ms, 1000)
+    h, rem = divmod(whole, 3600)
+    m, sec = divmod(rem, 60)
+    tail = f"{sec:02d}" + (f".{frac:03d}".rstrip("0") if frac else "")
+    return f"{h}:{m:02d}:{tail}" if h else f"{m}:{tail}"
+
+
 def _parse_entry(entry: str) -> Citation | None:
     raw = f"({entry.strip()})"
     m = _ENTRY.match(entry)

@@ -11,18 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, Sequence, Union, runtime_checkable
 
+from ...text.citations import format_time
+
 MODALITIES = ("visual", "audio")
 
 
-def format_seconds(seconds: float) -> str:
-    """`M:SS` (or `H:MM:SS`, tenths when not whole), the citation format that
-    `text.citations.parse_time` reads back. Rounded to tenths first, so 59.96 is `1:00`."""
-    tenths = max(0, round(seconds * 10))
-    whole, tenth = divmod(tenths, 10)
-    hours, rest = divmod(whole, 3600)
-    minutes, secs = divmod(rest, 60)
-    sec_text = f"{secs:02d}" if tenth == 0 else f"{secs:02d}.{tenth}"
-    return f"{hours}:{minutes:02d}:{sec_text}" if hours else f"{minutes}:{sec_text}"
+# Span text is citation text: the same formatter the evidence descriptions use, read back by
+# `text.citations.parse_time`.
+format_seconds = format_time
 
 
 @dataclass(frozen=True)
