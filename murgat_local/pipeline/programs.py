@@ -16,8 +16,8 @@ from typing import Sequence
 
 from ..engines import Sampling
 from ..generate.media import ResponderPlan
-from ..generate.program import (Limits, LogicPlan, NarrativePlan, Trace, narrative_regex, parse_logic,
-                                parse_narrative, run_logic_source, run_narrative_source)
+from ..generate.program import (Limits, LogicPlan, NarrativePlan, ProgramError, Trace, check_narrative,
+                                narrative_regex, parse_logic, refused_trace, run_logic, run_narrative)
 from ..generate.program.render import render_response
 from ..generate.program_tools import VideoTools
 from ..generate.strategies import Strategy
@@ -91,14 +91,19 @@ def _run_one(job: ProgramJob, ask, cutter, prompts, limits: Limits) -> ProgramRe
     record: dict = {"style": job.strategy.style, "variant": job.strategy.source, "plan": source}
     tools = VideoTools(ask, cutter, job.ref, job.media, prompts, job.sampling, job.question, job.options)
     t0 = time.monotonic()
-    if job.strategy.style == "logic":
-        trace = run_logic_source(source, tools, job.strategy.imperative, limits, clock=tools.clock,
-                                 allow_times=not job.strategy.imperative)
+    style, imperative = job.strategy.style, job.strategy.imperative
+    if style == "logic":
+        plan = parse_logic(source, imperative, limits, allow_times=not imperative)
     else:
-        trace = run_narrative_source(source, tools, job.strategy.imperative, limits, options=job.options,
-                                     clock=tools.clock, allow_times=not job.strategy.imperative)
+        plan = check_narrative(source, imperative, limits, allow_times=not imperative)
+    if isinstance(plan, ProgramError):
+        trace = refused_trace(style, imperative, plan, limits)
+    elif isinstance(plan, LogicPlan):
+        trace = run_logic(plan, tools, limits, clock=tools.clock)
+    else:
+        trace = run_narrative(plan, tools, limits, options=job.options, clock=tools.clock)
     wall = time.monotonic() - t0
-    record["parsed"] = parsed_form(source, job.strategy, limits)
+    record["parsed"] = parsed_form(plan)
     record["trace"] = trace.to_dict()
     record["time"] = {"wall_s": round(wall, 4), "model_s": round(tools.waited, 4),
                       "interpreter_s": round(max(wall - tools.waited, 0.0), 4)}
@@ -108,16 +113,14 @@ def _run_one(job: ProgramJob, ask, cutter, prompts, limits: Limits) -> ProgramRe
     return ProgramResult(render_response(tools.observations, tools.synthesis), None, record)
 
 
-def parsed_form(source: str, strategy: Strategy, limits: Limits):
+def parsed_form(plan):
     """The checked plan as the interpreter saw it: a logic program's statements written back from
     its syntax tree, or a narrative plan's steps (None when the plan was refused)."""
-    if strategy.style == "logic":
-        plan = parse_logic(source, strategy.imperative, limits, allow_times=not strategy.imperative)
-        return "\n".join(ast.unparse(stmt) for stmt in plan.body) if isinstance(plan, LogicPlan) else None
-    if len(source) > limits.max_source_chars:
-        return None
-    plan = parse_narrative(source, strategy.imperative, limits.max_plan_lines, allow_times=not strategy.imperative)
-    return [asdict(step) for step in plan.steps] if isinstance(plan, NarrativePlan) else None
+    if isinstance(plan, LogicPlan):
+        return "\n".join(ast.unparse(stmt) for stmt in plan.body)
+    if isinstance(plan, NarrativePlan):
+        return [asdict(step) for step in plan.steps]
+    return None
 
 
 def _problem(trace: Trace, tools: VideoTools) -> str | None:

@@ -18,13 +18,14 @@ from .narrative import (
     MAX_ARG_CHARS,
     NarrativePlan,
     NarrativeStep,
+    check_narrative,
     narrative_regex,
     parse_narrative,
     run_narrative,
     run_narrative_source,
 )
 from .tools import MODALITIES, Evidence, Span, ToolError, Tools, format_seconds
-from .trace import ToolCall, Trace
+from .trace import ToolCall, Trace, refused_trace
 
 __all__ = [
     "Evidence",
@@ -40,10 +41,12 @@ __all__ = [
     "ToolError",
     "Tools",
     "Trace",
+    "check_narrative",
     "format_seconds",
     "narrative_regex",
     "parse_logic",
     "parse_narrative",
+    "refused_trace",
     "run_logic",
     "run_logic_source",
     "run_narrative",

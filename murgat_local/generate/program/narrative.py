@@ -195,15 +195,20 @@ def run_narrative_source(
     allow_times: bool = True,
 ) -> Trace:
     """Parse and run; a refused plan gives a trace with no calls."""
-    if len(text) > limits.max_source_chars:
-        error = ProgramError(
-            "refused", f"plan is {len(text)} characters, more than {limits.max_source_chars} (limit max_source_chars)"
-        )
-        return refused_trace("narrative", imperative, error, limits)
-    plan = parse_narrative(text, imperative, limits.max_plan_lines, allow_times)
+    plan = check_narrative(text, imperative, limits, allow_times)
     if isinstance(plan, ProgramError):
         return refused_trace("narrative", imperative, plan, limits)
     return run_narrative(plan, tools, limits, options, clock)
+
+
+def check_narrative(text: str, imperative: bool, limits: Limits = Limits(),
+                    allow_times: bool = True) -> NarrativePlan | ProgramError:
+    """`parse_narrative` under `limits` (source length, lines)."""
+    if len(text) > limits.max_source_chars:
+        return ProgramError(
+            "refused", f"plan is {len(text)} characters, more than {limits.max_source_chars} (limit max_source_chars)"
+        )
+    return parse_narrative(text, imperative, limits.max_plan_lines, allow_times)
 
 
 def _find(meter: Meter, tools: Tools, step: NarrativeStep) -> list[Time]:
