@@ -43,3 +43,24 @@ def structure(records_path: pathlib.Path) -> list:
         sents = [(s["text"], [c["raw"] for c in s.get("citations", [])]) for s in (r.get("trace") or {}).get("sentences", [])]
         out.append((r["id"], r["status"], sents))
     return out
+
+
+def first_rows(proc, db: pathlib.Path, stage: str | None = None, timeout: float = 600, poll: float = 0.5) -> int | None:
+    """Wait while `proc` runs until the cache at `db` holds a verdict (of `stage`, if given);
+    the number of rows then, or None when the process ended (or the time ran out) first."""
+    import time
+
+    where = "" if stage is None else f" WHERE stage='{stage}'"
+    deadline = time.time() + timeout
+    while time.time() < deadline and proc.poll() is None:
+        time.sleep(poll)
+        if not db.exists():
+            continue
+        try:
+            with sqlite3.connect(db, timeout=1) as c:
+                n = c.execute(f"SELECT COUNT(*) FROM verdicts{where}").fetchone()[0]
+        except sqlite3.Error:
+            continue
+        if n > 0:
+            return n
+    return None

@@ -6,14 +6,12 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
-import time
 
 import pytest
 
-from resume_checks import cache_rows, check_verdicts
+from resume_checks import cache_rows, check_verdicts, first_rows
 from conftest import ROOT, require_model
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
@@ -119,20 +117,9 @@ def test_a_killed_generation_resumes_to_the_same_output(tmp_path, media_root, co
     proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     db = out.with_suffix(".cache.sqlite")
-    killed = None
-    deadline = time.time() + 600
-    while time.time() < deadline and proc.poll() is None:
-        time.sleep(0.3)
-        if db.exists():
-            try:
-                n = sqlite3.connect(db, timeout=1).execute(
-                    "SELECT COUNT(*) FROM verdicts WHERE stage='generate'").fetchone()[0]
-            except sqlite3.Error:
-                continue
-            if n > 0:
-                killed = n
-                os.killpg(proc.pid, signal.SIGKILL)
-                break
+    killed = first_rows(proc, db, "generate", poll=0.3)
+    if killed is not None:
+        os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     assert killed is not None and killed < 12, "the run finished before it could be killed"
     assert not out.exists()

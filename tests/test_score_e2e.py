@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from resume_checks import cache_rows, check_verdicts, structure
+from resume_checks import cache_rows, check_verdicts, first_rows, structure
 from conftest import ROOT, require_model
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
@@ -187,20 +187,9 @@ def test_killed_run_resumes_to_the_same_scores(first_run, responses, media_root,
     proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     db = out / "verdicts.sqlite"
-    deadline = time.time() + 600
-    killed_at = None
-    while time.time() < deadline and proc.poll() is None:
-        time.sleep(0.5)
-        if db.exists():
-            try:
-                n = sqlite3.connect(db, timeout=1).execute(
-                    "SELECT COUNT(*) FROM verdicts WHERE stage='verifiable'").fetchone()[0]
-            except sqlite3.Error:
-                continue
-            if n > 0:
-                killed_at = n
-                os.killpg(proc.pid, signal.SIGKILL)
-                break
+    killed_at = first_rows(proc, db, "verifiable")
+    if killed_at is not None:
+        os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     assert killed_at is not None, "the run finished before it could be killed"
     assert not (out / "scores.jsonl").exists()
@@ -231,19 +220,9 @@ def test_sigterm_stops_cleanly_and_the_same_command_resumes(first_run, responses
     proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)
     db = out / "verdicts.sqlite"
-    deadline = time.time() + 600
-    sent = False
-    while time.time() < deadline and proc.poll() is None:
-        time.sleep(0.5)
-        if db.exists():
-            try:
-                n = sqlite3.connect(db, timeout=1).execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
-            except sqlite3.Error:
-                continue
-            if n > 0:
-                proc.send_signal(signal.SIGTERM)
-                sent = True
-                break
+    sent = first_rows(proc, db) is not None
+    if sent:
+        proc.send_signal(signal.SIGTERM)
     assert sent, "the run finished before it could be stopped"
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 143, stderr[-2000:]

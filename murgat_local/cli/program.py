@@ -38,7 +38,7 @@ def run(
 ) -> None:
     """Run PROGRAM_FILE with the real tools and print its trace as JSON. Exit 0 when the plan ran
     to its end; 1, with the reason, when it was refused, stopped or failed."""
-    from ..engines import LazyEngine, ModelNotFound, load_preset
+    from ..engines import LazyEngine, ModelNotFound, Sampling, load_preset
     from ..generate.media import plan_media
     from ..generate.program_tools import TOOL_PROMPTS
     from ..generate.strategies import Strategy
@@ -84,8 +84,6 @@ def run(
     judge = StageJudge("program", holder, store, batch_size=cfg.batch_size)
     prompts = {n: load_prompt(n) for n in TOOL_PROMPTS}
     s = cfg.sampling
-    from ..engines import Sampling
-
     job = ProgramJob("plan", strategy, Outcome(raw=source), ref, plan_media(cutter, ref, preset),
                      question, list(option), Sampling(max_tokens=s.max_tokens, temperature=s.temperature,
                                                       top_p=s.top_p, top_k=s.top_k, seed=s.seed))
