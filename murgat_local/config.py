@@ -43,11 +43,65 @@ class SamplingConfig(BaseModel):
     seed: int = Field(0, ge=0)
 
 
+class ServerConfig(BaseModel):
+    """Where the `openai` engine finds its server (`vllm serve`, e.g. started by `murgat serve`)
+    and how it talks to it. None of it changes a verdict, so none of it is in a cache key."""
+
+    model_config = ConfigDict(extra="forbid")
+    base_url: str | None = None  # http://HOST:PORT/v1
+    api_key_env: str | None = None  # the environment variable holding the server's API key
+    max_concurrency: int = Field(32, ge=1)  # requests in flight at once
+    timeout_s: float = Field(600.0, gt=0)  # per request; then retried `retries` times
+    retries: int = Field(2, ge=0)
+    retry_for_s: float = Field(300.0, ge=0)  # how long an unreachable server is waited for
+    # The weights' fingerprint when their folder is not readable here (`murgat serve` prints it).
+    fingerprint: str | None = None
+    served_model: str | None = None  # default: the preset's name
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, v: str | None) -> str | None:
+        if v is not None and not v.startswith(("http://", "https://")):
+            raise ValueError(f"base_url must start with http:// or https:// (got {v!r})")
+        return v
+
+
+class StageEngine(ServerConfig):
+    """`[stage_engines.STAGE]`: one stage on another engine (e.g. entailment on a server)."""
+
+    engine: str
+
+    @field_validator("engine")
+    @classmethod
+    def _engine(cls, v: str) -> str:
+        from .engines import check_engine
+
+        check_engine(v)
+        return v
+
+
+def _engine_options(kind: str, server: ServerConfig, data_parallel: int) -> tuple[str, dict]:
+    """The registered engine and its options for one stage."""
+    if kind == "openai":
+        if not server.base_url:
+            raise ValueError("engine 'openai' needs a server: --base-url URL, or base_url in [server] "
+                             "or in the stage's [stage_engines.STAGE]")
+        return kind, {k: v for k, v in server.model_dump().items() if v is not None}
+    if data_parallel > 1:
+        if kind != "vllm":
+            raise ValueError(f"--data-parallel runs vLLM replicas; it does not apply to engine {kind!r}")
+        return "replicas", {"data_parallel": data_parallel}
+    return kind, {}
+
+
 class _Run(BaseModel):
     """What every run (scoring or generating) is configured with."""
 
     model_config = ConfigDict(extra="forbid")
     engine: str = "vllm"  # a registered engine name (see murgat_local.engines)
+    server: ServerConfig = Field(default_factory=ServerConfig)
+    # N > 1: N vLLM server replicas (one per GPU) share each batch.
+    data_parallel: int = Field(1, ge=1, le=64)
     # Folders outside --media-root that video paths (or symlinks) may lead into.
     allow_outside: list[pathlib.Path] = Field(default_factory=list)
     chunk_size: int = Field(512, ge=1)
@@ -69,6 +123,18 @@ class _Run(BaseModel):
         check_engine(v)
         return v
 
+    @model_validator(mode="after")
+    def _engines_complete(self):
+        self.engine_for(None)
+        return self
+
+    def engine_for(self, stage: str | None) -> tuple[str, dict]:
+        """(registered engine name, its options) for `stage` (None: the run's default engine)."""
+        return _engine_options(self.engine, self.server, self.data_parallel)
+
+
+STAGES = ("decontext", "verifiable", "decompose", "entail")
+
 
 class RunConfig(_Run):
     """`murgat score` (and the scoring half of `murgat run`)."""
@@ -84,6 +150,31 @@ class RunConfig(_Run):
     sampling: SamplingConfig = Field(default_factory=SamplingConfig)
     # Resamples of the 95% bootstrap intervals in summary.json (fixed seed); 0: no intervals.
     bootstrap_resamples: int = Field(10_000, ge=0)
+    # A stage on another engine than the run's: {"entail": {"engine": "openai", "base_url": ...}}.
+    stage_engines: dict[str, StageEngine] = Field(default_factory=dict)
+
+    @field_validator("stage_engines")
+    @classmethod
+    def _stages(cls, v: dict) -> dict:
+        unknown = sorted(set(v) - set(STAGES))
+        if unknown:
+            raise ValueError(f"unknown stage(s) {unknown} in stage_engines; stages: {', '.join(STAGES)}")
+        return v
+
+    @model_validator(mode="after")
+    def _stage_engines_complete(self):
+        for stage in self.stage_engines:
+            self.engine_for(stage)
+        return self
+
+    def engine_for(self, stage: str | None) -> tuple[str, dict]:
+        spec = self.stage_engines.get(stage) if stage else None
+        if spec is None:
+            return super().engine_for(None)
+        # A stage's own server settings over the run's [server] ones.
+        server = ServerConfig(**{**self.server.model_dump(),
+                                 **spec.model_dump(exclude={"engine"}, exclude_unset=True)})
+        return _engine_options(spec.engine, server, self.data_parallel)
 
     @field_validator("compat", mode="before")
     @classmethod
@@ -151,7 +242,7 @@ class GenerateConfig(_Run):
 
 
 # Settings a `[generate]` table inherits from the top level of a run file.
-SHARED_KEYS = ("engine", "chunk_size", "batch_size", "cache", "models_dir", "limit", "media", "engine_args",
+SHARED_KEYS = ("engine", "server", "data_parallel", "chunk_size", "batch_size", "cache", "models_dir", "limit", "media", "engine_args",
                "allow_outside")
 
 
@@ -161,7 +252,11 @@ def _read(path: pathlib.Path | None) -> dict:
 
 def _apply(data: dict, overrides: dict) -> dict:
     for key, value in overrides.items():
-        if value is not None:
+        if isinstance(value, dict) and key in ("server",):  # a table: flags override its keys
+            given = {k: v for k, v in value.items() if v is not None}
+            if given:
+                data[key] = {**(data.get(key) or {}), **given}
+        elif value is not None:
             data[key] = value
     return data
 

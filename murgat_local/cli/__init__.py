@@ -25,6 +25,21 @@ err = Console(stderr=True)
 
 USAGE_ERROR = 2
 
+# Engine flags shared by score / generate / run (the same names as the config's keys).
+ENGINE_HELP = "vllm (default), openai (a server: --base-url), transformers, or another registered engine"
+BASE_URL = typer.Option(None, "--base-url", help="engine openai: the server, http://HOST:PORT/v1")
+API_KEY_ENV = typer.Option(None, "--api-key-env", help="engine openai: the variable holding the server's key")
+MAX_CONCURRENCY = typer.Option(None, "--max-concurrency", help="engine openai: requests in flight (default 32)")
+FINGERPRINT = typer.Option(None, "--fingerprint",
+                           help="engine openai: the served weights' fingerprint, when they are not readable here")
+DATA_PARALLEL = typer.Option(None, "--data-parallel", help="N vLLM replicas, one per GPU, share each batch")
+
+
+def engine_overrides(engine, base_url, api_key_env, max_concurrency, fingerprint, data_parallel) -> dict:
+    return {"engine": engine, "data_parallel": data_parallel,
+            "server": {"base_url": base_url, "api_key_env": api_key_env, "max_concurrency": max_concurrency,
+                       "fingerprint": fingerprint}}
+
 
 @app.callback()
 def _invocation() -> None:
@@ -100,4 +115,4 @@ def _running(out: pathlib.Path, quiet: bool) -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-from . import compare, generate, meta, program, report, score, tools  # noqa: E402,F401  (each registers its commands on `app`)
+from . import compare, generate, meta, program, report, score, serve, tools  # noqa: E402,F401  (each registers its commands on `app`)

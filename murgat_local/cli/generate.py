@@ -43,7 +43,12 @@ def generate(
     from_file: Optional[pathlib.Path] = typer.Option(None, "--from", help="posthoc: edit the answers in this file"),
     answer_judge: Optional[str] = typer.Option(None, "--answer-judge", help="maps free answers to options (default: the responder)"),
     allow_outside: List[pathlib.Path] = typer.Option([], "--allow-outside", help="a folder outside --media-root videos may be in"),
-    engine: Optional[str] = typer.Option(None, "--engine"),
+    engine: Optional[str] = typer.Option(None, "--engine", help=cli.ENGINE_HELP),
+    base_url: Optional[str] = cli.BASE_URL,
+    api_key_env: Optional[str] = cli.API_KEY_ENV,
+    max_concurrency: Optional[int] = cli.MAX_CONCURRENCY,
+    fingerprint: Optional[str] = cli.FINGERPRINT,
+    data_parallel: Optional[int] = cli.DATA_PARALLEL,
     temperature: Optional[float] = typer.Option(None, "--temperature"),
     top_p: Optional[float] = typer.Option(None, "--top-p"),
     top_k: Optional[int] = typer.Option(None, "--top-k"),
@@ -69,7 +74,9 @@ def generate(
                                   "max_tokens": max_tokens, "seed": seed,
                                   "thinking_budget": thinking_budget}.items() if v is not None}
     cfg = _generate_config(config, {"models": model, "strategies": strategy, "limit": limit,
-                                    "samples": samples, "answer_judge": answer_judge, "engine": engine,
+                                    "samples": samples, "answer_judge": answer_judge,
+                                    **cli.engine_overrides(engine, base_url, api_key_env, max_concurrency,
+                                                           fingerprint, data_parallel),
                                     "allow_outside": allow_outside or None,
                                     "models_dir": models_dir, "cache": cache})
     if sampling:
@@ -106,7 +113,12 @@ def run(
     config: Optional[pathlib.Path] = typer.Option(None, "--config", help="TOML: scoring settings, and [generate]"),
     limit: Optional[int] = typer.Option(None, "--limit"),
     samples: Optional[int] = typer.Option(None, "--samples"),
-    engine: Optional[str] = typer.Option(None, "--engine"),
+    engine: Optional[str] = typer.Option(None, "--engine", help=cli.ENGINE_HELP),
+    base_url: Optional[str] = cli.BASE_URL,
+    api_key_env: Optional[str] = cli.API_KEY_ENV,
+    max_concurrency: Optional[int] = cli.MAX_CONCURRENCY,
+    fingerprint: Optional[str] = cli.FINGERPRINT,
+    data_parallel: Optional[int] = cli.DATA_PARALLEL,
     compat: Optional[str] = typer.Option(None, "--compat"),
     parse_reasoning: bool = typer.Option(False, "--parse-reasoning", help="with --compat reference"),
     allow_outside: List[pathlib.Path] = typer.Option([], "--allow-outside", help="repeatable"),
@@ -130,12 +142,16 @@ def run(
         os.environ["VLLM_LOGGING_LEVEL"] = "INFO"
     shared_cache = out / "cache.sqlite"
     gcfg = _generate_config(config, {"models": model, "strategies": strategy, "limit": limit,
-                                     "samples": samples, "engine": engine, "models_dir": models_dir,
+                                     "samples": samples, "models_dir": models_dir,
+                                     **cli.engine_overrides(engine, base_url, api_key_env, max_concurrency,
+                                                            fingerprint, data_parallel),
                                      "allow_outside": allow_outside or None,
                                      "cache": shared_cache})
     try:
         scfg = load_config(config, {"judge": judge, "verifier": verifier, "decomposer": decomposer,
-                                    "entailer": entailer, "engine": engine, "compat": compat,
+                                    "entailer": entailer, "compat": compat,
+                                    **cli.engine_overrides(engine, base_url, api_key_env, max_concurrency,
+                                                           fingerprint, data_parallel),
                                     "parse_reasoning": parse_reasoning or None,
                                     "allow_outside": allow_outside or None,
                                     "models_dir": models_dir, "cache": shared_cache})

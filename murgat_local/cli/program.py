@@ -79,7 +79,8 @@ def run(
         preset = load_preset(model, models_root=cfg.models_dir)
     except (ModelNotFound, ValueError) as e:
         cli._fail(str(e))
-    holder = LazyEngine(cfg.engine, preset, seed=cfg.sampling.seed, **cfg.engine_args)
+    kind, transport = cfg.engine_for(None)
+    holder = LazyEngine(kind, preset, seed=cfg.sampling.seed, **cfg.engine_args, **transport)
     store = VerdictCache(cache or work / "cache.sqlite")
     judge = StageJudge("program", holder, store, batch_size=cfg.batch_size)
     prompts = {n: load_prompt(n) for n in TOOL_PROMPTS}

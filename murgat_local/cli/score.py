@@ -23,7 +23,12 @@ def score(
     verifier: Optional[str] = typer.Option(None, "--verifier", help="model for verifiable-claim identification"),
     decomposer: Optional[str] = typer.Option(None, "--decomposer", help="model for decontextualization and decomposition"),
     entailer: Optional[str] = typer.Option(None, "--entailer", help="model for attribution"),
-    engine: Optional[str] = typer.Option(None, "--engine", help="vllm (default) or transformers"),
+    engine: Optional[str] = typer.Option(None, "--engine", help=ui.ENGINE_HELP),
+    base_url: Optional[str] = ui.BASE_URL,
+    api_key_env: Optional[str] = ui.API_KEY_ENV,
+    max_concurrency: Optional[int] = ui.MAX_CONCURRENCY,
+    fingerprint: Optional[str] = ui.FINGERPRINT,
+    data_parallel: Optional[int] = ui.DATA_PARALLEL,
     compat: Optional[str] = typer.Option(None, "--compat", help="'reference' reproduces the public reference"),
     no_decontext: bool = typer.Option(False, "--no-decontextualize", help="skip decontextualization"),
     allow_outside: List[pathlib.Path] = typer.Option([], "--allow-outside",
@@ -63,7 +68,8 @@ def score(
     try:
         cfg = load_config(config, {
             "judge": judge, "verifier": verifier, "decomposer": decomposer, "entailer": entailer,
-            "engine": engine, "compat": compat, "limit": limit, "cache": cache,
+            **ui.engine_overrides(engine, base_url, api_key_env, max_concurrency, fingerprint, data_parallel),
+            "compat": compat, "limit": limit, "cache": cache,
             "models_dir": models_dir, "decontextualize": False if no_decontext else None,
             "parse_reasoning": parse_reasoning or None, "allow_outside": allow_outside or None,
             "max_failed_calls": max_failed_calls,

@@ -30,6 +30,7 @@ def register_engine(name: str, target: str, requires: str) -> None:
 
 register_engine("vllm", "murgat_local.engines.vllm:VLLMEngine", "vllm")
 register_engine("transformers", "murgat_local.engines.transformers:TransformersEngine", "transformers")
+register_engine("openai", "murgat_local.engines.openai:OpenAIEngine", "httpx")
 
 
 def engine_names() -> tuple[str, ...]:
@@ -68,8 +69,9 @@ class LazyEngine:
         self.options = options
         args = effective_args(kind, preset, options)
         temperature = options.get("temperature", 0.0)
-        self.identity = engine_identity(kind, preset, temperature, args)
-        self.identity_detail = identity_material(kind, preset, temperature, args)
+        fingerprint = options.get("fingerprint")
+        self.identity = engine_identity(kind, preset, temperature, args, fingerprint=fingerprint)
+        self.identity_detail = identity_material(kind, preset, temperature, args, fingerprint=fingerprint)
         self._engine: Engine | None = None
 
     @property

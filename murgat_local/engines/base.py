@@ -126,6 +126,28 @@ class EngineStats:
         return d
 
 
+class EngineUnavailable(RuntimeError):
+    """The engine as a whole cannot answer (a server that stays unreachable past its retry
+    budget): the run stops with this message; every verdict computed before stays cached."""
+
+
+# The error contract, one for every engine (tests/test_engine_contract.py checks each):
+#   `judge(requests)` returns exactly one Result per request, in order, and never raises for
+#   one request's problem.
+#   - refused: the request cannot be sent to this model at all (a modality it does not take,
+#     more media than its limits, a prompt longer than its context). `error` starts with
+#     "refused"; nothing is generated; the engine stays usable.
+#   - failed: the engine tried and the request broke (bad media, the engine rejected it, the
+#     server answered 4xx). `error` names the cause; the other requests are judged.
+#   - timed out: no answer within the engine's per-request timeout, after its retries.
+#     `error` says "timed out".
+#   - unparsed: the model answered but not in the contract's shape: `failure` set, `raw` kept.
+#   Only an engine that cannot answer anything (gone for good) raises, `EngineUnavailable`.
+# Errors are never cached; a later run asks again.
+REFUSED = "refused"
+TIMED_OUT = "timed out"
+
+
 @runtime_checkable
 class Engine(Protocol):
     name: str
@@ -149,7 +171,7 @@ def refusal(request: Request, model_name: str, modalities: frozenset[str]) -> st
     missing = request.modalities - modalities
     if missing:
         return (
-            f"model {model_name!r} does not accept {', '.join(sorted(missing))} input "
+            f"refused: model {model_name!r} does not accept {', '.join(sorted(missing))} input "
             f"(it accepts {', '.join(sorted(modalities))})"
         )
     return None

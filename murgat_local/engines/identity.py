@@ -47,10 +47,30 @@ def vllm_cpu_build() -> bool:
         return False
 
 
+# Engines that drive vLLM elsewhere (a `vllm serve` over HTTP, replicas, a Ray cluster) compute
+# exactly what the in-process vLLM engine computes on the same weights and arguments, so they
+# share its identity: a run can move between them and resume from the same cache.
+RUNTIME = {"vllm": "vllm", "openai": "vllm", "replicas": "vllm", "ray": "vllm", "transformers": "transformers"}
+
+# Options that say where and how requests travel, never what a model answers.
+TRANSPORT = frozenset({"base_url", "api_key_env", "max_concurrency", "timeout_s", "retry_for_s", "retries",
+                       "served_model", "fingerprint", "data_parallel", "replicas", "address"})
+
+
+class FingerprintMismatch(ValueError):
+    """A stated weights fingerprint that the weights readable here contradict."""
+
+
+def runtime(kind: str) -> str:
+    return RUNTIME.get(kind, kind)
+
+
 def effective_args(kind: str, preset: Preset, options: dict) -> dict:
     """The engine arguments an engine of `kind` will run with, from the preset and `options`
-    (run-level overrides; `temperature` is decoding, not an engine argument)."""
-    options = {k: v for k, v in options.items() if k != "temperature"}
+    (run-level overrides; `temperature` is decoding, not an engine argument; transport options
+    such as a server's URL are not engine arguments either)."""
+    options = {k: v for k, v in options.items() if k != "temperature" and k not in TRANSPORT}
+    kind = runtime(kind)
     if kind == "vllm":
         args = {**preset.engine_args, **options}
         args.setdefault("seed", 0)
@@ -67,13 +87,24 @@ def effective_args(kind: str, preset: Preset, options: dict) -> dict:
     return dict(options)
 
 
+def weights_identity(preset: Preset, fingerprint: str | None = None, memo: DigestMemo | None = None) -> str:
+    """The weights' digest when their folder is readable here (a stated `fingerprint` must then
+    agree with it); otherwise the stated fingerprint of weights that live elsewhere (a server's)."""
+    if fingerprint is not None and not (preset.path / "config.json").is_file():
+        return fingerprint
+    digest = weights_fingerprint(preset.require_path().resolve(), memo)
+    if fingerprint is not None and fingerprint != digest:
+        raise FingerprintMismatch(
+            f"the stated fingerprint {fingerprint} is not that of the weights in {preset.path} ({digest})")
+    return digest
+
+
 def identity_material(kind: str, preset: Preset, temperature: float, args: dict,
-                      memo: DigestMemo | None = None) -> dict:
-    path = preset.require_path().resolve()
+                      memo: DigestMemo | None = None, fingerprint: str | None = None) -> dict:
     return {
-        "engine": kind,
+        "engine": runtime(kind),
         "architecture": preset.architecture,
-        "weights": weights_fingerprint(path, memo),
+        "weights": weights_identity(preset, fingerprint, memo),
         "temperature": float(temperature),
         "engine_args": {k: args[k] for k in sorted(args) if k not in THROUGHPUT_ONLY},
         "quirks": preset.quirks.model_dump(),
@@ -81,8 +112,8 @@ def identity_material(kind: str, preset: Preset, temperature: float, args: dict,
 
 
 def engine_identity(kind: str, preset: Preset, temperature: float, args: dict,
-                    memo: DigestMemo | None = None) -> str:
-    """`kind:preset:digest`, the digest over `identity_material`."""
-    material = identity_material(kind, preset, temperature, args, memo)
+                    memo: DigestMemo | None = None, fingerprint: str | None = None) -> str:
+    """`runtime:preset:digest`, the digest over `identity_material`."""
+    material = identity_material(kind, preset, temperature, args, memo, fingerprint)
     blob = json.dumps(material, sort_keys=True, separators=(",", ":"), default=str)
-    return f"{kind}:{preset.name}:{hashlib.sha256(blob.encode()).hexdigest()[:20]}"
+    return f"{runtime(kind)}:{preset.name}:{hashlib.sha256(blob.encode()).hexdigest()[:20]}"

@@ -10,6 +10,16 @@ from .base import Request, neutralize
 from .presets import Preset
 
 
+def special_tokens_of(tokenizer) -> list[str]:
+    """Every special-token string of a tokenizer (declared or added as special)."""
+    tokens = set(getattr(tokenizer, "all_special_tokens", []) or [])
+    for added in (getattr(tokenizer, "added_tokens_decoder", {}) or {}).values():
+        content = getattr(added, "content", None)
+        if content and getattr(added, "special", True):
+            tokens.add(content)
+    return sorted(t for t in tokens if t and not t.isspace())
+
+
 class ChatRenderer:
     """Renders chat messages with the model's own chat template (processor, else tokenizer)."""
 
@@ -22,12 +32,7 @@ class ChatRenderer:
             self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
         else:
             self.tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
-        tokens = set(getattr(self.tokenizer, "all_special_tokens", []) or [])
-        for added in (getattr(self.tokenizer, "added_tokens_decoder", {}) or {}).values():
-            content = getattr(added, "content", None)
-            if content and getattr(added, "special", True):
-                tokens.add(content)
-        self.special_tokens = sorted(t for t in tokens if t and not t.isspace())
+        self.special_tokens = special_tokens_of(self.tokenizer)
         ids = self.tokenizer("x")["input_ids"]
         self._adds_bos = bool(ids) and ids[0] == self.tokenizer.bos_token_id
 

@@ -18,6 +18,7 @@ from typing import Callable
 
 from ..config import GenerateConfig
 from ..engines import LazyEngine, Sampling, load_preset
+from ..engines.identity import runtime
 from ..generate.media import ResponderPlan, cut_media, media_note, plan_media
 from ..generate.qa import Answer, accuracy, judge_call, judged, read_answer
 from ..generate.program_tools import TOOL_PROMPTS
@@ -105,11 +106,12 @@ class GenerateRunner:
         self.cutter = cutter or SegmentCutter(self.media_root, config.media.options(), **config.media.bounds(),
                                               allow_outside=tuple(config.allow_outside))
         self.engines: dict = dict(engines or {})
-        options = {"seed": config.sampling.seed, **config.engine_args}
+        kind, transport = config.engine_for(None)
+        options = {"seed": config.sampling.seed, **(config.engine_args if runtime(kind) == "vllm" else {}), **transport}
         for name in [*config.models, *([config.answer_judge] if config.answer_judge else [])]:
             if name not in self.engines:
                 preset = load_preset(name, models_root=config.models_dir)
-                self.engines[name] = LazyEngine(config.engine, preset, **options)
+                self.engines[name] = LazyEngine(kind, preset, **options)
         self.judges = {n: StageJudge("generate", e, self.cache, batch_size=config.batch_size,
                                      on_progress=progress(f"{n}") if progress else None)
                        for n, e in self.engines.items() if n in config.models}

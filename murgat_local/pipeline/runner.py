@@ -20,6 +20,7 @@ from typing import Callable, Iterable, Iterator
 from ..config import RunConfig
 from ..inputs.responses import read_responses
 from ..engines import LazyEngine, load_preset
+from ..engines.identity import runtime
 from ..judges.human import HumanLabels, is_human
 from ..media.segments import SegmentCutter
 from ..metrics.intervals import IntervalValues, add_intervals
@@ -95,17 +96,20 @@ class Runner:
                                     allow_outside=tuple(config.allow_outside))
         self.engines: dict[str, LazyEngine] = dict(engines or {})
         self.judges: dict[str, StageJudge] = {}
-        options = {"temperature": config.sampling.temperature, "seed": config.sampling.seed}
-        if config.engine == "vllm" and config.engine_args:
-            options.update(config.engine_args)
+        decoding = {"temperature": config.sampling.temperature, "seed": config.sampling.seed}
         for stage, model in config.stage_models().items():
-            if model not in self.engines and is_human(model):  # human:PATH, labels as the judge
-                self.engines[model] = HumanLabels.from_model(model, config.compat)
-            elif model not in self.engines:
+            kind, options = config.engine_for(stage)
+            # One holder per model and engine: the run's default engine under the model's name
+            # (shared with `murgat run`'s responders), a stage's other engine beside it.
+            key = model if (kind, options) == config.engine_for(None) else f"{model}@{kind}:{sorted(options.items())}"
+            if key not in self.engines and is_human(model):  # human:PATH, labels as the judge
+                self.engines[key] = HumanLabels.from_model(model, config.compat)
+            elif key not in self.engines:
                 preset = load_preset(model, models_root=config.models_dir)
-                self.engines[model] = LazyEngine(config.engine, preset, **options)
+                args = config.engine_args if runtime(kind) == "vllm" else {}
+                self.engines[key] = LazyEngine(kind, preset, **decoding, **args, **options)
             self.judges[stage] = StageJudge(
-                stage, self.engines[model], self.cache, batch_size=config.batch_size,
+                stage, self.engines[key], self.cache, batch_size=config.batch_size,
                 on_progress=progress(stage) if progress else None,
             )
         self.protocol = Protocol(

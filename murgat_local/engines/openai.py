@@ -1,0 +1,234 @@
+"""OpenAI-compatible server engine: judges served by `vllm serve`, here or on the LAN.
+
+A batch is sent as concurrent `/v1/chat/completions` requests (at most `max_concurrency` in
+flight), each with its output constraint in vLLM's `structured_outputs` field and its media
+inline (see `wire`). Connection errors, 5xx and 429 answers are retried with exponential
+backoff for up to `retry_for_s` seconds (a restarting server is waited for); a request with no
+answer within `timeout_s` is retried `retries` times, then reported as timed out; a 4xx answer
+is that request's refusal. A server that stays unreachable past the retry budget raises
+`EngineUnavailable`: the run stops with that message and the cache keeps every verdict so far.
+
+Identity: the server runs vLLM on the preset's weights and arguments (`murgat serve` launches it
+so), so the identity is the in-process engine's: the weights' digest when their folder is
+readable here, else the `fingerprint` the user states (`murgat serve` prints it). The server's
+model list is checked at start: the served model must be there, with the preset's context length.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import time
+from typing import Sequence
+
+from .base import EngineStats, EngineUnavailable, Request, Result, TIMED_OUT, finish, record, refusal
+from .identity import effective_args, engine_identity
+from .presets import Preset
+from .render import adapt_media
+from .wire import body
+
+
+class _Unreachable:
+    """No answer from the server within the retry budget (internal marker, never returned)."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+
+
+def _special_tokens(preset: Preset) -> list[str]:
+    """The model's special tokens, from its tokenizer when the folder is readable here; else
+    none beyond the generic shapes `neutralize` always breaks."""
+    if not (preset.path / "config.json").is_file():
+        return []
+    try:
+        from transformers import AutoTokenizer
+
+        from .render import special_tokens_of
+
+        tok = AutoTokenizer.from_pretrained(preset.path, trust_remote_code=preset.trust_remote_code)
+        return special_tokens_of(tok)
+    except Exception:
+        return []
+
+
+class OpenAIEngine:
+    """Judges on an OpenAI-compatible server (vLLM's). `base_url` ends in `/v1`."""
+
+    def __init__(self, preset: Preset, *, base_url: str, temperature: float = 0.0,
+                 api_key_env: str | None = None, max_concurrency: int = 32, timeout_s: float = 600.0,
+                 retry_for_s: float = 300.0, retries: int = 2, fingerprint: str | None = None,
+                 served_model: str | None = None, **engine_args):
+        import httpx  # noqa: F401  (checked here: a clear error before any request)
+
+        if max_concurrency < 1:
+            raise ValueError("max_concurrency must be at least 1")
+        self.preset = preset
+        self.name = preset.name
+        self.modalities = preset.modalities
+        self.stats = EngineStats()
+        self.temperature = temperature
+        self.base_url = base_url.rstrip("/")
+        self.max_concurrency = int(max_concurrency)
+        self.timeout_s = float(timeout_s)
+        self.retry_for_s = float(retry_for_s)
+        self.retries = int(retries)
+        self._fingerprint = fingerprint
+        self._args = effective_args("openai", preset, engine_args)
+        self.headers = {}
+        if api_key_env:
+            key = os.environ.get(api_key_env)
+            if not key:
+                raise ValueError(f"--api-key-env {api_key_env}: that environment variable is not set")
+            self.headers["Authorization"] = f"Bearer {key}"
+        self.special_tokens = _special_tokens(preset)
+        self.server_model = self._check_server(served_model or preset.name)
+
+    @property
+    def identity(self) -> str:
+        return engine_identity("openai", self.preset, self.temperature, self._args, fingerprint=self._fingerprint)
+
+    # ------------------------------------------------------------------ start
+
+    def _check_server(self, wanted: str) -> dict:
+        """The served model's entry from `/v1/models` (waiting for a starting server)."""
+        import httpx
+
+        deadline = time.monotonic() + self.retry_for_s
+        delay = 0.25
+        while True:
+            try:
+                r = httpx.get(f"{self.base_url}/models", headers=self.headers, timeout=min(self.timeout_s, 30))
+                r.raise_for_status()
+                models = r.json().get("data") or []
+                break
+            except (httpx.TransportError, httpx.HTTPStatusError) as e:
+                if isinstance(e, httpx.HTTPStatusError) and e.response.status_code < 500:
+                    raise EngineUnavailable(f"server {self.base_url} refused the model list "
+                                            f"(HTTP {e.response.status_code}): check --api-key-env") from None
+                if time.monotonic() > deadline:
+                    raise EngineUnavailable(f"server {self.base_url} did not answer within {self.retry_for_s:g} s "
+                                            f"({type(e).__name__}: {e})") from None
+                time.sleep(delay)
+                delay = min(delay * 2, 5.0)
+        by_id = {m.get("id"): m for m in models}
+        entry = by_id.get(wanted)
+        if entry is None:
+            roots = {str(m.get("root")): m for m in models}
+            entry = roots.get(str(self.preset.path)) or roots.get(str(self.preset.path.resolve()))
+        if entry is None:
+            raise EngineUnavailable(f"server {self.base_url} does not serve {wanted!r} "
+                                    f"(it serves {', '.join(sorted(map(str, by_id))) or 'nothing'})")
+        want_len = self._args.get("max_model_len")
+        have_len = entry.get("max_model_len")
+        if want_len and have_len and int(have_len) != int(want_len):
+            raise EngineUnavailable(
+                f"server {self.base_url} serves {entry['id']!r} with max_model_len {have_len}, the preset says "
+                f"{want_len}: start it with `murgat serve {self.preset.name}` (same arguments, same verdicts)")
+        return entry
+
+    # ------------------------------------------------------------------ judging
+
+    def judge(self, requests: Sequence[Request]) -> list[Result]:
+        results: list[Result | None] = [None] * len(requests)
+        bodies, index = [], []
+        quirks = self.preset.quirks
+        for i, req in enumerate(requests):
+            req = adapt_media(req, self.preset)
+            reason = refusal(req, self.name, self.modalities)
+            if reason:
+                results[i] = Result(error=reason)
+                continue
+            try:
+                bodies.append(body(req, quirks, self.server_model["id"], self.temperature, self.special_tokens,
+                                   quirks.extra_output_tokens))
+            except Exception as e:  # a bad media item fails its own request only
+                results[i] = Result(error=f"could not build the request ({type(e).__name__}: {e})")
+                continue
+            index.append(i)
+        t0 = time.perf_counter()
+        answers = asyncio.run(self._send_all(bodies)) if bodies else []
+        self.stats.wall_s += time.perf_counter() - t0
+        gone = [a for a in answers if isinstance(a, _Unreachable)]
+        if gone:
+            raise EngineUnavailable(f"server {self.base_url} stayed unreachable for {self.retry_for_s:g} s "
+                                    f"({gone[0].reason}); the verdicts so far are cached, rerun to resume")
+        for i, answer in zip(index, answers):
+            results[i] = answer if isinstance(answer, Result) else self._result(requests[i], answer)
+        final = [r for r in results if r is not None]
+        assert len(final) == len(requests)
+        record(self.stats, final)
+        return final
+
+    def _result(self, request: Request, data: dict) -> Result:
+        try:
+            message = data["choices"][0]["message"]
+            text = message.get("content") or ""
+            thinking = message.get("reasoning_content") or message.get("reasoning")
+            if thinking:  # the server split a thinking model's reasoning off: put it back, as raw
+                text = f"<think>{thinking}</think>{text}"
+            usage = data.get("usage") or {}
+            return finish(request, text, int(usage.get("prompt_tokens") or 0),
+                          int(usage.get("completion_tokens") or 0))
+        except (KeyError, IndexError, TypeError, ValueError) as e:
+            return Result(error=f"the server's answer has no completion ({type(e).__name__}: {e})")
+
+    async def _send_all(self, bodies: list[dict]) -> list:
+        import httpx
+
+        limits = httpx.Limits(max_connections=self.max_concurrency, max_keepalive_connections=self.max_concurrency)
+        gate = asyncio.Semaphore(self.max_concurrency)
+        async with httpx.AsyncClient(base_url=self.base_url, headers=self.headers, limits=limits,
+                                     timeout=httpx.Timeout(self.timeout_s, connect=min(self.timeout_s, 10.0))) as client:
+            async def one(b: dict):
+                async with gate:
+                    return await self._send(client, b)
+
+            return await asyncio.gather(*(one(b) for b in bodies))
+
+    async def _send(self, client, payload: dict):
+        """One request to its end: the answer's JSON, a Result carrying its error, or _Unreachable."""
+        import httpx
+
+        deadline = time.monotonic() + self.retry_for_s
+        delay, timeouts = 0.25, 0
+        while True:
+            try:
+                r = await client.post("/chat/completions", json=payload)
+            except httpx.TimeoutException as e:
+                if isinstance(e, httpx.ConnectTimeout):
+                    problem = f"{type(e).__name__}: {e}"
+                else:
+                    timeouts += 1
+                    if timeouts > self.retries:
+                        return Result(error=f"{TIMED_OUT}: no answer within {self.timeout_s:g} s "
+                                            f"({timeouts} attempts)")
+                    continue
+            except httpx.TransportError as e:
+                problem = f"{type(e).__name__}: {e}"
+            else:
+                if r.status_code < 400:
+                    try:
+                        return r.json()
+                    except ValueError:
+                        return Result(error=f"the server's answer is not JSON: {r.text[:200]!r}")
+                if r.status_code < 500 and r.status_code != 429:
+                    return Result(error=f"refused by the server (HTTP {r.status_code}): {_message(r)}")
+                problem = f"HTTP {r.status_code}: {_message(r)}"
+            if time.monotonic() > deadline:
+                return _Unreachable(problem)
+            await asyncio.sleep(delay * (1 + random.random() / 4))
+            delay = min(delay * 2, 5.0)
+
+    def close(self) -> None:
+        pass
+
+
+def _message(response) -> str:
+    try:
+        data = response.json()
+        err = data.get("error", data)
+        msg = err.get("message") if isinstance(err, dict) else str(err)
+    except Exception:
+        msg = response.text
+    return str(msg)[:500]
