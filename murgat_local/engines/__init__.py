@@ -31,6 +31,8 @@ def register_engine(name: str, target: str, requires: str) -> None:
 register_engine("vllm", "murgat_local.engines.vllm:VLLMEngine", "vllm")
 register_engine("transformers", "murgat_local.engines.transformers:TransformersEngine", "transformers")
 register_engine("openai", "murgat_local.engines.openai:OpenAIEngine", "httpx")
+# `--data-parallel N` with engine vllm: N `vllm serve` replicas, one per GPU (see replicas.py).
+register_engine("replicas", "murgat_local.engines.replicas:ReplicaEngine", "vllm")
 
 
 def engine_names() -> tuple[str, ...]:

@@ -24,8 +24,8 @@ class ServerStartError(RuntimeError):
 
 
 class ServerProcess:
-    """`vllm serve` for a preset on host:port, its output in `log`. Use as a context manager,
-    or call start()/wait_ready()/stop()."""
+    """`vllm serve` for a preset on host:port, its output in `log` (else this process's own
+    output). Use as a context manager, or call start()/wait_ready()/stop()."""
 
     def __init__(self, preset: Preset, *, port: int | None = None, host: str = "127.0.0.1",
                  log: pathlib.Path | None = None, device: str | None = None,
@@ -43,7 +43,7 @@ class ServerProcess:
         return f"http://{self.host}:{self.port}/v1"
 
     def start(self) -> "ServerProcess":
-        out = open(self.log, "ab") if self.log else subprocess.DEVNULL
+        out = open(self.log, "ab") if self.log else None  # None: this process's own output
         try:
             # Its own process group, so stopping it stops vLLM's engine-core children too.
             self.proc = subprocess.Popen(self.command, env=self.env, stdout=out, stderr=subprocess.STDOUT,
