@@ -80,8 +80,22 @@ class StageEngine(ServerConfig):
         return v
 
 
-def _engine_options(kind: str, server: ServerConfig, data_parallel: int) -> tuple[str, dict]:
+class RayConfig(BaseModel):
+    """`[ray]`: the cluster the `ray` engine runs on (none: a local Ray started for the run)."""
+
+    model_config = ConfigDict(extra="forbid")
+    address: str | None = None  # e.g. "ray://head:10001" or "auto"
+    replicas: int = Field(1, ge=1)  # vLLM replicas (one per GPU, or per bundle below)
+    replica_resources: dict[str, float] | None = None  # one replica's bundle; CPU build: {"CPU": 1}
+    rows_per_batch: int = Field(16, ge=1)
+    local_cpus: int = Field(4, ge=1)  # a local Ray's logical CPUs
+
+
+def _engine_options(kind: str, server: ServerConfig, data_parallel: int,
+                    ray: RayConfig | None = None) -> tuple[str, dict]:
     """The registered engine and its options for one stage."""
+    if kind == "ray":
+        return kind, {k: v for k, v in (ray or RayConfig()).model_dump().items() if v is not None}
     if kind == "openai":
         if not server.base_url:
             raise ValueError("engine 'openai' needs a server: --base-url URL, or base_url in [server] "
@@ -102,6 +116,7 @@ class _Run(BaseModel):
     server: ServerConfig = Field(default_factory=ServerConfig)
     # N > 1: N vLLM server replicas (one per GPU) share each batch.
     data_parallel: int = Field(1, ge=1, le=64)
+    ray: RayConfig = Field(default_factory=RayConfig)
     # Folders outside --media-root that video paths (or symlinks) may lead into.
     allow_outside: list[pathlib.Path] = Field(default_factory=list)
     chunk_size: int = Field(512, ge=1)
@@ -130,7 +145,7 @@ class _Run(BaseModel):
 
     def engine_for(self, stage: str | None) -> tuple[str, dict]:
         """(registered engine name, its options) for `stage` (None: the run's default engine)."""
-        return _engine_options(self.engine, self.server, self.data_parallel)
+        return _engine_options(self.engine, self.server, self.data_parallel, self.ray)
 
 
 STAGES = ("decontext", "verifiable", "decompose", "entail")
@@ -174,7 +189,7 @@ class RunConfig(_Run):
         # A stage's own server settings over the run's [server] ones.
         server = ServerConfig(**{**self.server.model_dump(),
                                  **spec.model_dump(exclude={"engine"}, exclude_unset=True)})
-        return _engine_options(spec.engine, server, self.data_parallel)
+        return _engine_options(spec.engine, server, self.data_parallel, self.ray)
 
     @field_validator("compat", mode="before")
     @classmethod
@@ -242,7 +257,7 @@ class GenerateConfig(_Run):
 
 
 # Settings a `[generate]` table inherits from the top level of a run file.
-SHARED_KEYS = ("engine", "server", "data_parallel", "chunk_size", "batch_size", "cache", "models_dir", "limit", "media", "engine_args",
+SHARED_KEYS = ("engine", "server", "data_parallel", "ray", "chunk_size", "batch_size", "cache", "models_dir", "limit", "media", "engine_args",
                "allow_outside")
 
 

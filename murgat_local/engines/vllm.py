@@ -49,6 +49,32 @@ ENGINE_KEYS = {
 }
 
 
+def multimodal_inputs(media) -> tuple[dict[str, list], dict]:
+    """vLLM's `multi_modal_data` and `mm_processor_kwargs` for cut media parts."""
+    data: dict[str, list] = {}
+    processor_kwargs: dict = {}
+    for part in media:
+        if isinstance(part, ImagePart):
+            data.setdefault("image", []).append(part.pixels)
+        elif isinstance(part, VideoPart):
+            # vLLM drops per-video metadata for Qwen-Omni; the frame rate reaches the
+            # processor (temporal positions) only through mm_processor_kwargs.
+            data.setdefault("video", []).append(part.frames)
+            processor_kwargs["fps"] = part.fps
+        elif isinstance(part, AudioPart):
+            data.setdefault("audio", []).append((part.waveform, part.sample_rate))
+    return data, processor_kwargs
+
+
+def structured_outputs_config(reasoning_parser: str | None) -> dict:
+    """Engine-wide structured output: xgrammar, no free whitespace (vLLM ignores the
+    per-request flag), and a thinking model's reasoning parser."""
+    structured = {"backend": "xgrammar", "disable_any_whitespace": True}
+    if reasoning_parser:
+        structured["reasoning_parser"] = reasoning_parser
+    return structured
+
+
 class VLLMEngine:
     """Judges on `vllm.LLM`. Create it under `if __name__ == "__main__":` (vLLM spawns)."""
 
@@ -61,10 +87,7 @@ class VLLMEngine:
         unknown = set(args) - ENGINE_KEYS
         if unknown:
             raise ValueError(f"preset {preset.name}: unknown engine arguments {sorted(unknown)}")
-        reasoning_parser = args.pop("reasoning_parser", None)
-        structured = {"backend": "xgrammar", "disable_any_whitespace": True}
-        if reasoning_parser:
-            structured["reasoning_parser"] = reasoning_parser
+        structured = structured_outputs_config(args.pop("reasoning_parser", None))
         self.preset = preset
         self.name = preset.name
         self.modalities = preset.modalities
@@ -107,18 +130,7 @@ class VLLMEngine:
     def _prompt(self, request: Request) -> dict:
         messages, media = build_messages(request, self.preset.quirks)
         text = self.renderer.render(messages)
-        data: dict[str, list] = {}
-        processor_kwargs: dict = {}
-        for part in media:
-            if isinstance(part, ImagePart):
-                data.setdefault("image", []).append(part.pixels)
-            elif isinstance(part, VideoPart):
-                # vLLM drops per-video metadata for Qwen-Omni; the frame rate reaches the
-                # processor (temporal positions) only through mm_processor_kwargs.
-                data.setdefault("video", []).append(part.frames)
-                processor_kwargs["fps"] = part.fps
-            elif isinstance(part, AudioPart):
-                data.setdefault("audio", []).append((part.waveform, part.sample_rate))
+        data, processor_kwargs = multimodal_inputs(media)
         prompt: dict = {"prompt": text}
         if data:
             prompt["multi_modal_data"] = data

@@ -30,6 +30,9 @@ class Call:
     captions: tuple[str | None, ...] = ()
     pattern: str | None = None
     item: str | None = None
+    # The same media as plain segment references (`SegmentRef`), for an engine that cuts where
+    # the data lives (Ray); None where the media is not a set of cited segments.
+    segments: tuple | None = None
 
     def material(self, stage: str, judge: str) -> dict:
         verdict = self.template.verdict

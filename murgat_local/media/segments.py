@@ -81,6 +81,38 @@ def sampled_rate(start: float, end: float, opts: SegmentOptions) -> float:
     return (n - 1) / (end - start)
 
 
+@dataclass(frozen=True)
+class SegmentRef:
+    """A cited segment as a plain, picklable value: the probed video (path, content digest,
+    duration, streams), the citation (modality, start, end) and every option that shapes the
+    cut. Another process cuts it where the file lives (`cut_ref`); nothing open travels."""
+
+    source: MediaRef
+    citation: Citation
+    options: SegmentOptions
+
+    @property
+    def modality(self) -> str:
+        """The kind of part it becomes: a visual point is one frame, a range a clip."""
+        if self.citation.modality == AUDIO:
+            return "audio"
+        return "image" if self.citation.is_point else "video"
+
+
+_worker_cutters: dict[SegmentOptions, "SegmentCutter"] = {}
+_worker_lock = threading.Lock()
+
+
+def cut_ref(ref: SegmentRef) -> MediaPart:
+    """Cut a segment reference in this process, with one cutter per set of options kept for the
+    process's life (a worker cuts many segments of the same videos)."""
+    with _worker_lock:
+        cutter = _worker_cutters.get(ref.options)
+        if cutter is None:
+            cutter = _worker_cutters[ref.options] = SegmentCutter(ref.source.path.parent, ref.options)
+    return cutter.cut(ref.source, ref.citation)
+
+
 class SegmentCutter:
     """Locates and probes videos, and cuts cited segments from them, caching each segment.
 

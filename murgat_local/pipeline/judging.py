@@ -103,7 +103,8 @@ class StageJudge:
 
     def _build(self, calls: Sequence[Call]) -> list[Request | str]:
         # An engine that answers from the prompt alone (human labels) gets no media: none is cut.
-        return build_requests(calls, cut=getattr(self.engine, "needs_media", True))
+        return build_requests(calls, cut=getattr(self.engine, "needs_media", True),
+                              by_reference=getattr(self.engine, "media_by_reference", False))
 
     def _judge(self, keys: list[str], built: list[Request | str]) -> dict[str, Outcome]:
         out: dict[str, Outcome] = {}
@@ -138,13 +139,17 @@ class StageJudge:
         return out
 
 
-def build_requests(calls: Sequence[Call], cut: bool = True) -> list[Request | str]:
+def build_requests(calls: Sequence[Call], cut: bool = True, by_reference: bool = False) -> list[Request | str]:
     """Requests for these calls; a call whose media cannot be cut becomes its error text.
-    With `cut=False` nothing is cut and the requests carry no media."""
+    With `cut=False` nothing is cut and the requests carry no media; with `by_reference`, a
+    call's cited segments travel as references, cut by the engine where the data lives."""
     built: list[Request | str] = []
     for c in calls:
         if not cut:
             built.append(c.request(()))
+            continue
+        if by_reference and c.segments is not None:
+            built.append(c.request(tuple(c.segments)))
             continue
         try:
             media = c.media() if c.media is not None else ()

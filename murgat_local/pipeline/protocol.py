@@ -22,7 +22,7 @@ from typing import Callable, Iterable, Sequence
 from ..inputs.responses import InputError, ResponseItem
 from ..judges import PromptTemplate, load_prompt
 from ..judges.evidence import describe_evidence
-from ..media.segments import SegmentCutter, check_citation
+from ..media.segments import SegmentCutter, SegmentRef, check_citation
 from ..media.source import MediaError
 from ..metrics.scores import FactScore, SentenceScore, score_response
 from ..text.citations import (
@@ -282,6 +282,7 @@ class Protocol:
             media_keys=keys,
             media=lambda: tuple(cutter.cut(src, c) for c in cits),
             evidence=evidence,
+            segments=tuple(SegmentRef(src, c, cutter.opts) for c in cits),
         )
 
     @staticmethod
