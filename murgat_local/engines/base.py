@@ -248,7 +248,13 @@ def finish(request: Request, raw: str, prompt_tokens: int, output_tokens: int) -
     if request.choices is not None and remove_thinking(raw).strip() not in request.choices:
         failure = ParseFailure(raw, f"output is not one of {list(request.choices)} (truncated?)")
         return Result(None, failure, None, raw, prompt_tokens, output_tokens)
-    if request.pattern is not None and re.fullmatch(request.pattern, remove_thinking(raw).strip()) is None:
+    if request.pattern is not None:
+        try:
+            shape = re.compile(request.pattern)
+        except re.error as e:  # an engine that did not reject the constraint itself
+            return Result(error=f"the output constraint is not a valid regular expression ({e})", raw=raw,
+                          prompt_tokens=prompt_tokens, output_tokens=output_tokens)
+    if request.pattern is not None and shape.fullmatch(remove_thinking(raw).strip()) is None:
         failure = ParseFailure(raw, "output does not have the required shape (truncated?)")
         return Result(None, failure, None, raw, prompt_tokens, output_tokens)
     return Result(None, None, None, raw, prompt_tokens, output_tokens)

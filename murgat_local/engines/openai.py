@@ -98,7 +98,7 @@ class OpenAIEngine:
         delay = 0.25
         while True:
             try:
-                r = httpx.get(f"{self.base_url}/models", headers=self.headers, timeout=min(self.timeout_s, 30))
+                r = httpx.get(f"{self.base_url}/models", headers=self.headers, timeout=30)
                 r.raise_for_status()
                 models = r.json().get("data") or []
                 break
@@ -179,7 +179,7 @@ class OpenAIEngine:
         limits = httpx.Limits(max_connections=self.max_concurrency, max_keepalive_connections=self.max_concurrency)
         gate = asyncio.Semaphore(self.max_concurrency)
         async with httpx.AsyncClient(base_url=self.base_url, headers=self.headers, limits=limits,
-                                     timeout=httpx.Timeout(self.timeout_s, connect=min(self.timeout_s, 10.0))) as client:
+                                     timeout=httpx.Timeout(self.timeout_s, connect=10.0)) as client:
             async def one(b: dict):
                 async with gate:
                     return await self._send(client, b)
