@@ -67,6 +67,18 @@ def served_run(server, media_root, tmp_path_factory):
     return out, cfg
 
 
+def text_stages_done(first_out, tmp_path):
+    """A fresh output folder whose cache holds the first run's text-stage verdicts (none of its
+    attribution ones), so a run there reaches attribution at once."""
+    out = tmp_path / "out"
+    out.mkdir()
+    db = out / "verdicts.sqlite"
+    with sqlite3.connect(first_out / "verdicts.sqlite") as src, sqlite3.connect(db) as dst:
+        src.backup(dst)
+        dst.execute("DELETE FROM verdicts WHERE stage = 'entail'")
+    return out, db
+
+
 def judged_kinds(records_path) -> set[str]:
     """The kinds of media the entailer judged: image (visual point), video (visual range), audio."""
     kinds = set()
@@ -132,13 +144,7 @@ def test_a_killed_server_restarted_mid_run_lets_the_run_finish(served_run, serve
     """The server dies (SIGKILL to vLLM's whole process tree) while attribution runs, and comes
     back on the same port: the run retries until it answers and finishes with the same records."""
     first_out, cfg = served_run
-    out = tmp_path / "out"
-    out.mkdir()
-    # The text stages' verdicts from the first run, so this run reaches attribution at once.
-    db = out / "verdicts.sqlite"
-    with sqlite3.connect(first_out / "verdicts.sqlite") as src, sqlite3.connect(db) as dst:
-        src.backup(dst)
-        dst.execute("DELETE FROM verdicts WHERE stage = 'entail'")
+    out, db = text_stages_done(first_out, tmp_path)
     slow = config(tmp_path / "slow.toml", server.base_url, max_concurrency=1)
     slow.write_text(slow.read_text().replace("batch_size = 4", "batch_size = 1"))
     env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1")
@@ -165,12 +171,7 @@ def test_a_killed_server_restarted_mid_run_lets_the_run_finish(served_run, serve
 
 def test_a_server_that_never_comes_back_fails_the_run_and_keeps_the_cache(served_run, media_root, tmp_path):
     first_out, _ = served_run
-    out = tmp_path / "out"
-    out.mkdir()
-    db = out / "verdicts.sqlite"
-    with sqlite3.connect(first_out / "verdicts.sqlite") as src, sqlite3.connect(db) as dst:
-        src.backup(dst)
-        dst.execute("DELETE FROM verdicts WHERE stage = 'entail'")
+    out, db = text_stages_done(first_out, tmp_path)
     before = cache_rows(db)
     dead = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
     cfg = config(tmp_path / "dead.toml", dead, retry_for_s=3)
