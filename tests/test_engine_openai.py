@@ -185,3 +185,28 @@ def test_config_checks_engines_and_servers(tmp_path):
                                                    "timeout_s": 600.0, "retries": 2, "retry_for_s": 300.0})
     assert cfg.engine_for("verifiable") == ("vllm", {})
     assert RunConfig(data_parallel=2).engine_for(None) == ("replicas", {"data_parallel": 2})
+
+
+def test_a_served_judges_identity_is_the_weights_or_the_stated_fingerprint(tmp_path):
+    import dataclasses
+
+    from murgat_local.engines import LazyEngine
+    from murgat_local.engines.identity import FingerprintMismatch, weights_fingerprint
+
+    require_model("smollm2-135m-instruct")
+    preset = load_preset("smollm2-135m-instruct")
+    url = "http://127.0.0.1:9/v1"  # identities are known without contacting anything
+    local = LazyEngine("vllm", preset)
+    assert LazyEngine("openai", preset, base_url=url).identity == local.identity
+    digest = weights_fingerprint(preset.path.resolve())
+    assert LazyEngine("openai", preset, base_url=url, fingerprint=digest).identity == local.identity
+    with pytest.raises(FingerprintMismatch):
+        LazyEngine("openai", preset, base_url=url, fingerprint="0" * 32)
+    # Weights elsewhere (only the server reads them): the stated fingerprint stands for them.
+    remote = dataclasses.replace(preset, path=tmp_path / "not-here")
+    assert LazyEngine("openai", remote, base_url=url, fingerprint=digest).identity == local.identity
+    assert LazyEngine("openai", remote, base_url=url, fingerprint="f" * 32).identity != local.identity
+    from murgat_local.engines import ModelNotFound
+
+    with pytest.raises(ModelNotFound):
+        LazyEngine("openai", remote, base_url=url)

@@ -26,7 +26,7 @@ from ..offline import LOCAL_DEFAULTS, OFFLINE_ENV
 from .base import EngineStats, Request, Result, build_messages, finish, record, refusal
 from .identity import effective_args, engine_identity, vllm_cpu_build
 from .presets import Preset
-from .render import ChatRenderer
+from .render import ChatRenderer, adapt_media
 from .vllm import ENGINE_KEYS, multimodal_inputs, structured_outputs_config
 
 
@@ -136,6 +136,7 @@ class RayEngine:
         rows = []
         extra = self.preset.quirks.extra_output_tokens
         for i, req in enumerate(requests):
+            req = adapt_media(req, self.preset)  # cut clips to frames for image-only models
             reason = refusal(req, self.name, self.modalities)
             if reason:
                 results[i] = Result(error=reason)
