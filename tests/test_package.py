@@ -101,6 +101,7 @@ def test_wheel_installs_and_runs_from_another_folder(tmp_path):
     listed = run(env / "bin" / "murgat", "models")
     assert listed.returncode == 0, listed.stderr
     assert all(name in listed.stdout for name in PRESETS)
+    assert "engines (--engine): vllm, transformers, openai, replicas, ray" in listed.stdout
 
     responses = elsewhere / "responses.jsonl"
     responses.write_text(json.dumps({"id": "a", "video": "v", "model_generation":

@@ -77,7 +77,7 @@ def models() -> None:
     """List the model presets and whether their weights are present."""
     from rich.table import Table
 
-    from ..engines import available_presets, load_preset
+    from ..engines import available_presets, engine_names, load_preset
 
     t = Table(title="Model presets")
     for col in ("preset", "modalities", "path", "present"):
@@ -87,6 +87,7 @@ def models() -> None:
         present = (p.path / "config.json").is_file()
         t.add_row(name, ",".join(sorted(p.modalities)), str(p.path), "yes" if present else "no")
     ui.console.print(t)
+    ui.console.print(f"engines (--engine): {', '.join(engine_names())}", markup=False)
 
 
 @app.command()
