@@ -224,3 +224,27 @@ def test_murgat_serve_is_the_real_vllm_serve_with_a_judges_flags(tmp_path):
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=60)
+
+
+def test_responders_generate_through_the_server_with_seeded_sampling(server, media_root, tmp_path):
+    """`murgat generate --engine openai`: sampled answers (temperature 0.7, a seed per sample)
+    sent concurrently to the server (the crash the launcher's flags avoid), then the in-process
+    engine reads the same cache with zero model calls and writes the same responses."""
+    cfg = tmp_path / "gen.toml"
+    cfg.write_text("[generate]\n[generate.sampling]\nmax_tokens = 40\ntemperature = 0.7\n")
+    common = ["generate", ROOT / "samples/questions.jsonl", "--media-root", media_root, "--model", "tiny-qwen3-omni",
+              "--strategy", "base", "--strategy", "cite", "--samples", "2", "--config", cfg]
+    served = murgat(*common, "--out", tmp_path / "served", "--engine", "openai", "--base-url", server.base_url)
+    assert served.returncode == 0, served.stderr[-3000:]
+    summary = json.loads((tmp_path / "served" / "summary.json").read_text())
+    assert all(c["errors"] == 0 and c["rows"] == 12 for c in summary["cells"].values()), summary["cells"]
+    assert summary["calls"]["generate:tiny-qwen3-omni"]["model_calls"] == 24
+    (tmp_path / "local").mkdir()
+    (tmp_path / "local" / "cache.sqlite").write_bytes((tmp_path / "served" / "cache.sqlite").read_bytes())
+    local = murgat(*common, "--out", tmp_path / "local")
+    assert local.returncode == 0, local.stderr[-3000:]
+    again = json.loads((tmp_path / "local" / "summary.json").read_text())
+    assert all(c["model_calls"] == 0 for c in again["calls"].values()), again["calls"]
+    for cell in ("base", "cite"):
+        name = f"tiny-qwen3-omni__{cell}/responses.jsonl"
+        assert (tmp_path / "local" / name).read_text() == (tmp_path / "served" / name).read_text()
