@@ -143,7 +143,7 @@ def test_special_tokens_in_a_response_reach_the_served_model_as_text(server):
 def test_a_killed_server_restarted_mid_run_lets_the_run_finish(served_run, server, media_root, tmp_path):
     """The server dies (SIGKILL to vLLM's whole process tree) while attribution runs, and comes
     back on the same port: the run retries until it answers and finishes with the same records."""
-    first_out, cfg = served_run
+    first_out, _ = served_run
     out, db = text_stages_done(first_out, tmp_path)
     slow = config(tmp_path / "slow.toml", server.base_url, max_concurrency=1)
     slow.write_text(slow.read_text().replace("batch_size = 4", "batch_size = 1"))
