@@ -87,7 +87,7 @@ def test_hand_written_plans_run_to_the_end_with_the_real_tools(tmp_path, media_r
               "--question", "What colour is first?", "--option", "red", "--option", "green", "--cache", cache]
     logic = murgat("program", "run", tmp_path / "plan.py", "--style", "logic", *common)
     assert logic.returncode == 0, logic.stderr[-3000:]
-    report = json.loads(logic.stdout[logic.stdout.index("{"):])
+    report = json.loads(logic.stdout)
     trace = report["program"]["trace"]
     assert [c["tool"] for c in trace["calls"]] == ["query", "query", "query", "query", "answer"]
     bad = trace["calls"][3]
@@ -98,7 +98,7 @@ def test_hand_written_plans_run_to_the_end_with_the_real_tools(tmp_path, media_r
 
     narrative = murgat("program", "run", tmp_path / "plan.txt", "--style", "narrative", *common)
     assert narrative.returncode == 0, narrative.stderr[-3000:]
-    report = json.loads(narrative.stdout[narrative.stdout.index("{"):])
+    report = json.loads(narrative.stdout)
     check_response(report, [("visual", "(visual, 0:00-0:01)"), ("audio", "(audio, 0:06)")])
 
 
@@ -122,6 +122,6 @@ def test_a_refused_plan_exits_1_with_its_reason_and_starts_no_model(tmp_path, me
                   "--media-root", media_root, "--model", "tiny-qwen3-omni")
     assert proc.returncode == 1
     assert "refused: line 1" in proc.stderr and "import" in proc.stderr
-    report = json.loads(proc.stdout[proc.stdout.index("{"):])
+    report = json.loads(proc.stdout)
     assert report["status"] == "refused" and report["program"]["trace"]["calls"] == []
     assert report["program"]["time"]["model_s"] == 0

@@ -146,7 +146,7 @@ def test_dry_run_counts_cached_calls(first_run, responses, media_root, small_bat
     # The same engine arguments as the run (they are part of the judges' identity).
     proc = murgat(*score_args(responses, media_root, out, "--config", small_batches, "--dry-run"))
     assert proc.returncode == 0, proc.stderr[-2000:]
-    plan = json.loads(proc.stdout[proc.stdout.index("{"):])
+    plan = json.loads(proc.stdout)
     assert plan["complete"] is True
     assert all(plan[s]["to_run"] == 0 and plan[s]["calls"] == plan[s]["cached"] for s in
                ("decontext", "verifiable", "decompose", "entail"))
@@ -155,9 +155,12 @@ def test_dry_run_counts_cached_calls(first_run, responses, media_root, small_bat
 
 def test_dry_run_estimates_hours_from_a_calibration_on_the_real_engines(responses, media_root, small_batches, tmp_path):
     out = tmp_path / "estimate"
-    proc = murgat(*score_args(responses, media_root, out, "--config", small_batches, "--dry-run", "--calibrate", "2"))
+    # --verbose: engine logs on; they belong on stderr, stdout is the plan alone (pipeable to jq).
+    proc = murgat(*score_args(responses, media_root, out, "--config", small_batches, "--dry-run", "--calibrate", "2",
+                              "--verbose"))
     assert proc.returncode == 0, proc.stderr[-2000:]
-    plan = json.loads(proc.stdout[proc.stdout.index("{"):])
+    plan = json.loads(proc.stdout)
+    assert "INFO" in proc.stderr  # the engine's logs were shown, on stderr
     est = plan["estimate"]
     assert est["calibrated_on"] == 2 and est["responses"] == len(responses.read_text().splitlines())
     timed = [s for s in est["stages"].values() if s["seconds_per_call"]]

@@ -47,6 +47,9 @@ def _invocation() -> None:
     offline.enforce()
     # vLLM's per-request INFO lines would bury the progress bars and the table.
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
+    # stdout is our output (tables, a dry run's JSON plan): engine logs, which vLLM writes to
+    # stdout by default, go to stderr; engine processes inherit this.
+    os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")
 
 
 def _error(message: str) -> None:

@@ -88,11 +88,13 @@ def score(
                 plan = runner.plan(responses)
                 if calibrate:
                     plan["estimate"] = runner.estimate(responses, plan, calibrate)
-                ui.console.print_json(json.dumps(plan))
-                raise typer.Exit(0)
-            result = runner.run(responses)
+            else:
+                result = runner.run(responses)
         finally:
             runner.close()
+    if dry_run:  # after the engines are down, so nothing of theirs follows the plan
+        ui.console.print_json(json.dumps(plan))
+        raise typer.Exit(0)
     ui.console.print(summary_table(result.summary))
     ui.console.print(stages_table(result.summary))
     if result.errors:

@@ -69,7 +69,8 @@ def _postprocess(row: dict) -> dict:
 
 def _worker_env() -> dict:
     env = {**OFFLINE_ENV, **LOCAL_DEFAULTS}
-    for key in ("VLLM_CPU_KVCACHE_SPACE", "VLLM_HOST_IP", "VLLM_LOGGING_LEVEL", "MURGAT_MODELS_DIR"):
+    for key in ("VLLM_CPU_KVCACHE_SPACE", "VLLM_HOST_IP", "VLLM_LOGGING_LEVEL", "VLLM_LOGGING_STREAM",
+                "MURGAT_MODELS_DIR"):
         if key in os.environ:
             env[key] = os.environ[key]
     return env
