@@ -61,3 +61,31 @@ def _check_structured_types(eng):
     assert 1 <= len(facts.verdict.facts) <= 6
     assert reasoned.ok, reasoned
     assert reasoned.verdict.reason and reasoned.verdict.label in ("YES", "NO")
+
+
+def clip(frames, side=64):
+    return VideoPart(np.full((frames, side, side, 3), 200, np.uint8), 2.0)
+
+
+CLAIM = "Claim: the screen is red."
+
+
+def fitting_requests() -> list:
+    """For tiny-qwen3-omni (max_model_len 4096, at most 2 videos): a clip too long for the
+    context, three clips, too many words, and one that fits as it is."""
+    return [JudgeRequest(CLAIM, YesNo, None, (clip(64, 448),)),
+            JudgeRequest(CLAIM, YesNo, None, (clip(2), clip(2), clip(2))),
+            JudgeRequest("Claim: " + "red " * 6000, YesNo),
+            JudgeRequest(CLAIM, YesNo, None, (clip(4),))]
+
+
+def check_fitted(results) -> None:
+    """What every engine of the vLLM runtime returns for `fitting_requests()`: the long clip
+    judged with fewer frames and a note saying so, the other two oversized ones refused before
+    the engine with their reasons, the small one untouched."""
+    long_clip, three, wordy, fine = results
+    assert long_clip.ok and long_clip.note == "frames reduced from 64 to 32 to fit max_model_len", long_clip
+    assert long_clip.prompt_tokens <= 4096, long_clip
+    assert three.error and three.error.startswith("refused before the engine") and "video=2" in three.error, three
+    assert wordy.error and wordy.error.startswith("refused before the engine") and "max_model_len=4096" in wordy.error
+    assert fine.ok and fine.note is None, fine

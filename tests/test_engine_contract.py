@@ -3,7 +3,8 @@
 One batch holds a good request, a refused one (a modality the text model does not take) and a
 failed one (an output constraint no grammar compiler accepts). Every engine must return three
 results in order, judge the good one, refuse and fail the other two with their reasons, raise
-nothing, and stay usable. Engines with a per-request timeout must report one as "timed out".
+nothing, and stay usable. Every engine of the vLLM runtime refuses a prompt past the preset's
+context before the engine, with the same reason. Engines with a per-request timeout must report one as "timed out".
 Each engine runs for real on SmolLM2-135M: in-process, on `vllm serve`, on two replicas, on Ray.
 """
 
@@ -67,6 +68,10 @@ def test_refused_and_failed_requests_come_back_in_place_and_the_engine_goes_on(k
         assert refused.error and refused.error.startswith(REFUSED) and "image" in refused.error, refused
         assert failed.error and not failed.ok, failed
         assert not failed.error.startswith(TIMED_OUT)
+        if kind != "transformers":  # the vLLM runtime's limits, checked the same way wherever it runs
+            (wordy,) = engine.judge([Request("Claim: " + "red " * 6000, YesNo)])
+            assert wordy.error and wordy.error.startswith(f"{REFUSED} before the engine") \
+                and "max_model_len=4096" in wordy.error, wordy
         again = engine.judge([batch()[0]])  # still usable
         assert len(again) == 1 and again[0].ok
         assert engine.stats.calls >= 2

@@ -90,3 +90,35 @@ def test_the_sample_scores_on_a_two_node_cluster_as_in_process(cluster, media_ro
     with sqlite3.connect(tmp_path / "ray" / "verdicts.sqlite") as a, sqlite3.connect(tmp_path / "local" / "verdicts.sqlite") as b:
         q = "SELECT key FROM verdicts WHERE stage = 'entail' ORDER BY key"
         assert a.execute(q).fetchall() == b.execute(q).fetchall()
+
+
+@pytest.mark.engine
+@pytest.mark.slow
+def test_requests_are_fitted_on_the_cluster_as_in_process(cluster, media_root):
+    """Media the driver holds are fitted there; a segment reference is fitted on the worker,
+    after its cut: the same notes and refusals as the in-process engine either way."""
+    from engine_checks import CLAIM, check_fitted, fitting_requests
+    from murgat_local.engines import Request, load_preset
+    from murgat_local.engines.limits import RequestFitter
+    from murgat_local.engines.ray import RayEngine
+    from murgat_local.engines.render import ChatRenderer
+    from murgat_local.judges import YesNo
+    from murgat_local.media.segments import SegmentOptions
+
+    require_model("tiny-qwen3-omni")
+    preset = load_preset("tiny-qwen3-omni")
+    opts = SegmentOptions(fps=8, max_frames=64)  # 58 frames of a 7 s range: past the context
+    cutter = SegmentCutter(media_root, opts)
+    source = cutter.source("colors")
+    ref = SegmentRef(source, parse_citations("(visual, 0:00-0:07)")[0], opts)
+    held = Request(CLAIM, YesNo, media=(cutter.cut(source, ref.citation),))
+    engine = RayEngine(preset, address=cluster.address, replicas=1,
+                       replica_resources={"CPU": 1, "vllm_slot": 1}, rows_per_batch=4)
+    try:
+        *fitted, by_ref = engine.judge([*fitting_requests(), Request(CLAIM, YesNo, media=(ref,))])
+    finally:
+        engine.close()
+    check_fitted(fitted)
+    here = RequestFitter(preset, engine._args, ChatRenderer(preset.path, preset)).fit(held)
+    assert here.note == "frames reduced from 58 to 30 to fit max_model_len"
+    assert by_ref.ok and by_ref.note == here.note, by_ref

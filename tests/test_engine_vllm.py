@@ -7,7 +7,8 @@ One engine alive at a time (module-scoped, parametrized fixture): a cold vLLM st
 import pytest
 
 from murgat_local.judges import JudgeRequest, ModelNotFound, YesNo, load_preset, make_engine
-from engine_checks import MODELS, _check_every_modality, _check_structured_types, _engine
+from engine_checks import (CLAIM, MODELS, _check_every_modality, _check_structured_types, _engine,
+                           check_fitted, clip, fitting_requests)
 
 pytestmark = pytest.mark.engine
 
@@ -48,41 +49,24 @@ def test_missing_model_directory_names_it_and_the_preset(tmp_path):
             make_engine(kind, preset)
 
 
-def _clip(frames, side=64):
-    import numpy as np
-
-    from murgat_local.judges import VideoPart
-
-    return VideoPart(np.full((frames, side, side, 3), 200, np.uint8), 2.0)
-
-
 def test_requests_are_fitted_to_what_the_model_takes(vllm_engine):
     import numpy as np
 
     from murgat_local.judges import ImagePart
 
     preset, eng = vllm_engine
-    claim = "Claim: the screen is red."
     if preset.name == "tiny-gemma3":  # images only, limit_mm_per_prompt image=8
         ranged, points = eng.judge([
-            JudgeRequest(claim, YesNo, None, (_clip(20),)),  # a 10 s range at 2 fps
-            JudgeRequest(claim, YesNo, None, tuple(ImagePart(np.zeros((64, 64, 3), np.uint8)) for _ in range(9))),
+            JudgeRequest(CLAIM, YesNo, None, (clip(20),)),  # a 10 s range at 2 fps
+            JudgeRequest(CLAIM, YesNo, None, tuple(ImagePart(np.zeros((64, 64, 3), np.uint8)) for _ in range(9))),
         ])
         assert ranged.ok and ranged.note == "frames reduced from 20 to 8 to fit limit_mm_per_prompt", ranged
         assert points.error and "limit_mm_per_prompt image=8" in points.error
     elif preset.name == "tiny-qwen3-omni":  # max_model_len 4096, video=2
-        long_clip, three, wordy, fine = eng.judge([
-            JudgeRequest(claim, YesNo, None, (_clip(64, 448),)),
-            JudgeRequest(claim, YesNo, None, (_clip(2), _clip(2), _clip(2))),
-            JudgeRequest("Claim: " + "red " * 6000, YesNo),
-            JudgeRequest(claim, YesNo, None, (_clip(4),)),
-        ])
-        assert long_clip.ok and "max_model_len" in long_clip.note and long_clip.prompt_tokens <= 4096, long_clip
-        assert three.error and "video=2" in three.error
-        assert wordy.error and "max_model_len=4096" in wordy.error
-        assert fine.ok and fine.note is None
+        results = eng.judge(fitting_requests())
+        check_fitted(results)
         # The estimate is the processor's own count, within the margin of what vLLM counted.
-        assert abs(eng.fitter.estimate(JudgeRequest(claim, YesNo, None, (_clip(4),))) - fine.prompt_tokens) <= 16
+        assert abs(eng.fitter.estimate(JudgeRequest(CLAIM, YesNo, None, (clip(4),))) - results[3].prompt_tokens) <= 16
     else:
         pytest.skip("media limits are checked on the multimodal test models")
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..media.parts import ImagePart, MediaPart, VideoPart
-from .base import Request, build_messages
+from .base import REFUSED, Request, Result, build_messages, refusal
 from .presets import Preset
 from .render import ChatRenderer, adapt_media, processor_inputs
 
@@ -159,3 +159,24 @@ class RequestFitter:
             return Fitted(request)
         after = sum(len(m.frames) for m in fitted.media if isinstance(m, VideoPart))
         return Fitted(fitted, f"frames reduced from {before} to {after} to fit {why}")
+
+
+def prepare(request: Request, preset: Preset, fitter: RequestFitter | None) -> tuple[Request, str | None] | Result:
+    """A request as an engine of the vLLM runtime sends it, with the fitter's note, or the
+    Result that stands in its place: refused for a modality the model cannot take, refused
+    before the engine when it cannot be made to fit. Every such engine (in-process, served, on
+    Ray) prepares requests here, so the same request gets the same treatment on each; `fitter`
+    is None where the model's processor is not readable (a server on another box)."""
+    reason = refusal(adapt_media(request, preset), preset.name, preset.modalities)
+    if reason:  # a modality the model cannot take at all: nothing to fit
+        return Result(error=reason)
+    note = None
+    if fitter is not None:
+        try:
+            fitted = fitter.fit(request)
+        except Exception as e:  # a request the processor cannot even measure
+            fitted = f"could not measure the request ({type(e).__name__}: {e})"
+        if isinstance(fitted, str):
+            return Result(error=f"{REFUSED} before the engine: {fitted}")
+        request, note = fitted.request, fitted.note
+    return adapt_media(request, preset), note

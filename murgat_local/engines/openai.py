@@ -2,7 +2,8 @@
 
 A batch is sent as concurrent `/v1/chat/completions` requests (at most `max_concurrency` in
 flight), each with its output constraint in vLLM's `structured_outputs` field and its media
-inline (see `wire`). Connection errors, 5xx and 429 answers are retried with exponential
+inline (see `wire`), after the same checks and fitting as in-process (`limits.prepare`) when the
+model's folder is readable here. Connection errors, 5xx and 429 answers are retried with exponential
 backoff for up to `retry_for_s` seconds (a restarting server is waited for); a request with no
 answer within `timeout_s` is retried `retries` times, then reported as timed out; a 4xx answer
 is that request's refusal. A server that stays unreachable past the retry budget raises
@@ -17,15 +18,17 @@ model list is checked at start: the served model must be there, with the preset'
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import random
 import time
 from typing import Sequence
 
-from .base import EngineStats, EngineUnavailable, Request, Result, TIMED_OUT, finish, record, refusal
+from .base import EngineStats, EngineUnavailable, Request, Result, TIMED_OUT, finish, record
 from .identity import effective_args, engine_identity
+from .limits import RequestFitter, prepare
 from .presets import Preset
-from .render import adapt_media
+from .render import ChatRenderer
 from .wire import body
 
 
@@ -36,20 +39,17 @@ class _Unreachable:
         self.reason = reason
 
 
-def _special_tokens(preset: Preset) -> list[str]:
-    """The model's special tokens, from its tokenizer when the folder is readable here; else
-    none beyond the generic shapes `neutralize` always breaks."""
+def _local_renderer(preset: Preset) -> ChatRenderer | None:
+    """The model's own tokenizer and processor, when its folder is readable here: its special
+    tokens are neutralized by name and its requests are fitted to the preset's limits exactly
+    as in-process. Else None: generic special-token shapes only, and an oversized request is
+    refused by the server with its reason."""
     if not (preset.path / "config.json").is_file():
-        return []
+        return None
     try:
-        from transformers import AutoTokenizer
-
-        from .render import special_tokens_of
-
-        tok = AutoTokenizer.from_pretrained(preset.path, trust_remote_code=preset.trust_remote_code)
-        return special_tokens_of(tok)
+        return ChatRenderer(preset.path, preset, trust_remote_code=preset.trust_remote_code)
     except Exception:
-        return []
+        return None
 
 
 class OpenAIEngine:
@@ -81,7 +81,9 @@ class OpenAIEngine:
             if not key:
                 raise ValueError(f"--api-key-env {api_key_env}: that environment variable is not set")
             self.headers["Authorization"] = f"Bearer {key}"
-        self.special_tokens = _special_tokens(preset)
+        renderer = _local_renderer(preset)
+        self.special_tokens = renderer.special_tokens if renderer is not None else []
+        self.fitter = RequestFitter(preset, self._args, renderer) if renderer is not None else None
         self.server_model = self._check_server(served_model or preset.name)
 
     @property
@@ -133,12 +135,13 @@ class OpenAIEngine:
         results: list[Result | None] = [None] * len(requests)
         bodies, index = [], []
         quirks = self.preset.quirks
+        notes: dict[int, str | None] = {}
         for i, req in enumerate(requests):
-            req = adapt_media(req, self.preset)
-            reason = refusal(req, self.name, self.modalities)
-            if reason:
-                results[i] = Result(error=reason)
+            ready = prepare(req, self.preset, self.fitter)
+            if isinstance(ready, Result):
+                results[i] = ready
                 continue
+            req, notes[i] = ready
             try:
                 bodies.append(body(req, quirks, self.server_model["id"], self.temperature, self.special_tokens,
                                    quirks.extra_output_tokens))
@@ -154,7 +157,8 @@ class OpenAIEngine:
             raise EngineUnavailable(f"server {self.base_url} stayed unreachable for {self.retry_for_s:g} s "
                                     f"({gone[0].reason}); the verdicts so far are cached, rerun to resume")
         for i, answer in zip(index, answers):
-            results[i] = answer if isinstance(answer, Result) else self._result(requests[i], answer)
+            res = answer if isinstance(answer, Result) else self._result(requests[i], answer)
+            results[i] = dataclasses.replace(res, note=notes.get(i))
         final = [r for r in results if r is not None]
         assert len(final) == len(requests)
         record(self.stats, final)

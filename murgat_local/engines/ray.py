@@ -6,8 +6,10 @@ exactly as the in-process engine does), so Ray's chat-template and tokenize stag
 row carries its prompt, its sampling parameters (with the output constraint as vLLM's
 `structured_outputs`) and its media as plain values: cited segments as `SegmentRef`s (file
 digest, modality, start, end, cut options), cut by the worker where the file lives, never a
-reader. Rows come back in any order and are put back by their index. A row that fails (a cut,
-or vLLM) comes back with its error; the others are judged (`should_continue_on_error`).
+reader. Requests are checked and fitted to the model as in-process (`limits.prepare`): on the
+driver when it holds the media, on the worker after the cut for segment references. Rows come
+back in any order and are put back by their index. A row that fails (a cut, a request that
+cannot fit, or vLLM) comes back with its error; the others are judged (`should_continue_on_error`).
 
 Each `judge` call is one Ray Data job, which starts its replicas: give this engine large batches
 (`batch_size` of the run) so start-up is paid once per stage, not once per small batch.
@@ -15,6 +17,7 @@ Each `judge` call is one Ray Data job, which starts its replicas: give this engi
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -23,10 +26,11 @@ from typing import Sequence
 
 from ..media.segments import SegmentRef, cut_ref
 from ..offline import LOCAL_DEFAULTS, OFFLINE_ENV
-from .base import EngineStats, Request, Result, build_messages, finish, record, refusal
+from .base import REFUSED, EngineStats, Request, Result, build_messages, finish, record
 from .identity import effective_args, engine_identity, vllm_cpu_build
+from .limits import RequestFitter, prepare
 from .presets import Preset
-from .render import ChatRenderer, adapt_media
+from .render import ChatRenderer
 from .vllm import ENGINE_KEYS, multimodal_inputs, structured_outputs_config
 
 
@@ -43,16 +47,45 @@ def _sampling(request: Request, temperature: float, extra_tokens: int) -> dict:
     return sp
 
 
-def _preprocess(row: dict, fallback: str) -> dict:
-    """On a worker: cut the row's segments and hand vLLM its prompt, media and sampling."""
-    out = {"idx": row["idx"], "cut_error": "", "prompt": row["prompt"], "sampling_params": json.loads(row["sampling"])}
+_worker_fitters: dict[str, RequestFitter] = {}
+
+
+def _fitter(preset: Preset, args: dict) -> RequestFitter:
+    """One fitter (the model's processor) per worker process and model."""
+    key = json.dumps([preset.name, str(preset.path), args], sort_keys=True, default=str)
+    if key not in _worker_fitters:
+        renderer = ChatRenderer(preset.require_path(), preset, trust_remote_code=preset.trust_remote_code)
+        _worker_fitters[key] = RequestFitter(preset, args, renderer)
+    return _worker_fitters[key]
+
+
+def _preprocess(row: dict, fallback: str, preset: Preset, args: dict) -> dict:
+    """On a worker: cut the row's segments, fit the request to the model (as the driver does for
+    media it holds), and hand vLLM its prompt, media and sampling. A row that cannot go on gets
+    a one-token stand-in prompt, which keeps its place in the batch, and its error."""
+    out = {"idx": row["idx"], "row_error": "", "note": "", "prompt": row["prompt"],
+           "sampling_params": json.loads(row["sampling"])}
+    request = pickle.loads(row["request"])
     try:
-        media = [cut_ref(m) if isinstance(m, SegmentRef) else m for m in pickle.loads(row["media"])]
-    except Exception as e:  # this row only: a one-token stand-in keeps its place in the batch
-        out.update(cut_error=f"could not cut the cited segment ({type(e).__name__}: {e})", prompt=fallback,
-                   sampling_params={"temperature": 0.0, "max_tokens": 1})
+        media = tuple(cut_ref(m) if isinstance(m, SegmentRef) else m for m in request.media)
+    except Exception as e:
+        fitted = f"could not cut the cited segment ({type(e).__name__}: {e})"
+    else:
+        fitted = dataclasses.replace(request, media=media)
+        if any(isinstance(m, SegmentRef) for m in request.media):  # not fitted on the driver
+            try:
+                fitted = _fitter(preset, args).fit(fitted)
+            except Exception as e:
+                fitted = f"could not measure the request ({type(e).__name__}: {e})"
+            if isinstance(fitted, str):
+                fitted = f"{REFUSED} before the engine: {fitted}"
+            else:
+                out["note"] = fitted.note or ""
+                fitted = fitted.request
+    if isinstance(fitted, str):
+        out.update(row_error=fitted, prompt=fallback, sampling_params={"temperature": 0.0, "max_tokens": 1})
         return out
-    data, processor_kwargs = multimodal_inputs(media)
+    data, processor_kwargs = multimodal_inputs(fitted.media)
     if data:
         out["multimodal_data"] = data
     if processor_kwargs:
@@ -61,10 +94,10 @@ def _preprocess(row: dict, fallback: str) -> dict:
 
 
 def _postprocess(row: dict) -> dict:
-    return {"idx": row["idx"], "text": row.get("generated_text") or "",
+    return {"idx": row["idx"], "text": row.get("generated_text") or "", "note": row.get("note") or "",
             "prompt_tokens": int(row.get("num_input_tokens") or 0),
             "output_tokens": int(row.get("num_generated_tokens") or 0),
-            "error": row.get("cut_error") or row.get("__inference_error__") or ""}
+            "row_error": row.get("row_error") or "", "engine_error": row.get("__inference_error__") or ""}
 
 
 def _worker_env() -> dict:
@@ -120,9 +153,11 @@ class RayEngine:
             placement_group_config={"bundles": [replica_resources or {"CPU": 1}]} if cpu or replica_resources else None,
             chat_template_stage=False, tokenize_stage=False, detokenize_stage=False,
             prepare_multimodal_stage=False, should_continue_on_error=True)
+        self.fitter = RequestFitter(preset, self._args, self.renderer)
         fallback = self.renderer.render(build_messages(Request("Reply."), preset.quirks)[0])
         small = {"num_cpus": 0.25}
-        self.processor = build_processor(config, preprocess=functools.partial(_preprocess, fallback=fallback),
+        prep = functools.partial(_preprocess, fallback=fallback, preset=preset, args=self._args)
+        self.processor = build_processor(config, preprocess=prep,
                                          postprocess=_postprocess, preprocess_map_kwargs=small,
                                          postprocess_map_kwargs=small)
 
@@ -134,19 +169,23 @@ class RayEngine:
         import ray
 
         results: list[Result | None] = [None] * len(requests)
+        notes: dict[int, str | None] = {}
         rows = []
         extra = self.preset.quirks.extra_output_tokens
         for i, req in enumerate(requests):
-            req = adapt_media(req, self.preset)  # cut clips to frames for image-only models
-            reason = refusal(req, self.name, self.modalities)
-            if reason:
-                results[i] = Result(error=reason)
+            # Media held here are fitted here; segment references where they are cut (a
+            # reference is never a clip to turn into frames: image-only models get cut media).
+            by_ref = any(isinstance(m, SegmentRef) for m in req.media)
+            ready = prepare(req, self.preset, None if by_ref else self.fitter)
+            if isinstance(ready, Result):
+                results[i] = ready
                 continue
+            req, notes[i] = ready
             try:
-                messages, media = build_messages(req, self.preset.quirks)
+                messages, _ = build_messages(req, self.preset.quirks)
                 rows.append({"idx": i, "prompt": self.renderer.render(messages),
                              "sampling": json.dumps(_sampling(req, self.temperature, extra)),
-                             "media": pickle.dumps(tuple(media))})
+                             "request": pickle.dumps(req)})
             except Exception as e:
                 results[i] = Result(error=f"could not build the prompt ({type(e).__name__}: {e})")
         if rows:
@@ -157,11 +196,13 @@ class RayEngine:
             self.stats.wall_s += time.perf_counter() - t0
             for row in done:
                 i = int(row["idx"])
-                if row["error"]:
-                    results[i] = Result(error=f"the engine failed on this request ({row['error']})"
-                                        if not row["error"].startswith("could not cut") else row["error"])
+                if row["row_error"]:
+                    results[i] = Result(error=row["row_error"])
+                elif row["engine_error"]:
+                    results[i] = Result(error=f"the engine failed on this request ({row['engine_error']})")
                 else:
-                    results[i] = finish(requests[i], row["text"], row["prompt_tokens"], row["output_tokens"])
+                    res = finish(requests[i], row["text"], row["prompt_tokens"], row["output_tokens"])
+                    results[i] = dataclasses.replace(res, note=row["note"] or notes.get(i))
             missing = [i for i, r in enumerate(results) if r is None]
             for i in missing:  # never silently lost
                 results[i] = Result(error="the Ray job returned no row for this request")

@@ -21,12 +21,11 @@ from .base import (
     build_messages,
     finish,
     record,
-    refusal,
 )
 from .identity import effective_args, engine_identity
-from .limits import RequestFitter
+from .limits import RequestFitter, prepare
 from .presets import Preset
-from .render import ChatRenderer, adapt_media
+from .render import ChatRenderer
 
 # Engine arguments a preset may set; anything else in [engine] is refused early.
 ENGINE_KEYS = {
@@ -143,20 +142,11 @@ class VLLMEngine:
         notes: dict[int, str | None] = {}
         prompts, params, index = [], [], []
         for i, req in enumerate(requests):
-            reason = refusal(adapt_media(req, self.preset), self.name, self.modalities)
-            if reason:  # a modality the model cannot take at all: nothing to fit
-                results[i] = Result(error=reason)
+            ready = prepare(req, self.preset, self.fitter)
+            if isinstance(ready, Result):
+                results[i] = ready
                 continue
-            try:
-                fitted = self.fitter.fit(req) if self.fitter is not None else None
-            except Exception as e:  # a request the processor cannot even measure
-                fitted = f"could not measure the request ({type(e).__name__}: {e})"
-            if isinstance(fitted, str):
-                results[i] = Result(error=f"refused before the engine: {fitted}")
-                continue
-            if fitted is not None:
-                req, notes[i] = fitted.request, fitted.note
-            req = adapt_media(req, self.preset)
+            req, notes[i] = ready
             try:
                 prompts.append(self._prompt(req))
             except Exception as e:  # a bad media item fails its own request only
