@@ -172,11 +172,18 @@ def prepare(request: Request, preset: Preset, fitter: RequestFitter | None) -> t
         return Result(error=reason)
     note = None
     if fitter is not None:
-        try:
-            fitted = fitter.fit(request)
-        except Exception as e:  # a request the processor cannot even measure
-            fitted = f"could not measure the request ({type(e).__name__}: {e})"
+        fitted = fit_or_refuse(fitter, request)
         if isinstance(fitted, str):
-            return Result(error=f"{REFUSED} before the engine: {fitted}")
+            return Result(error=fitted)
         request, note = fitted.request, fitted.note
     return adapt_media(request, preset), note
+
+
+def fit_or_refuse(fitter: RequestFitter, request: Request) -> Fitted | str:
+    """`fitter.fit`, with a request that cannot fit (or cannot even be measured) as the error
+    its result carries."""
+    try:
+        fitted = fitter.fit(request)
+    except Exception as e:  # a request the processor cannot even measure
+        fitted = f"could not measure the request ({type(e).__name__}: {e})"
+    return f"{REFUSED} before the engine: {fitted}" if isinstance(fitted, str) else fitted

@@ -26,9 +26,9 @@ from typing import Sequence
 
 from ..media.segments import SegmentRef, cut_ref
 from ..offline import LOCAL_DEFAULTS, OFFLINE_ENV
-from .base import REFUSED, EngineStats, Request, Result, build_messages, finish, record
+from .base import EngineStats, Request, Result, build_messages, finish, record
 from .identity import effective_args, engine_identity, vllm_cpu_build
-from .limits import RequestFitter, prepare
+from .limits import Fitted, RequestFitter, fit_or_refuse, prepare
 from .presets import Preset
 from .render import ChatRenderer
 from .vllm import ENGINE_KEYS, multimodal_inputs, structured_outputs_config
@@ -59,6 +59,23 @@ def _fitter(preset: Preset, args: dict) -> RequestFitter:
     return _worker_fitters[key]
 
 
+def _cut_and_fit(request: Request, preset: Preset, args: dict) -> Fitted | str:
+    """The request with its segment references cut and, since those were not fitted on the
+    driver, fitted to the model; or the error its row carries."""
+    if not any(isinstance(m, SegmentRef) for m in request.media):  # held by the driver, fitted there
+        return Fitted(request)
+    try:
+        media = tuple(cut_ref(m) if isinstance(m, SegmentRef) else m for m in request.media)
+    except Exception as e:
+        return f"could not cut the cited segment ({type(e).__name__}: {e})"
+    cut = dataclasses.replace(request, media=media)
+    try:
+        fitter = _fitter(preset, args)
+    except Exception as e:
+        return f"could not load the model's processor on this worker ({type(e).__name__}: {e})"
+    return fit_or_refuse(fitter, cut)
+
+
 def _preprocess(row: dict, fallback: str, preset: Preset, args: dict) -> dict:
     """On a worker: cut the row's segments, fit the request to the model (as the driver does for
     media it holds), and hand vLLM its prompt, media and sampling. A row that cannot go on gets
@@ -66,22 +83,10 @@ def _preprocess(row: dict, fallback: str, preset: Preset, args: dict) -> dict:
     out = {"idx": row["idx"], "row_error": "", "note": "", "prompt": row["prompt"],
            "sampling_params": json.loads(row["sampling"])}
     request = pickle.loads(row["request"])
-    try:
-        media = tuple(cut_ref(m) if isinstance(m, SegmentRef) else m for m in request.media)
-    except Exception as e:
-        fitted = f"could not cut the cited segment ({type(e).__name__}: {e})"
-    else:
-        fitted = dataclasses.replace(request, media=media)
-        if any(isinstance(m, SegmentRef) for m in request.media):  # not fitted on the driver
-            try:
-                fitted = _fitter(preset, args).fit(fitted)
-            except Exception as e:
-                fitted = f"could not measure the request ({type(e).__name__}: {e})"
-            if isinstance(fitted, str):
-                fitted = f"{REFUSED} before the engine: {fitted}"
-            else:
-                out["note"] = fitted.note or ""
-                fitted = fitted.request
+    fitted = _cut_and_fit(request, preset, args)
+    if not isinstance(fitted, str):
+        out["note"] = fitted.note or ""
+        fitted = fitted.request
     if isinstance(fitted, str):
         out.update(row_error=fitted, prompt=fallback, sampling_params={"temperature": 0.0, "max_tokens": 1})
         return out
