@@ -84,13 +84,11 @@ def _preprocess(row: dict, fallback: str, preset: Preset, args: dict) -> dict:
            "sampling_params": json.loads(row["sampling"])}
     request = pickle.loads(row["request"])
     fitted = _cut_and_fit(request, preset, args)
-    if not isinstance(fitted, str):
-        out["note"] = fitted.note or ""
-        fitted = fitted.request
     if isinstance(fitted, str):
         out.update(row_error=fitted, prompt=fallback, sampling_params={"temperature": 0.0, "max_tokens": 1})
         return out
-    data, processor_kwargs = multimodal_inputs(fitted.media)
+    out["note"] = fitted.note or ""
+    data, processor_kwargs = multimodal_inputs(fitted.request.media)
     if data:
         out["multimodal_data"] = data
     if processor_kwargs:
