@@ -95,6 +95,32 @@ def test_a_missing_shard_ends_the_reading_with_an_error(tmp_path):
     assert items[2].index == 2 and "missing" in items[2].reason
 
 
+@pytest.mark.parametrize("escape", ["../outside/{name}", "{outside}/{name}", "sub/../../outside/{name}"])
+def test_a_state_json_naming_a_file_outside_its_folder_is_that_datasets_error(tmp_path, escape):
+    """state.json is data: a file name that leaves the folder (`..`, an absolute path) is refused
+    before anything is opened. The file it names is a valid shard with rows, so reading it would show."""
+    datasets.Dataset.from_list(ROWS).save_to_disk(str(tmp_path / "outside"))
+    name = json.loads((tmp_path / "outside" / "state.json").read_text())["_data_files"][0]["filename"]
+    datasets.Dataset.from_list(ROWS[:1]).save_to_disk(str(tmp_path / "saved"))
+    state_path = tmp_path / "saved" / "state.json"
+    state = json.loads(state_path.read_text())
+    state["_data_files"].append({"filename": escape.format(name=name, outside=tmp_path / "outside")})
+    state_path.write_text(json.dumps(state))
+    (err,) = read_dataset(tmp_path / "saved")
+    assert isinstance(err, InputError) and err.index == 0
+    assert "outside its folder" in err.reason and str(state_path) in err.reason
+
+
+def test_a_state_json_file_name_that_is_not_a_string_is_that_datasets_error(tmp_path):
+    datasets.Dataset.from_list(ROWS).save_to_disk(str(tmp_path / "saved"))
+    state_path = tmp_path / "saved" / "state.json"
+    state = json.loads(state_path.read_text())
+    state["_data_files"][0]["filename"] = ["data.arrow"]
+    state_path.write_text(json.dumps(state))
+    (err,) = read_dataset(tmp_path / "saved")
+    assert isinstance(err, InputError) and "state.json" in err.reason
+
+
 def test_bad_rows_are_errors_and_reading_goes_on(tmp_path):
     lines = [
         json.dumps({"id": "ok", "video": "v", "question": "q?"}),

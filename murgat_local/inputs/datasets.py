@@ -206,10 +206,18 @@ def _saved_dataset(folder: pathlib.Path) -> Iterator[tuple[int, str, object]]:
             yield 0, str(folder), Unparsed(f"{folder} is not a folder written by save_to_disk (no state.json)")
         return
     try:
-        files = [folder / f["filename"] for f in json.loads(state.read_text(encoding="utf-8"))["_data_files"]]
+        names = [f["filename"] for f in json.loads(state.read_text(encoding="utf-8"))["_data_files"]]
+        files = [folder / _data_file_name(n) for n in names]
     except (ValueError, KeyError, TypeError) as e:
         yield 0, str(state), Unparsed(f"{state} does not list the data files ({type(e).__name__}: {e})")
         return
+    # state.json is part of the input, not trusted: its names may not lead out of the folder.
+    inside = folder.resolve()
+    for name, file in zip(names, files):
+        if pathlib.PurePath(name).is_absolute() or ".." in pathlib.PurePath(name).parts \
+                or inside not in file.resolve().parents:
+            yield 0, str(state), Unparsed(f"{state} names a data file outside its folder: {name!r}")
+            return
     start = 0
     for file in files:
         for index, source, obj in _rows(file, _arrow_batches(file), start):
@@ -217,6 +225,12 @@ def _saved_dataset(folder: pathlib.Path) -> Iterator[tuple[int, str, object]]:
             start = index + 1
             if isinstance(obj, Unparsed):
                 return
+
+
+def _data_file_name(name: object) -> str:
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"a data file name must be a non-empty string, not {name!r}")
+    return name
 
 
 def _rows(path: pathlib.Path, batches: Iterator, start: int = 0) -> Iterator[tuple[int, str, object]]:
