@@ -18,6 +18,7 @@ from ..engines import Sampling
 from ..generate.media import ResponderPlan
 from ..generate.program import (Limits, LogicPlan, NarrativePlan, ProgramError, Trace, check_narrative,
                                 narrative_regex, parse_logic, refused_trace, run_logic, run_narrative)
+from ..generate.program.budget import RunBudget
 from ..generate.program.render import render_response
 from ..generate.program_tools import VideoTools
 from ..generate.strategies import Strategy
@@ -73,10 +74,11 @@ def execute(jobs: Sequence[ProgramJob], judge: StageJudge, cutter: SegmentCutter
 
     def job_fn(job: ProgramJob):
         def run(ask) -> ProgramResult:
-            return _run_one(job, ask, cutter, prompts, limits)
+            return _run_one(job, ask, cutter, prompts, limits, budget)
         return run
 
-    batcher: RoundBatcher[ProgramResult] = RoundBatcher(judge.run)
+    budget = RunBudget(limits.max_run_bytes, limits.max_bytes)
+    batcher: RoundBatcher[ProgramResult] = RoundBatcher(judge.run, max_live=budget.concurrent)
     results = batcher.run([job_fn(j) for j in jobs])
     out = {}
     for job, res in zip(jobs, results):
@@ -86,7 +88,7 @@ def execute(jobs: Sequence[ProgramJob], judge: StageJudge, cutter: SegmentCutter
     return out
 
 
-def _run_one(job: ProgramJob, ask, cutter, prompts, limits: Limits) -> ProgramResult:
+def _run_one(job: ProgramJob, ask, cutter, prompts, limits: Limits, budget: RunBudget) -> ProgramResult:
     source = plan_source(job.plan.raw)
     record: dict = {"style": job.strategy.style, "variant": job.strategy.source, "plan": source}
     tools = VideoTools(ask, cutter, job.ref, job.media, prompts, job.sampling, job.question, job.options)
@@ -99,7 +101,7 @@ def _run_one(job: ProgramJob, ask, cutter, prompts, limits: Limits) -> ProgramRe
     if isinstance(plan, ProgramError):
         trace = refused_trace(style, imperative, plan, limits)
     elif isinstance(plan, LogicPlan):
-        trace = run_logic(plan, tools, limits, clock=tools.clock)
+        trace = run_logic(plan, tools, limits, clock=tools.clock, budget=budget)
     else:
         trace = run_narrative(plan, tools, limits, options=job.options, clock=tools.clock)
     wall = time.monotonic() - t0

@@ -5,6 +5,10 @@ its outcome comes back. The coordinator waits until every live program is blocke
 (or finished), then sends all the waiting calls as one batch, in item order, and hands the
 outcomes back. Which calls share a round depends only on the programs, not on thread timing,
 so a resumed run sends the same rounds (the cached ones are served without the engine).
+
+At most `max_live` programs run at once (each plan may hold its whole byte budget, and the run's
+pool is `max_live` of those); the next ones start, in item order, at the moment a round would
+form, so which calls share a round still depends only on the programs.
 """
 
 from __future__ import annotations
@@ -19,8 +23,11 @@ Ask = Callable[[Sequence[Call]], list[Outcome]]
 
 
 class RoundBatcher(Generic[T]):
-    def __init__(self, send: Callable[[list[Call]], list[Outcome]]):
+    def __init__(self, send: Callable[[list[Call]], list[Outcome]], max_live: int | None = None):
+        if max_live is not None and max_live < 1:
+            raise ValueError("max_live must be at least 1")
         self._send = send
+        self._max_live = max_live
         self._cond = threading.Condition()
         self._waiting: dict[int, list[Call]] = {}
         self._answers: dict[int, list[Outcome] | BaseException] = {}
@@ -60,14 +67,30 @@ class RoundBatcher(Generic[T]):
 
         threads = [threading.Thread(target=work, args=(i, job), daemon=True, name=f"program-{i}")
                    for i, job in enumerate(jobs)]
-        self._alive = len(threads)
-        for t in threads:
-            t.start()
+        cap = len(threads) if self._max_live is None else self._max_live
+        started = 0
+
+        def start_more() -> bool:  # under the lock
+            nonlocal started
+            more = False
+            while started < len(threads) and self._alive < cap:
+                self._alive += 1
+                threads[started].start()
+                started += 1
+                more = True
+            return more
+
+        self._alive = 0
+        with self._cond:
+            start_more()
         failure: BaseException | None = None
         while True:
             with self._cond:
-                while self._alive and len(self._waiting) < self._alive:
-                    self._cond.wait()
+                while True:
+                    while self._alive and len(self._waiting) < self._alive:
+                        self._cond.wait()
+                    if not start_more():
+                        break
                 if not self._waiting:
                     break
                 batch = sorted(self._waiting.items())
@@ -88,7 +111,7 @@ class RoundBatcher(Generic[T]):
                         self._answers[i] = outcomes[at:at + len(calls)]
                     at += len(calls)
                 self._cond.notify_all()
-        for t in threads:
+        for t in threads[:started]:
             t.join()
         if failure is not None:
             raise failure

@@ -11,9 +11,11 @@ tool call goes through the run's `Meter`, which records it. Errors inside the pl
 from __future__ import annotations
 
 import ast
+import sys
 import time
 from typing import Any
 
+from .budget import RunBudget
 from .limits import Limits, ProgramError, ProgramStop, failed
 from .logic import BUILTINS, QUERY_NO_TIMES, LogicPlan, parse_logic
 from .tools import MODALITIES, Evidence, Span, Tools
@@ -35,9 +37,11 @@ class _Return(Exception):
         self.value = value
 
 
-def run_logic(plan: LogicPlan, tools: Tools, limits: Limits = Limits(), clock: Clock = time.monotonic) -> Trace:
-    """Execute a checked plan against `tools`; the trace says how it ended."""
-    meter = Meter(limits, clock)
+def run_logic(plan: LogicPlan, tools: Tools, limits: Limits = Limits(), clock: Clock = time.monotonic,
+              budget: RunBudget | None = None) -> Trace:
+    """Execute a checked plan against `tools`; the trace says how it ended. `budget`: the byte
+    pool this plan shares with the other plans of its run."""
+    meter = Meter(limits, clock, budget=budget)
     run = _Interpreter(plan.imperative, tools, meter, limits, plan.allow_times)
     error: ProgramError | None = None
     returned: str | None = None
@@ -66,12 +70,13 @@ def run_logic_source(
     limits: Limits = Limits(),
     clock: Clock = time.monotonic,
     allow_times: bool = True,
+    budget: RunBudget | None = None,
 ) -> Trace:
     """Parse, check and run; a refused plan gives a trace with no calls."""
     plan = parse_logic(source, imperative, limits, allow_times)
     if isinstance(plan, ProgramError):
         return refused_trace("logic", imperative, plan, limits)
-    return run_logic(plan, tools, limits, clock)
+    return run_logic(plan, tools, limits, clock, budget)
 
 
 def _line(node: ast.AST) -> int | None:
@@ -216,7 +221,7 @@ class _Interpreter:
             items = [self.evaluate(x) for x in e.elts]
             return v.new(items if isinstance(e, ast.List) else tuple(items), line)
         if isinstance(e, ast.Dict):
-            d: dict[Any, Any] = {}
+            d: dict[Any, Any] = v.built({}, line)
             for k, val in zip(e.keys, e.values):
                 v.store_item(d, self.evaluate(k), self.evaluate(val), line)  # type: ignore[arg-type]
             return d
@@ -246,18 +251,20 @@ class _Interpreter:
             size += len(text)
             self.values.fit(size, "str", line)
             pieces.append(text)
-        return "".join(pieces)
+        return self.values.built("".join(pieces), line)
 
     def listcomp(self, e: ast.ListComp, line: int | None) -> list[Any]:
         """Bounded like loops; its names do not leak into the plan's variables (as in Python 3)."""
         names = {n.id for g in e.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
         saved = {n: self.env[n] for n in names if n in self.env}
-        out: list[Any] = []
+        out: list[Any] = self.values.built([], line)
 
         def turn(i: int) -> None:
             if i == len(e.generators):
                 self.values.fit(len(out) + 1, "items", line)
+                before = sys.getsizeof(out)
                 out.append(self.evaluate(e.elt))
+                self.values.grew(out, before, line)
                 return
             g = e.generators[i]
             for item in self.values.iterate(self.evaluate(g.iter), line):
@@ -286,7 +293,9 @@ class _Interpreter:
                 if not isinstance(target, list):
                     raise failed(f"append() needs a list, got {kind_of(target)}", line)
                 self.values.fit(len(target) + 1, "items", line)
+                before = sys.getsizeof(target)
                 target.append(item)
+                self.values.grew(target, before, line)
                 return None
             args = [self.evaluate(a) for a in c.args]
             return self.query(args, line) if f.attr == "query" else self.find(args, line)
@@ -306,7 +315,8 @@ class _Interpreter:
         modality = _modality("video.query", modality, line)
         shown = when.text if isinstance(when, Span) else when
         record = {"time": shown, "question": question, "modality": modality}
-        return self.meter.call("query", record, lambda: self.tools.query(when, question, modality), line)
+        return self.meter.call("query", record, lambda: self.tools.query(when, question, modality), line,
+                               sent=(shown, question))
 
     def find(self, args: list[Any], line: int | None) -> list[Span] | None:
         if not self.imperative:  # the checker refuses this already; kept as a second lock
@@ -314,10 +324,9 @@ class _Interpreter:
         description = _str_arg("video.find", "description", args[0], line)
         modality = _modality("video.find", args[1], line)
         record = {"description": description, "modality": modality}
-        spans = self.meter.call("find", record, lambda: self.tools.find(description, modality), line)
-        if spans is not None:
-            self.meter.allocate(len(spans), line)
-        return spans
+        spans = self.meter.call("find", record, lambda: self.tools.find(description, modality), line,
+                                sent=(description,))
+        return spans if spans is None else self.values.built(spans, line)
 
     def answer(self, args: list[Any], line: int | None) -> str | None:
         question = _str_arg("answer", "question", args[0], line)
@@ -339,4 +348,5 @@ class _Interpreter:
             "evidence": [self.meter.evidence_ref(x) for x in items],
             "options": None if opts is None else list(opts),
         }
-        return self.meter.call("answer", record, lambda: self.tools.answer(question, items, opts), line)
+        return self.meter.call("answer", record, lambda: self.tools.answer(question, items, opts), line,
+                               sent=(question, items, opts))

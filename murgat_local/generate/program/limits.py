@@ -1,8 +1,9 @@
 """Runtime limits for model-written plans, and the error value every refusal or stop becomes.
 
 A plan is untrusted text. Every resource it can spend (steps, loop iterations, tool calls, value
-sizes, total allocation, nesting, source length, wall time) has a limit here, so that the worst a
-hostile plan can do is end early with a named reason. The limits are configuration: a run records
+sizes, bytes, the work of size-dependent operations, the text sent to a tool, nesting, source
+length, wall time) has a limit here, so that the worst a hostile plan can do is end early with a
+named reason, and never slow or stop another plan. The limits are configuration: a run records
 the `Limits` it used in its trace, so a stopped run can be explained after the fact.
 """
 
@@ -25,9 +26,13 @@ class Limits:
     max_tool_calls: int = 64  # find + query + answer calls, failed ones included
     max_string_chars: int = 20_000  # the longest string a plan may build
     max_items: int = 1_000  # the longest list / tuple / dict a plan may build
-    max_allocated: int = 5_000_000  # string chars + container items built, over the whole run
+    max_bytes: int = 32 * 2**20  # bytes of every value the plan builds, counted as built
+    max_run_bytes: int = 2 * 2**30  # all plans of a run together: at most this // max_bytes run at once
+    max_work: int = 5_000_000  # elements visited by comparisons, hashing, min/max, membership
+    max_value_depth: int = 100  # nesting of a value such an operation walks (Python's own ends near 1000)
+    max_tool_chars: int = 40_000  # text one tool call receives (arguments and evidence together)
     max_int_bits: int = 64  # integers larger than this stop the run (no big-number bombs)
-    max_seconds: float = 600.0  # wall time, tools included, checked between steps
+    max_seconds: float = 600.0  # wall time, tools included, checked between steps and inside walks
     max_plan_lines: int = 32  # narrative plans: lines, synthesize included
 
     def __post_init__(self) -> None:

@@ -11,6 +11,7 @@ the single `main`, and a tree no deeper than `Limits.max_depth`.
 from __future__ import annotations
 
 import ast
+import threading
 import warnings
 from dataclasses import dataclass
 
@@ -57,6 +58,7 @@ _CONTEXT = (ast.expr_context, ast.boolop, ast.cmpop, ast.operator, ast.unaryop)
 # surrogate cannot become a path, so that attempt ends before anything is opened (tested with an
 # audit hook): parsing a plan touches no file.
 _PARSE_FILENAME = "<plan \ud800>"
+_PARSE_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -88,8 +90,11 @@ def parse_logic(
             "refused", f"source is {len(source)} characters, more than {limits.max_source_chars} (limit max_source_chars)"
         )
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SyntaxWarning / DeprecationWarning are not our output
+        # SyntaxWarning / DeprecationWarning are not our output. catch_warnings swaps the global
+        # filter list, so parses in several threads must not interleave: the lock keeps each
+        # save/restore pair whole, and the filters end as they began.
+        with _PARSE_LOCK, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
             tree = ast.parse(source, _PARSE_FILENAME, mode="exec")
     except SyntaxError as e:
         return ProgramError("refused", f"syntax error: {e.msg}", e.lineno)

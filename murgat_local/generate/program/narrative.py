@@ -214,7 +214,7 @@ def check_narrative(text: str, imperative: bool, limits: Limits = Limits(),
 def _find(meter: Meter, tools: Tools, step: NarrativeStep) -> list[Time]:
     description, modality = step.text, step.modality or ""
     record = {"description": description, "modality": modality}
-    found = meter.call("find", record, lambda: tools.find(description, modality), step.number)
+    found = meter.call("find", record, lambda: tools.find(description, modality), step.number, sent=(description,))
     return list(found or [])
 
 
@@ -222,7 +222,8 @@ def _query(meter: Meter, tools: Tools, step: NarrativeStep, when: Time) -> Evide
     question, modality = step.text, step.modality or ""
     shown = when.text if isinstance(when, Span) else when
     record = {"time": shown, "question": question, "modality": modality}
-    return meter.call("query", record, lambda: tools.query(when, question, modality), step.number)
+    return meter.call("query", record, lambda: tools.query(when, question, modality), step.number,
+                      sent=(shown, question))
 
 
 def _synthesize(
@@ -235,4 +236,5 @@ def _synthesize(
         "evidence": [meter.evidence_ref(x) for x in items],
         "options": None if opts is None else list(opts),
     }
-    meter.call("answer", record, lambda: tools.answer(step.text, items, opts), step.number)
+    meter.call("answer", record, lambda: tools.answer(step.text, items, opts), step.number,
+               sent=(step.text, items, opts))

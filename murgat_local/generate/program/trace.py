@@ -11,16 +11,30 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
 
+from .budget import RunBudget, text_size
 from .limits import Limits, ProgramError, over_limit
 from .tools import Evidence, Span, ToolError
 
 Status = Literal["ok", "refused", "stopped", "failed"]
 Clock = Callable[[], float]
 SUMMARY_CHARS = 200
+ARG_CHARS = 300  # a string argument is recorded up to this, with its full length noted
+ARG_ITEMS = 64  # a list argument is recorded up to this many items, with the count noted
 
 
 def _clip(text: str, n: int = SUMMARY_CHARS) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def recorded(value: Any) -> Any:
+    """A tool argument as the trace keeps it: long strings and lists cut, their full size noted,
+    so a plan cannot make its trace as large as what it passed."""
+    if isinstance(value, str):
+        return value if len(value) <= ARG_CHARS else f"{value[:ARG_CHARS]}… [{len(value)} characters]"
+    if isinstance(value, list):
+        kept = [recorded(v) for v in value[:ARG_ITEMS]]
+        return kept if len(value) <= ARG_ITEMS else [*kept, f"… [{len(value)} items]"]
+    return value
 
 
 class ToolCrash(Exception):
@@ -113,6 +127,8 @@ class Meter:
     allocated: int = 0
     calls: list[ToolCall] = field(default_factory=list)
     answer: str | None = None
+    budget: RunBudget | None = None  # the run's byte pool, shared with the plans running beside this one
+    worked: int = 0
     _start: float = 0.0
     _origin: dict[int, tuple[int, Evidence]] = field(default_factory=dict)
 
@@ -127,6 +143,10 @@ class Meter:
         self.steps += 1
         if self.steps > self.limits.max_steps:
             raise over_limit("steps", self.limits.max_steps, "max_steps", line)
+        self.tick(line)
+
+    def tick(self, line: int | None) -> None:
+        """The clock check; also called from inside long walks, so it holds within one operation."""
         if self.seconds > self.limits.max_seconds:
             raise over_limit("seconds", self.limits.max_seconds, "max_seconds", line)
 
@@ -136,9 +156,23 @@ class Meter:
             raise over_limit("loop iterations", self.limits.max_iterations, "max_iterations", line)
 
     def allocate(self, size: int, line: int | None) -> None:
+        """Charge `size` bytes of a value just built, to this plan and to the run's pool."""
+        if self.allocated + size > self.limits.max_bytes:
+            raise over_limit("bytes of values built", self.limits.max_bytes, "max_bytes", line)
+        if self.budget is not None:
+            self.budget.take(size, lambda: over_limit(
+                "bytes built by the run's plans together", self.limits.max_run_bytes, "max_run_bytes", line))
         self.allocated += size
-        if self.allocated > self.limits.max_allocated:
-            raise over_limit("characters and items built", self.limits.max_allocated, "max_allocated", line)
+
+    def work_left(self) -> int:
+        return self.limits.max_work - self.worked
+
+    def work(self, units: int, line: int | None) -> None:
+        """Charge the elements an operation will visit, before it runs."""
+        self.worked += units
+        if self.worked > self.limits.max_work:
+            raise over_limit("elements visited by comparisons, hashing and ordering", self.limits.max_work,
+                             "max_work", line)
 
     def evidence_ref(self, item: object) -> object:
         """How an evidence list item appears in a recorded `answer` call."""
@@ -147,11 +181,16 @@ class Meter:
             return {"call": origin[0]} if origin and origin[1] is item else {"call": None}
         return item if isinstance(item, str) else str(item)
 
-    def call(self, tool: str, args: dict[str, Any], thunk: Callable[[], Any], line: int | None) -> Any:
+    def call(self, tool: str, args: dict[str, Any], thunk: Callable[[], Any], line: int | None,
+             sent: tuple = ()) -> Any:
         """Run one tool call; a `ToolError` is recorded and gives None. Other exceptions are bugs in
-        the tool and propagate. The result's type is checked: a wrong one is a tool bug too."""
+        the tool and propagate. The result's type is checked: a wrong one is a tool bug too.
+        `sent` is everything the tool receives: its text must fit `max_tool_chars`."""
         if len(self.calls) >= self.limits.max_tool_calls:
             raise over_limit("tool calls", self.limits.max_tool_calls, "max_tool_calls", line)
+        if text_size(sent) > self.limits.max_tool_chars:
+            raise over_limit("characters passed to one tool call", self.limits.max_tool_chars, "max_tool_chars", line)
+        args = {k: recorded(v) for k, v in args.items()}
         index = len(self.calls) + 1
         t0 = self.clock()
         try:
@@ -174,6 +213,10 @@ class Meter:
         return value
 
     def trace(self, style: str, imperative: bool, error: ProgramError | None, returned: str | None) -> Trace:
+        """The run's trace; the bytes it held go back to the run's pool."""
+        if self.budget is not None:
+            self.budget.give_back(self.allocated)
+            self.budget = None
         status: Status = "ok" if error is None else error.kind
         return Trace(
             style, imperative, status, error, tuple(self.calls), self.steps, self.iterations,

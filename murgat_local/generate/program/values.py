@@ -1,18 +1,24 @@
-"""Operations on plan values, each sized BEFORE it allocates.
+"""Operations on plan values, each sized BEFORE it runs.
 
 Plan values are str, int, float, bool, None, list, tuple, dict, range, and the tools' opaque
 `Span` / `Evidence`. Python's own operators do the work, but only after the size of the result is
-known to fit: `"a" * 10**10` is refused from the lengths, not from a MemoryError. String `%`
-formatting is refused (its width field is an allocation bomb), and `str()` is our own renderer,
-bounded by a budget, so a self-containing list cannot make it loop.
+known to fit: `"a" * 10**10` is refused from the lengths, not from a MemoryError. An operation
+whose cost grows with its operands (comparison, membership, hashing a key, min/max) first walks
+them with sharing expanded and charges that to `max_work` (`budget.expanded_size`), so a value
+built from shared children cannot make one C-level call run for hours. Every value built is
+charged its bytes (`sys.getsizeof`, counted as built). String `%` formatting is refused (its width
+field is an allocation bomb), and `str()` is our own renderer, bounded by a budget, so a
+self-containing list cannot make it loop.
 """
 
 from __future__ import annotations
 
 import ast
 import operator
+import sys
 from typing import Any, Callable, Iterator
 
+from .budget import CONTAINERS, TooDeep, expanded_size
 from .limits import Limits, failed, over_limit
 from .tools import Evidence, Span
 from .trace import Meter
@@ -44,7 +50,7 @@ class Values:
     # ------------------------------------------------------------ sizes
 
     def fit(self, size: int, kind: str, line: int | None) -> None:
-        """Refuse a value of `size` before it is built, and charge it to the run's allocation."""
+        """Refuse a value of `size` (characters or items) before it is built."""
         cap, name = (
             (self.limits.max_string_chars, "max_string_chars") if kind == "str"
             else (self.limits.max_items, "max_items")
@@ -52,10 +58,19 @@ class Values:
         if size > cap:
             what = "characters in a string" if kind == "str" else "items in a list, tuple or dict"
             raise over_limit(what, cap, name, line)
-        self.meter.allocate(size, line)
+
+    def built(self, value: Any, line: int | None) -> Any:
+        """Charge the bytes of a value just built (its own, not its children's: those were
+        charged when they were built)."""
+        self.meter.allocate(sys.getsizeof(value), line)
+        return value
+
+    def grew(self, container: Any, before: int, line: int | None) -> None:
+        """Charge what a list or dict grew by (it may have over-allocated)."""
+        self.meter.allocate(max(sys.getsizeof(container) - before, 0), line)
 
     def new(self, value: Any, line: int | None) -> Any:
-        """Check a value that was just built (small by construction, or already `fit`)."""
+        """Check and charge a value that was just built (small by construction, or already `fit`)."""
         if isinstance(value, bool) or value is None:
             return value
         if isinstance(value, int):
@@ -63,9 +78,23 @@ class Values:
                 raise over_limit("bits in an integer", self.limits.max_int_bits, "max_int_bits", line)
         elif isinstance(value, str):
             self.fit(len(value), "str", line)
-        elif isinstance(value, (list, tuple, dict)):
+        elif isinstance(value, CONTAINERS):
             self.fit(len(value), "items", line)
-        return value
+        return self.built(value, line)
+
+    def cost(self, line: int | None, *values: Any) -> None:
+        """Charge what an operation over `values` may visit, before it runs (see the module doc)."""
+        for v in values:
+            if isinstance(v, CONTAINERS):
+                try:
+                    n = expanded_size(v, self.meter.work_left(), self.limits.max_value_depth,
+                                      lambda: self.meter.tick(line))
+                except TooDeep:
+                    raise over_limit("levels of nesting in a compared or hashed value",
+                                     self.limits.max_value_depth, "max_value_depth", line) from None
+                self.meter.work(n, line)
+            elif isinstance(v, str) and len(v) > 64:
+                self.meter.work(len(v) // 64, line)
 
     # ------------------------------------------------------------ operators
 
@@ -90,7 +119,7 @@ class Values:
             raise failed("the result is a complex number", line)
         if isinstance(result, int) and not isinstance(result, bool):
             return self.new(result, line)
-        return result  # sequences were `fit` above; floats are fixed-size
+        return self.built(result, line)  # sequences were `fit` above
 
     def unary(self, op: ast.unaryop, v: Any, line: int | None) -> Any:
         if isinstance(op, ast.Not):
@@ -101,6 +130,11 @@ class Values:
             raise failed(f"{type(e).__name__}: {e}", line) from None
 
     def compare(self, op: ast.cmpop, a: Any, b: Any, line: int | None) -> bool:
+        kind = type(op)
+        if kind in (ast.In, ast.NotIn) and isinstance(b, dict):
+            self.cost(line, a)  # hashing the key; the dict itself is not walked
+        elif kind not in (ast.Is, ast.IsNot):
+            self.cost(line, a, b)
         try:
             return bool(_CMP[type(op)](a, b))
         except _ERRORS as e:
@@ -109,12 +143,14 @@ class Values:
     def subscript(self, v: Any, key: Any, line: int | None) -> Any:
         if not isinstance(v, (str, list, tuple, dict, range)):
             raise failed(f"a {kind_of(v)} value cannot be indexed", line)
+        if isinstance(v, dict):
+            self.cost(line, key)
         try:
             result = v[key]
         except _ERRORS as e:
             raise failed(f"{type(e).__name__}: {e}", line) from None
         if isinstance(key, slice) and isinstance(result, _SEQ):
-            self.meter.allocate(len(result), line)
+            self.built(result, line)
         return result
 
     def store_item(self, v: Any, key: Any, value: Any, line: int | None) -> None:
@@ -122,17 +158,23 @@ class Values:
             raise failed(f"items of a {kind_of(v)} value cannot be assigned", line)
         if isinstance(key, slice):
             raise failed("slice assignment is not allowed", line)
+        before = sys.getsizeof(v)
         try:
-            if isinstance(v, dict) and key not in v:
-                self.fit(len(v) + 1, "items", line)
+            if isinstance(v, dict):
+                self.cost(line, key)
+                if key not in v:
+                    self.fit(len(v) + 1, "items", line)
             v[key] = value
         except _ERRORS as e:
             raise failed(f"{type(e).__name__}: {e}", line) from None
+        self.grew(v, before, line)
 
     def iterate(self, v: Any, line: int | None) -> Any:
         if not isinstance(v, (str, list, tuple, dict, range)):
             raise failed(f"cannot loop over a {kind_of(v)} value", line)
-        return list(v) if isinstance(v, (list, dict)) else v  # a snapshot: appending inside is safe
+        if isinstance(v, (list, dict)):  # a snapshot: appending inside is safe
+            return self.built(list(v), line)
+        return v
 
     # ------------------------------------------------------------ rendering
 
@@ -166,9 +208,7 @@ class Values:
             if size > cap:
                 raise over_limit("characters in a string", cap, "max_string_chars", line)
             out.append(piece)
-        text = "".join(out)
-        self.meter.allocate(len(text), line)
-        return text
+        return self.built("".join(out), line)
 
     # ------------------------------------------------------------ builtins
 
@@ -182,26 +222,34 @@ class Values:
         if name == "int":
             return self._int(args[0], line)
         if name == "range":
-            if not all(_is_int(a) for a in args):
-                raise failed("range() takes integers", line)
-            try:
-                r = range(*args)
-            except ValueError as e:
-                raise failed(f"ValueError: {e}", line) from None
-            if len(r) > self.limits.max_iterations:
-                raise over_limit("loop iterations in a range", self.limits.max_iterations, "max_iterations", line)
-            return r
+            return self._range(args, line)
         if name == "enumerate":
             items = self.iterate(args[0], line)
             self.fit(len(items), "items", line)
-            return [(i, x) for i, x in enumerate(items)]
+            pairs = [self.built((i, x), line) for i, x in enumerate(items)]
+            return self.built(pairs, line)
         values = args[0] if len(args) == 1 else args  # min / max
         if not isinstance(values, (list, tuple, str, range)) or len(values) == 0:
             raise failed(f"{name}() needs a non-empty list or at least two values", line)
+        if not isinstance(values, range):
+            self.cost(line, values)
         try:
             return min(values) if name == "min" else max(values)
         except _ERRORS as e:
             raise failed(f"{type(e).__name__}: {e}", line) from None
+
+    def _range(self, args: list[Any], line: int | None) -> range:
+        """Its length is computed here, in Python integers: `len()` of a range past a C integer
+        would raise OverflowError instead of naming the limit."""
+        if not all(_is_int(a) for a in args):
+            raise failed("range() takes integers", line)
+        start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
+        if step == 0:
+            raise failed("ValueError: range() arg 3 must not be zero", line)
+        length = max(0, (stop - start + step - (1 if step > 0 else -1)) // step)
+        if length > self.limits.max_iterations:
+            raise over_limit("loop iterations in a range", self.limits.max_iterations, "max_iterations", line)
+        return self.built(range(start, stop, step), line)
 
     def _int(self, v: Any, line: int | None) -> int:
         if isinstance(v, str) and len(v) > 40:
