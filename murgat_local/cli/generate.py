@@ -48,6 +48,7 @@ def generate(
     api_key_env: Optional[str] = cli.API_KEY_ENV,
     max_concurrency: Optional[int] = cli.MAX_CONCURRENCY,
     fingerprint: Optional[str] = cli.FINGERPRINT,
+    tokenizer: Optional[pathlib.Path] = cli.TOKENIZER,
     data_parallel: Optional[int] = cli.DATA_PARALLEL,
     temperature: Optional[float] = typer.Option(None, "--temperature"),
     top_p: Optional[float] = typer.Option(None, "--top-p"),
@@ -76,7 +77,7 @@ def generate(
     cfg = _generate_config(config, {"models": model, "strategies": strategy, "limit": limit,
                                     "samples": samples, "answer_judge": answer_judge,
                                     **cli.engine_overrides(engine, base_url, api_key_env, max_concurrency,
-                                                           fingerprint, data_parallel),
+                                                           fingerprint, data_parallel, tokenizer),
                                     "allow_outside": allow_outside or None,
                                     "models_dir": models_dir, "cache": cache})
     if sampling:
@@ -118,6 +119,7 @@ def run(
     api_key_env: Optional[str] = cli.API_KEY_ENV,
     max_concurrency: Optional[int] = cli.MAX_CONCURRENCY,
     fingerprint: Optional[str] = cli.FINGERPRINT,
+    tokenizer: Optional[pathlib.Path] = cli.TOKENIZER,
     data_parallel: Optional[int] = cli.DATA_PARALLEL,
     compat: Optional[str] = typer.Option(None, "--compat"),
     parse_reasoning: bool = typer.Option(False, "--parse-reasoning", help="with --compat reference"),
@@ -144,14 +146,14 @@ def run(
     gcfg = _generate_config(config, {"models": model, "strategies": strategy, "limit": limit,
                                      "samples": samples, "models_dir": models_dir,
                                      **cli.engine_overrides(engine, base_url, api_key_env, max_concurrency,
-                                                            fingerprint, data_parallel),
+                                                            fingerprint, data_parallel, tokenizer),
                                      "allow_outside": allow_outside or None,
                                      "cache": shared_cache})
     try:
         scfg = load_config(config, {"judge": judge, "verifier": verifier, "decomposer": decomposer,
                                     "entailer": entailer, "compat": compat,
                                     **cli.engine_overrides(engine, base_url, api_key_env, max_concurrency,
-                                                           fingerprint, data_parallel),
+                                                           fingerprint, data_parallel, tokenizer),
                                     "parse_reasoning": parse_reasoning or None,
                                     "allow_outside": allow_outside or None,
                                     "models_dir": models_dir, "cache": shared_cache})

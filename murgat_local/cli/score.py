@@ -28,6 +28,7 @@ def score(
     api_key_env: Optional[str] = ui.API_KEY_ENV,
     max_concurrency: Optional[int] = ui.MAX_CONCURRENCY,
     fingerprint: Optional[str] = ui.FINGERPRINT,
+    tokenizer: Optional[pathlib.Path] = ui.TOKENIZER,
     data_parallel: Optional[int] = ui.DATA_PARALLEL,
     compat: Optional[str] = typer.Option(None, "--compat", help="'reference' reproduces the public reference"),
     no_decontext: bool = typer.Option(False, "--no-decontextualize", help="skip decontextualization"),
@@ -68,7 +69,8 @@ def score(
     try:
         cfg = load_config(config, {
             "judge": judge, "verifier": verifier, "decomposer": decomposer, "entailer": entailer,
-            **ui.engine_overrides(engine, base_url, api_key_env, max_concurrency, fingerprint, data_parallel),
+            **ui.engine_overrides(engine, base_url, api_key_env, max_concurrency, fingerprint, data_parallel,
+                                tokenizer),
             "compat": compat, "limit": limit, "cache": cache,
             "models_dir": models_dir, "decontextualize": False if no_decontext else None,
             "parse_reasoning": parse_reasoning or None, "allow_outside": allow_outside or None,

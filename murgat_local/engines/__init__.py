@@ -16,6 +16,7 @@ from .base import Engine, EngineStats, JudgeRequest, JudgeResult, Request, Resul
 from .constraints import ParseFailure, Verdict, choice_regex, parse_verdict
 from .identity import effective_args, engine_identity, identity_material
 from .presets import ModelNotFound, Preset, available_presets, load_preset
+from .render import neutralization_of
 
 # name -> ("module:Class", the optional package it needs)
 _REGISTRY: dict[str, tuple[str, str]] = {}
@@ -79,8 +80,13 @@ class LazyEngine:
         args = effective_args(kind, preset, options)
         temperature = options.get("temperature", 0.0)
         fingerprint = options.get("fingerprint")
-        self.identity = engine_identity(kind, preset, temperature, args, fingerprint=fingerprint)
-        self.identity_detail = identity_material(kind, preset, temperature, args, fingerprint=fingerprint)
+        # Which special tokens untrusted text is stripped of (recorded in summary.json; the
+        # generic fallback is part of the identity).
+        self.neutralization = neutralization_of(preset, options.get("tokenizer"))
+        mode = self.neutralization["neutralization"]
+        self.identity = engine_identity(kind, preset, temperature, args, fingerprint=fingerprint, neutralization=mode)
+        self.identity_detail = identity_material(kind, preset, temperature, args, fingerprint=fingerprint,
+                                                 neutralization=mode)
         self._engine: Engine | None = None
         self.media_by_reference = kind in _BY_REFERENCE and not preset.quirks.video_as_images
 

@@ -52,9 +52,11 @@ def vllm_cpu_build() -> bool:
 # share its identity: a run can move between them and resume from the same cache.
 RUNTIME = {"vllm": "vllm", "openai": "vllm", "replicas": "vllm", "ray": "vllm", "transformers": "transformers"}
 
-# Options that say where and how requests travel, never what a model answers.
+# Options that say where and how requests travel, never what a model answers. `tokenizer` (a
+# served model's tokenizer folder, for neutralization) is here because it gives the special
+# tokens the model's own folder would: see `identity_material` for the case that differs.
 TRANSPORT = frozenset({"base_url", "api_key_env", "max_concurrency", "timeout_s", "retry_for_s", "retries",
-                       "served_model", "fingerprint", "data_parallel", "replicas", "address",
+                       "served_model", "fingerprint", "tokenizer", "data_parallel", "replicas", "address",
                        "replica_resources", "rows_per_batch", "local_cpus"})
 
 
@@ -101,8 +103,14 @@ def weights_identity(preset: Preset, fingerprint: str | None = None, memo: Diges
 
 
 def identity_material(kind: str, preset: Preset, temperature: float, args: dict,
-                      memo: DigestMemo | None = None, fingerprint: str | None = None) -> dict:
-    return {
+                      memo: DigestMemo | None = None, fingerprint: str | None = None,
+                      neutralization: str = "model") -> dict:
+    """`neutralization` (`render.neutralization_of`): with the model's special tokens (its folder,
+    or a served model's tokenizer folder) the prompt sent is the in-process one, so the identity
+    is too; with the generic shapes only, a response holding one of the model's own special
+    tokens reaches it as that control token, a different prompt that can change the verdict, so
+    those verdicts are kept apart."""
+    material = {
         "engine": runtime(kind),
         "architecture": preset.architecture,
         "weights": weights_identity(preset, fingerprint, memo),
@@ -110,11 +118,15 @@ def identity_material(kind: str, preset: Preset, temperature: float, args: dict,
         "engine_args": {k: args[k] for k in sorted(args) if k not in THROUGHPUT_ONLY},
         "quirks": preset.quirks.model_dump(),
     }
+    if neutralization == "generic":
+        material["neutralization"] = "generic"
+    return material
 
 
 def engine_identity(kind: str, preset: Preset, temperature: float, args: dict,
-                    memo: DigestMemo | None = None, fingerprint: str | None = None) -> str:
+                    memo: DigestMemo | None = None, fingerprint: str | None = None,
+                    neutralization: str = "model") -> str:
     """`runtime:preset:digest`, the digest over `identity_material`."""
-    material = identity_material(kind, preset, temperature, args, memo, fingerprint)
+    material = identity_material(kind, preset, temperature, args, memo, fingerprint, neutralization)
     blob = json.dumps(material, sort_keys=True, separators=(",", ":"), default=str)
     return f"{runtime(kind)}:{preset.name}:{hashlib.sha256(blob.encode()).hexdigest()[:20]}"

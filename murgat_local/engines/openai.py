@@ -13,6 +13,11 @@ Identity: the server runs vLLM on the preset's weights and arguments (`murgat se
 so), so the identity is the in-process engine's: the weights' digest when their folder is
 readable here, else the `fingerprint` the user states (`murgat serve` prints it). The server's
 model list is checked at start: the served model must be there, with the preset's context length.
+
+Neutralization (`render.neutralization_of`): the model's special tokens come from its folder when
+readable here, else from `tokenizer` (a folder with the served model's tokenizer files), which is
+checked at start against the server's own `/tokenize`; with neither, only the generic shapes are
+broken, and that is part of the identity (`identity.identity_material`).
 """
 
 from __future__ import annotations
@@ -28,8 +33,12 @@ from .base import EngineStats, EngineUnavailable, Request, Result, TIMED_OUT, fi
 from .identity import effective_args, engine_identity
 from .limits import RequestFitter, prepare
 from .presets import Preset
-from .render import ChatRenderer
+from .render import ChatRenderer, neutralization_of, tokenizer_special_tokens
 from .wire import body
+
+# Special tokens per `/tokenize` request when checking a tokenizer folder against the server
+# (Gemma has thousands; one request each way stays far below any context length).
+_CHECK_CHUNK = 256
 
 
 class _Unreachable:
@@ -42,14 +51,16 @@ class _Unreachable:
 def _local_renderer(preset: Preset) -> ChatRenderer | None:
     """The model's own tokenizer and processor, when its folder is readable here: its special
     tokens are neutralized by name and its requests are fitted to the preset's limits exactly
-    as in-process. Else None: generic special-token shapes only, and an oversized request is
-    refused by the server with its reason."""
+    as in-process. Else None (an oversized request is then refused by the server with its
+    reason). A readable folder whose tokenizer does not load is an error, never a silent
+    fallback: the identity says the model's own special tokens are broken."""
     if not (preset.path / "config.json").is_file():
         return None
     try:
         return ChatRenderer(preset.path, preset, trust_remote_code=preset.trust_remote_code)
-    except Exception:
-        return None
+    except Exception as e:
+        raise ValueError(f"the tokenizer or processor in {preset.path} does not load "
+                         f"({type(e).__name__}: {e})") from None
 
 
 class OpenAIEngine:
@@ -58,7 +69,7 @@ class OpenAIEngine:
     def __init__(self, preset: Preset, *, base_url: str, temperature: float = 0.0,
                  api_key_env: str | None = None, max_concurrency: int = 32, timeout_s: float = 600.0,
                  retry_for_s: float = 300.0, retries: int = 2, fingerprint: str | None = None,
-                 served_model: str | None = None, **engine_args):
+                 served_model: str | None = None, tokenizer: str | os.PathLike | None = None, **engine_args):
         import httpx  # noqa: F401  (checked here: a clear error before any request)
 
         if max_concurrency < 1:
@@ -81,14 +92,23 @@ class OpenAIEngine:
             if not key:
                 raise ValueError(f"--api-key-env {api_key_env}: that environment variable is not set")
             self.headers["Authorization"] = f"Bearer {key}"
+        self.neutralization = neutralization_of(preset, tokenizer)
         renderer = _local_renderer(preset)
-        self.special_tokens = renderer.special_tokens if renderer is not None else []
         self.fitter = RequestFitter(preset, self._args, renderer) if renderer is not None else None
+        if renderer is not None:
+            self.special_tokens = renderer.special_tokens
+        elif tokenizer is not None:
+            self.special_tokens = tokenizer_special_tokens(tokenizer, trust_remote_code=preset.trust_remote_code)
+        else:
+            self.special_tokens = []
         self.server_model = self._check_server(served_model or preset.name)
+        if renderer is None and tokenizer is not None:
+            self._check_tokenizer(tokenizer)
 
     @property
     def identity(self) -> str:
-        return engine_identity("openai", self.preset, self.temperature, self._args, fingerprint=self._fingerprint)
+        return engine_identity("openai", self.preset, self.temperature, self._args, fingerprint=self._fingerprint,
+                               neutralization=self.neutralization["neutralization"])
 
     # ------------------------------------------------------------------ start
 
@@ -128,6 +148,31 @@ class OpenAIEngine:
                 f"server {self.base_url} serves {entry['id']!r} with max_model_len {have_len}, the preset says "
                 f"{want_len}: start it with `murgat serve {self.preset.name}` (same arguments, same verdicts)")
         return entry
+
+    def _check_tokenizer(self, folder) -> None:
+        """The tokenizer folder must be the served model's: the server reads each of its special
+        tokens as one token (another family's `<start_of_turn>` would come back in pieces). Its
+        tokens then are what the in-process engine breaks, as the identity assumes."""
+        import httpx
+
+        root = self.base_url.removesuffix("/v1")  # vLLM serves /tokenize beside /v1
+        unknown: list[str] = []
+        for i in range(0, len(self.special_tokens), _CHECK_CHUNK):
+            chunk = self.special_tokens[i:i + _CHECK_CHUNK]
+            try:
+                r = httpx.post(f"{root}/tokenize", headers=self.headers, timeout=60, json={
+                    "model": self.server_model["id"], "prompt": "\n".join(chunk),
+                    "add_special_tokens": False, "return_token_strs": True})
+                r.raise_for_status()
+                known = set(r.json().get("token_strs") or [])
+            except (httpx.HTTPError, ValueError) as e:
+                raise EngineUnavailable(f"server {self.base_url}: --tokenizer {folder} could not be checked "
+                                        f"against its /tokenize ({type(e).__name__}: {e})") from None
+            unknown += [t for t in chunk if t not in known]
+        if unknown:
+            shown = ", ".join(unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+            raise EngineUnavailable(f"--tokenizer {folder} is not the tokenizer of the model served at "
+                                    f"{self.base_url}: the server does not read {shown} as one token")
 
     # ------------------------------------------------------------------ judging
 

@@ -20,6 +20,33 @@ def special_tokens_of(tokenizer) -> list[str]:
     return sorted(t for t in tokens if t and not t.isspace())
 
 
+def tokenizer_special_tokens(folder: pathlib.Path, *, trust_remote_code: bool = False) -> list[str]:
+    """`special_tokens_of` the tokenizer saved in `folder` (a model folder, or a copy of just
+    its tokenizer files: tokenizer.json, tokenizer_config.json, ...)."""
+    from transformers import AutoTokenizer
+
+    folder = pathlib.Path(folder)
+    if not folder.is_dir():
+        raise ValueError(f"--tokenizer {folder}: not a folder")
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=trust_remote_code)
+    except Exception as e:  # transformers raises many kinds for an unusable folder
+        raise ValueError(f"--tokenizer {folder}: no tokenizer could be loaded ({type(e).__name__}: {e})") from None
+    return special_tokens_of(tokenizer)
+
+
+def neutralization_of(preset: Preset, tokenizer: pathlib.Path | str | None = None) -> dict:
+    """Which special tokens an engine breaks in untrusted text, known without loading anything:
+    the model's own when its folder is readable here (every in-process engine), else those of
+    the tokenizer folder given for a served model, else only the generic shapes (`base.neutralize`),
+    which miss a model's own kinds (Gemma's `<mask>`, `<unused0>`; SmolLM2's `<repo_name>`)."""
+    if (preset.path / "config.json").is_file():
+        return {"neutralization": "model", "source": str(preset.path)}
+    if tokenizer is not None:
+        return {"neutralization": "tokenizer", "source": str(pathlib.Path(tokenizer).resolve())}
+    return {"neutralization": "generic"}
+
+
 class ChatRenderer:
     """Renders chat messages with the model's own chat template (processor, else tokenizer)."""
 

