@@ -1,0 +1,321 @@
+"""One annotator's session over a source and a store: what to ask next, answers, undo, progress,
+and the labels file kept up to date. The server is a thin layer over this.
+
+The answers of this annotator are held in memory as well as in the store (read back at start),
+so finding the next question costs the current response's questions, not the store's size: a
+cursor walks the responses in asking order and stays at the first one not finished (an undo
+moves it back).
+
+With an overlap (`--overlap K`), K responses chosen by a hash of their ids (the same K whatever
+the source order) are asked of everyone, first; each other response goes to the first annotator
+who reaches it (a claim in the store) and is skipped by the others.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pathlib
+import threading
+from typing import Mapping
+
+from ..media.segments import SegmentOptions, check_citation
+from ..media.source import MediaError, probe
+from .export import label_record, write_labels
+from .questions import UNSURE, check_answer, find, next_question, proposal, questions
+from .source import Item, Source
+from .store import Store
+
+
+class SessionError(Exception):
+    """A session that cannot start as asked (a usage error)."""
+
+
+def pick_overlap(ids: list[str], k: int) -> list[str]:
+    """The `k` responses everyone labels: the first by SHA-256 of their id."""
+    return sorted(ids, key=lambda i: hashlib.sha256(i.encode("utf-8", "surrogatepass")).hexdigest())[:k]
+
+
+def _options(value: object) -> list[str] | None:
+    return [str(v) for v in value] if isinstance(value, list) else None
+
+
+class Session:
+    def __init__(self, source: Source, store: Store, annotator: str, *, show_judge: bool = False,
+                 overlap: int | None = None, labels: pathlib.Path | None = None):
+        store.lock(annotator)
+        self.source, self.store, self.annotator = source, store, annotator
+        self.show_judge, self.labels = show_judge, labels
+        self.lock = threading.RLock()
+        self.items = source.items
+        self.by_id = {it.id: it for it in self.items}
+        self.shared = self._overlap(overlap)
+        first = [it for it in self.items if self.shared is None or it.id in self.shared]
+        self.order = first + [it for it in self.items if self.shared is not None and it.id not in self.shared]
+        self.position = {it.id: n for n, it in enumerate(self.order)}
+        claims = store.claims()
+        self.mine = {r for r, a in claims.items() if a == annotator}
+        self.others = {r for r, a in claims.items() if a != annotator}
+        self.answers: dict[str, dict[str, object]] = {it.id: {} for it in self.items}
+        self.shown: dict[str, dict[str, bool]] = {it.id: {} for it in self.items}
+        self.stale = 0  # answers made on another split of a response, or on a response no longer in the source
+        for a in store.answers(annotator):
+            item = self.by_id.get(a.response)
+            if item is None or a.digest != item.digest:
+                self.stale += 1
+                continue
+            self.answers[a.response][a.question] = a.value
+            self.shown[a.response][a.question] = a.judge_shown
+        self.counts: dict[str, tuple[int, int, int]] = {}
+        self.totals = [0, 0, 0]  # answered, open, unsure over the responses that may be this annotator's
+        for it in self.items:
+            if it.id not in self.others:
+                self._recount(it)
+        self.cursor = 0
+        self.media = sorted({it.media for it in self.items})
+        self.media_index = {p: n for n, p in enumerate(self.media)}
+        self._info: dict[pathlib.Path, object] = {}
+        self._window = SegmentOptions(audio_point_window=source.audio_point_window)
+        self._dirty = threading.Event()
+        self._closing = False
+        self._write_lock = threading.Lock()
+        self._writer: threading.Thread | None = None
+
+    # ------------------------------------------------------------ assignment
+
+    def _overlap(self, k: int | None) -> set[str] | None:
+        stored = self.store.get_meta("overlap")
+        if k is not None:
+            if k < 0:
+                raise SessionError("--overlap takes a number of responses, 0 or more")
+            stored = self.store.set_meta_once("overlap", {"k": k, "ids": pick_overlap([i.id for i in self.items], k)})
+            if stored["k"] != k:
+                raise SessionError(f"the store {self.store.path} was started with --overlap {stored['k']}; "
+                                   f"it cannot change (give --overlap {stored['k']}, or none)")
+        return None if stored is None else set(stored["ids"])
+
+    def _is_mine(self, item: Item) -> bool:
+        if self.shared is None or item.id in self.shared or item.id in self.mine:
+            return True
+        if item.id in self.others:
+            return False
+        if self.store.claim(item.id, self.annotator) == self.annotator:
+            self.mine.add(item.id)
+            return True
+        self.others.add(item.id)
+        self._uncount(item)
+        return False
+
+    # ------------------------------------------------------------ counts
+
+    def _recount(self, item: Item) -> bool:
+        """Refresh `item`'s counts; whether it is finished."""
+        answers = self.answers[item.id]
+        asked = list(questions(item, answers))
+        n_open = sum(1 for q in asked if q.suffix not in answers)
+        new = (len(asked) - n_open, n_open, sum(1 for v in answers.values() if v == UNSURE))
+        old = self.counts.get(item.id, (0, 0, 0))
+        self.counts[item.id] = new
+        for k in range(3):
+            self.totals[k] += new[k] - old[k]
+        return n_open == 0
+
+    def _uncount(self, item: Item) -> None:
+        old = self.counts.pop(item.id, (0, 0, 0))
+        for k in range(3):
+            self.totals[k] -= old[k]
+
+    # ------------------------------------------------------------ the API's operations
+
+    def next(self) -> dict:
+        with self.lock:
+            while self.cursor < len(self.order):
+                item = self.order[self.cursor]
+                if self._is_mine(item):
+                    q = next_question(item, self.answers[item.id])
+                    if q is not None:
+                        return {"done": False, "question": self.payload(item, q)}
+                self.cursor += 1
+            return {"done": True}
+
+    def answer(self, key: object, value: object) -> tuple[int, dict]:
+        """(HTTP status, body) for an answer to the question `key`."""
+        if not isinstance(key, str) or "#" not in key:
+            return 422, {"error": "key must be a question's key, as /api/next gives it"}
+        rid, _, suffix = key.rpartition("#")
+        with self.lock:
+            item = self.by_id.get(rid)
+            if item is None:
+                return 404, {"error": f"no response {rid!r} in this source"}
+            if not self._is_mine(item):
+                return 409, {"error": f"response {rid!r} is another annotator's (--overlap)"}
+            answers = self.answers[rid]
+            if suffix in answers:
+                q = next((q for q in questions(item, answers) if q.suffix == suffix), None)
+                same = q is not None and check_answer(q, value)[0] == answers[suffix]
+                if same:
+                    return 200, {"ok": True, "key": key, "already": True}
+                return 409, {"error": f"{key!r} is already answered ({answers[suffix]!r}); undo it first"}
+            q = find(item, answers, suffix)
+            if q is None:
+                return 409, {"error": f"{key!r} is not a question open now"}
+            stored, why = check_answer(q, value)
+            if why:
+                return 422, {"error": why}
+            _, live = self.store.add(self.annotator, rid, item.digest, suffix, stored, self.show_judge)
+            answers[suffix] = live
+            self.shown[rid][suffix] = self.show_judge
+            finished = self._recount(item)
+            if finished:
+                self._dirty.set()
+            return 200, {"ok": True, "key": key, "response_finished": finished}
+
+    def undo(self) -> dict:
+        with self.lock:
+            a = self.store.undo_last(self.annotator)
+            if a is None:
+                return {"undone": None}
+            item = self.by_id.get(a.response)
+            if item is not None and a.digest == item.digest:
+                was_finished = self.counts.get(item.id, (0, 1, 0))[1] == 0
+                self.answers[item.id].pop(a.question, None)
+                self.shown[item.id].pop(a.question, None)
+                self._recount(item)
+                self.cursor = min(self.cursor, self.position[item.id])
+                if was_finished:
+                    self._dirty.set()
+            return {"undone": f"{a.response}#{a.question}"}
+
+    def progress(self) -> dict:
+        with self.lock:
+            answered, open_, unsure = self.totals
+            done = sum(1 for r, c in self.counts.items() if c[1] == 0)
+            return {"answered": answered, "total": answered + open_, "unsure": unsure,
+                    "responses": {"done": done, "total": len(self.counts)},
+                    "annotator": self.annotator, "show_judge": self.show_judge,
+                    "overlap": len(self.shared) if self.shared is not None else None,
+                    "stale_answers": self.stale,
+                    "unusable": [{"id": u.id, "source": u.source, "reason": u.reason} for u in self.source.unusable]}
+
+    # ------------------------------------------------------------ what the page shows
+
+    def _citations(self, item: Item, i: int) -> list[dict]:
+        info = self._info.get(item.media)
+        if info is None:
+            try:
+                info = probe(item.media)
+            except MediaError as e:
+                info = str(e)
+            self._info[item.media] = info
+        out = []
+        for c in item.sentences[i].citations:
+            issue = info if isinstance(info, str) else check_citation(c, info, self._window)
+            out.append({**c.to_dict(), "issue": issue})
+        return out
+
+    def payload(self, item: Item, q) -> dict:
+        answers = self.answers[item.id]
+        offer, origin = proposal(item, q, answers, self.show_judge)
+        facts = answers.get(f"s{q.sentence + 1}.facts")
+        return {
+            "key": f"{item.id}#{q.suffix}", "kind": q.kind, "proposal": offer, "proposal_from": origin,
+            "sentence": q.sentence, "fact": q.fact, "citation": q.citation,
+            "fact_text": facts[q.fact] if q.fact is not None and isinstance(facts, list) else None,
+            "citations": self._citations(item, q.sentence),
+            "audio_point_window": self._window.audio_point_window,
+            "response": {"id": item.id, "position": self.position[item.id] + 1, "of": len(self.order),
+                         "question": item.question, "options": _options(item.options),
+                         "video": f"/media/{self.media_index[item.media]}",
+                         "sentences": [s.text for s in item.sentences],
+                         "note": item.note if self.show_judge else None},
+        }
+
+    def media_path(self, n: int) -> pathlib.Path | None:
+        return self.media[n] if 0 <= n < len(self.media) else None
+
+    # ------------------------------------------------------------ labels
+
+    def records(self) -> tuple[list[dict], list[str]]:
+        """This annotator's finished responses as labels lines (source order), and why each finished
+        response that is left out is."""
+        with self.lock:
+            out, left = [], []
+            for item in self.items:
+                if item.id in self.others or self.counts.get(item.id, (0, 1, 0))[1]:
+                    continue
+                record, why = label_record(item, self.answers[item.id], self.annotator, self.shown[item.id])
+                if record is None:
+                    left.append(f"{item.id}: {why}")
+                else:
+                    out.append(record)
+            return out, left
+
+    def export(self) -> tuple[int, list[str]]:
+        """Rewrite the labels file now; (responses written, responses left out and why)."""
+        with self._write_lock:
+            records, left = self.records()
+            if self.labels is None:
+                return len(records), left
+            return write_labels(self.labels, records), left
+
+    def start_writer(self) -> None:
+        """Rewrite the labels file in the background whenever a response finishes or reopens."""
+        def loop():
+            while True:
+                self._dirty.wait()
+                if self._closing:
+                    return
+                self._dirty.clear()
+                self.export()
+        self._writer = threading.Thread(target=loop, name="labels-writer", daemon=True)
+        self._writer.start()
+
+    def close(self) -> tuple[int, list[str]]:
+        """Stop the writer, write the labels file a last time, release the store."""
+        self._closing = True
+        self._dirty.set()
+        if self._writer is not None:
+            self._writer.join()
+        try:
+            return self.export()
+        finally:
+            self.store.close()
+
+
+def answers_of(store: Store, source: Source) -> dict[str, dict[str, Mapping[str, object]]]:
+    """Everyone's live answers on the current split of each response: annotator -> id -> answers."""
+    out: dict[str, dict[str, dict]] = {}
+    by_id = {it.id: it for it in source.items}
+    for a in store.answers():
+        item = by_id.get(a.response)
+        if item is not None and a.digest == item.digest:
+            out.setdefault(a.annotator, {}).setdefault(a.response, {})[a.question] = a.value
+    return out
+
+
+
+
+def human_views(store: Store, source: Source) -> dict[str, dict]:
+    """Per annotator, their finished responses as `murgat meta-eval` reads labels (views)."""
+    from ..meta.views import from_labels
+    from .export import to_labelled
+
+    out: dict[str, dict] = {}
+    by_id = {it.id: it for it in source.items}
+    for annotator, responses in answers_of(store, source).items():
+        views = {}
+        for rid, answers in responses.items():
+            record, _ = label_record(by_id[rid], answers, annotator)
+            if record is not None:
+                views[rid] = from_labels(to_labelled(record))
+        out[annotator] = views
+    return out
+
+
+def agreement_report(store: Store, source: Source, *, resamples: int = 10_000, seed: int = 0) -> dict:
+    """Annotators against each other, and the run's judges against each (see `agreement`)."""
+    from .agreement import agreement
+
+    return agreement(human_views(store, source), source.judge or None, resamples=resamples, seed=seed)
+
+
+__all__ = ["Session", "SessionError", "agreement_report", "answers_of", "human_views", "pick_overlap"]
