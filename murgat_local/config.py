@@ -179,6 +179,16 @@ class RunConfig(_Run):
     bootstrap_resamples: int = Field(10_000, ge=0)
     # A stage on another engine than the run's: {"entail": {"engine": "openai", "base_url": ...}}.
     stage_engines: dict[str, StageEngine] = Field(default_factory=dict)
+    # summary.json's `by_group`: the same means and intervals per value of each field (a key of
+    # the responses' `categories`, or `model`, `benchmark`, `question_type`).
+    group_by: list[str] = Field(default_factory=list)
+
+    @field_validator("group_by")
+    @classmethod
+    def _group_by(cls, v: list[str]) -> list[str]:
+        if any(not f.strip() for f in v):
+            raise ValueError("group_by names a field: an empty name groups nothing")
+        return list(dict.fromkeys(v))
 
     @field_validator("stage_engines")
     @classmethod

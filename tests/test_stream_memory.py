@@ -34,7 +34,7 @@ def _summarize_all_at_once(records):
     s["complete_only"] = {"responses": len(complete), **_old_means(complete)}
     graded = [r["correct"] for r in ok if r.get("correct") is not None]
     s["qa_accuracy"] = mean(map(float, graded)) if graded else None
-    s["qa_graded"] = len(graded)
+    s["qa_graded"] = {"multiple-choice": len(graded), "open": 0}  # no record says `question_type`
     return s
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pathlib
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
@@ -18,11 +18,11 @@ def _records_file(run: pathlib.Path) -> pathlib.Path:
     return path
 
 
-def _read(path: pathlib.Path):
+def _read(path: pathlib.Path, group_by=()):
     from ..inputs.responses import iter_records
     from ..metrics.compare import RunRecords
 
-    run = RunRecords()
+    run = RunRecords(tuple(dict.fromkeys(group_by)))
     for _, source, obj in iter_records(path):
         if not isinstance(obj, dict):
             ui._fail(f"{path} {source}: not a scored record")
@@ -53,12 +53,33 @@ def _table(report: dict, a: pathlib.Path, b: pathlib.Path):
     return t
 
 
+def _group_tables(report: dict):
+    """Per field of `by_group`: a row per group and metric."""
+    from rich.table import Table
+
+    from ..reports.table import _cell
+
+    for field, groups in report.get("by_group", {}).items():
+        t = Table(title=f"B - A by {field} (groups of A's records)")
+        for col in (field, "metric", "n", "A", "B", "B - A", "CI", "p"):
+            t.add_column(col, justify="left" if col in (field, "metric") else "right", no_wrap=True)
+        for value, g in groups.items():
+            for name, m in g["metrics"].items():
+                ci = "-" if m["ci"] is None else f"[{m['ci'][0]:+.3f}, {m['ci'][1]:+.3f}]"
+                diff = "-" if m["difference"] is None else f"{m['difference']:+.3f}"
+                t.add_row(_cell(value), name, str(m["n"]), _fmt(m["mean_a"]), _fmt(m["mean_b"]), diff, ci,
+                          _fmt(m["p_value"], 4))
+        yield t
+
+
 @app.command()
 def compare(
     run_a: pathlib.Path = typer.Argument(..., help="a `murgat score` output folder or its scores.jsonl"),
     run_b: pathlib.Path = typer.Argument(..., help="the same, for the run compared with A"),
     out: Optional[pathlib.Path] = typer.Option(None, "--out", help="write the report here (JSON)"),
     resamples: int = typer.Option(10_000, "--resamples", min=1, help="bootstrap resamples and permutations"),
+    group_by: List[str] = typer.Option([], "--group-by", help="also compare per value of this field of A's "
+                                       "records (a `categories` key, model, benchmark, question_type; repeatable)"),
 ) -> None:
     """Compare two runs on the responses both scored (matched by id): mean difference B - A of
     MURGAT-S, coverage, F1 and accuracy, its 95% paired bootstrap interval and a paired
@@ -68,9 +89,11 @@ def compare(
     from ..reports.table import _cell
 
     path_a, path_b = _records_file(run_a), _records_file(run_b)
-    report = compare_runs(_read(path_a), _read(path_b), n_resamples=resamples)
+    report = compare_runs(_read(path_a, group_by), _read(path_b), n_resamples=resamples)
     report["runs"] = {"a": str(path_a), "b": str(path_b)}
     ui.console.print(_table(report, path_a, path_b))
+    for t in _group_tables(report):
+        ui.console.print(t)
     for name, m in report["metrics"].items():
         if m["note"]:
             ui.console.print(_cell(f"{name}: {m['note']}"))

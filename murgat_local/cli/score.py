@@ -13,6 +13,11 @@ import murgat_local.cli as ui
 from murgat_local.cli import app
 
 
+# `murgat score`, `run`, `rescore`, `compare` and `report`: summary.json's `by_group`.
+GROUP_BY = typer.Option([], "--group-by", help="also summarize per value of this field: a key of the responses' "
+                        "`categories`, or model, benchmark, question_type (repeatable)")
+
+
 @app.command()
 def score(
     responses: pathlib.Path = typer.Argument(..., help="JSONL, or the reference's JSON list"),
@@ -40,6 +45,7 @@ def score(
     cache: Optional[pathlib.Path] = typer.Option(None, "--cache", help="verdict cache (default OUT/verdicts.sqlite)"),
     models_dir: Optional[pathlib.Path] = typer.Option(None, "--models-dir", envvar="MURGAT_MODELS_DIR",
                                                       help="where presets' relative model paths live"),
+    group_by: List[str] = GROUP_BY,
     dry_run: bool = typer.Option(False, "--dry-run", help="count the calls each stage needs; run nothing"),
     calibrate: int = typer.Option(0, "--calibrate", min=0,
                                   help="with --dry-run: judge the first N responses for real and estimate the hours for all"),
@@ -74,7 +80,7 @@ def score(
             "compat": compat, "limit": limit, "cache": cache,
             "models_dir": models_dir, "decontextualize": False if no_decontext else None,
             "parse_reasoning": parse_reasoning or None, "allow_outside": allow_outside or None,
-            "max_failed_calls": max_failed_calls,
+            "max_failed_calls": max_failed_calls, "group_by": group_by or None,
         })
     except (ValidationError, OSError, ValueError) as e:
         ui._fail(f"bad configuration: {e}")
@@ -97,7 +103,11 @@ def score(
     if dry_run:  # after the engines are down, so nothing of theirs follows the plan
         ui.console.print_json(json.dumps(plan))
         raise typer.Exit(0)
+    from ..reports.groups_terminal import terminal_tables
+
     ui.console.print(summary_table(result.summary))
+    for t in terminal_tables(result.summary):
+        ui.console.print(t)
     ui.console.print(stages_table(result.summary))
     if result.errors:
         ui.console.print(errors_table(result.errors))

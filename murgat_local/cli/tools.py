@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import pathlib
 import sys
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
 import murgat_local.cli as ui
 from murgat_local.cli import app
+from murgat_local.cli import score as score_cli
 
 
 @app.command()
@@ -41,6 +42,7 @@ def rescore(
     compat: Optional[str] = typer.Option(None, "--compat"),
     out: Optional[pathlib.Path] = typer.Option(None, "--out", help="write rescored records here (JSONL)"),
     resamples: int = typer.Option(10_000, "--resamples", min=0, help="bootstrap resamples of the 95% intervals (0: none)"),
+    group_by: List[str] = score_cli.GROUP_BY,
 ) -> None:
     """Recompute scores from recorded verdicts, with no model."""
     from ..inputs.responses import iter_records
@@ -48,6 +50,7 @@ def rescore(
     from ..metrics.scores import summarize
     from ..pipeline.records import rescore_record
     from ..jsonl import dumps_record
+    from ..reports.groups_terminal import terminal_tables
     from ..reports.table import summary_table
 
     if compat not in (None, "reference"):
@@ -64,11 +67,14 @@ def rescore(
         with out.open("w", encoding="utf-8") as fh:
             for r in records:
                 fh.write(dumps_record(r, sort_keys=True) + "\n")
-    summary = summarize(records)
-    add_intervals(summary, IntervalValues.of(records), n_resamples=resamples)
+    summary = summarize(records, group_by)
+    add_intervals(summary, IntervalValues.of(records, group_by), n_resamples=resamples)
     summary["mode"] = compat or (records[0].get("mode") if records else "default")
     ui.console.print(summary_table(summary, "MURGAT scores (rescored)"))
+    for t in terminal_tables(summary):
+        ui.console.print(t)
     keys = [k for m in ("coverage", "precision", "recall", "f1", "murgat_s") for k in (m, f"{m}_ci") if k in summary]
+    keys += ["by_group"] if "by_group" in summary else []
     ui.console.print_json(json.dumps({k: summary[k] for k in keys}))
 
 

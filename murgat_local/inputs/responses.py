@@ -80,7 +80,8 @@ def _item(index: int, source: str, obj: object, seen: set[str]) -> ReadItem:
     if not isinstance(video, str):
         return InputError(index, rid, source, f"field 'video' is not a string ({type(video).__name__})")
     answer = obj.get("answer")
-    wrong = _wrong_type(obj, ("question", "model"), str) or _wrong_type(obj, ("answer",), (str, int))
+    wrong = (_wrong_type(obj, ("question", "model", "benchmark"), str) or _wrong_type(obj, ("answer",), (str, int))
+             or _wrong_labels(obj))
     if wrong:
         return InputError(index, rid, source, wrong)
     return ResponseItem(
@@ -104,6 +105,28 @@ def _wrong_type(obj: dict, fields: tuple[str, ...], types) -> str | None:
         if value is not None and (isinstance(value, bool) or not isinstance(value, types)):
             what = "a string" if types is str else "a string or an integer"
             return f"field {name!r} is not {what} ({type(value).__name__})"
+    return None
+
+
+QUESTION_TYPES = ("multiple-choice", "open")
+
+
+def _wrong_labels(obj: dict) -> str | None:
+    """Why `question_type` or `categories` (an object whose values are strings or lists of
+    strings: the groups of `--group-by`) is not what it must be."""
+    kind = obj.get("question_type")
+    if kind is not None and kind not in QUESTION_TYPES:
+        return f"field 'question_type' must be 'multiple-choice' or 'open', not {kind!r}"
+    categories = obj.get("categories")
+    if categories is None:
+        return None
+    if not isinstance(categories, dict):
+        return f"field 'categories' is not an object ({type(categories).__name__})"
+    for name, value in categories.items():
+        values = value if isinstance(value, list) else [value]
+        bad = next((v for v in values if v is not None and not isinstance(v, str)), None)
+        if bad is not None:
+            return f"field 'categories' entry {name!r} is not a string or a list of strings ({type(bad).__name__})"
     return None
 
 

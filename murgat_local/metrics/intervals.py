@@ -3,8 +3,8 @@
 The running `Summary` keeps no per-response value (a run's memory is flat); the intervals are
 computed once the records are final, from one pass over them: `IntervalValues` gathers the same
 values the means average (records with status ok, values not None; `correct` as 0/1 for the
-accuracy) into compact float arrays, overall, per model and over complete responses, and
-`add_intervals` writes `<metric>_ci` next to each mean of the summary.
+accuracy) into compact float arrays, overall, per model, per group (`groups.py`) and over
+complete responses, and `add_intervals` writes `<metric>_ci` next to each mean of the summary.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
+from .groups import Grouped
 from .scores import METRICS
 from .stats import CONFIDENCE, RESAMPLES, SEED, mean_ci, method
 
@@ -45,20 +46,23 @@ class _Group:
 
 
 class IntervalValues:
-    """Everything the intervals of a summary need, gathered record by record."""
+    """Everything the intervals of a summary need, gathered record by record (`group_by`: the
+    fields of the summary's `by_group`)."""
 
-    def __init__(self):
+    def __init__(self, group_by: Iterable[str] = ()):
         self.overall = _Group()
         self.by_model: dict[str, _Group] = {}
+        self.by_group = Grouped(group_by, _Group)
 
     def add(self, r: Mapping) -> None:
         self.overall.add(r)
         if r.get("model"):
             self.by_model.setdefault(r["model"], _Group()).add(r)
+        self.by_group.add(r)
 
     @classmethod
-    def of(cls, records: Iterable[Mapping]) -> "IntervalValues":
-        values = cls()
+    def of(cls, records: Iterable[Mapping], group_by: Iterable[str] = ()) -> "IntervalValues":
+        values = cls(group_by)
         for r in records:
             values.add(r)
         return values
@@ -89,8 +93,8 @@ def _group(section: dict, group: _Group, **options) -> None:
 def add_intervals(summary: dict, values: IntervalValues, *, n_resamples: int = RESAMPLES,
                   confidence_level: float = CONFIDENCE, seed: int = SEED) -> dict:
     """Add `<metric>_ci: [low, high]` (None with a `ci_notes` entry when undefined) next to every
-    mean of `summary` (overall, `complete_only`, each `by_model` entry and its `complete_only`),
-    and a `ci` block saying how. `n_resamples` 0 adds only the `ci` block (disabled)."""
+    mean of `summary` (overall, `complete_only`, each `by_model` and `by_group` entry and its
+    `complete_only`), and a `ci` block saying how. `n_resamples` 0 adds only the `ci` block (disabled)."""
     if n_resamples <= 0:
         summary["ci"] = {**method(0, confidence_level, seed), "note": "intervals disabled (0 resamples)"}
         return summary
@@ -99,5 +103,10 @@ def add_intervals(summary: dict, values: IntervalValues, *, n_resamples: int = R
     for name, section in (summary.get("by_model") or {}).items():
         if name in values.by_model:
             _group(section, values.by_model[name], **options)
+    for field, sections in (summary.get("by_group") or {}).items():
+        gathered = values.by_group.groups.get(field, {})
+        for name, section in sections.items():
+            if name in gathered:
+                _group(section, gathered[name], **options)
     summary["ci"] = method(n_resamples, confidence_level, seed)
     return summary

@@ -20,6 +20,9 @@ from fractions import Fraction
 from statistics import mean
 from typing import Iterable, Mapping, Sequence
 
+from ..inputs.responses import QUESTION_TYPES
+from .groups import Grouped
+
 
 def f1(precision: float, recall: float) -> float:
     return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
@@ -248,6 +251,7 @@ class Summary:
         self.means = {m: _Mean() for m in METRICS}
         self.complete_means = {m: _Mean() for m in METRICS}
         self.graded = _Mean()
+        self.graded_kinds = dict.fromkeys(QUESTION_TYPES, 0)
 
     def add(self, r: Mapping) -> None:
         self.responses += 1
@@ -264,6 +268,9 @@ class Summary:
         self.undefined += r.get("murgat_s") is None
         if r.get("correct") is not None:
             self.graded.add(float(r["correct"]))
+            kind = r.get("question_type") or QUESTION_TYPES[0]
+            kind = kind if isinstance(kind, str) else str(kind)  # a hand-edited record stays countable
+            self.graded_kinds[kind] = self.graded_kinds.get(kind, 0) + 1
 
     def result(self) -> dict:
         summary: dict = {"responses": self.responses, "scored": self.scored, "errors": self.responses - self.scored}
@@ -273,18 +280,25 @@ class Summary:
         summary["complete_only"] = {"responses": self.complete,
                                     **{m: self.complete_means[m].value() for m in METRICS}}
         summary["qa_accuracy"] = self.graded.value()
-        summary["qa_graded"] = self.graded.n
+        summary["qa_graded"] = dict(self.graded_kinds)
         return summary
 
 
-def summarize(records: Iterable[Mapping]) -> dict:
+def summarize(records: Iterable[Mapping], group_by: Iterable[str] = ()) -> dict:
     """Means of the per-response values (how the paper's tables are built), with counts.
 
     `records` are scored records (`status`, the metric fields, `scored_fraction`, `correct`
     when gradable). `partial` counts responses scored on partial data (scored_fraction < 1);
-    `complete_only` repeats the means without them.
+    `complete_only` repeats the means without them. `qa_graded` counts the graded answers per
+    `question_type` (a record without one is multiple-choice). With `group_by`, `by_group[FIELD]
+    [VALUE]` holds the same summary over each group's records (see `groups.group_values`).
     """
     summary = Summary()
+    groups = Grouped(group_by, Summary)
     for r in records:
         summary.add(r)
-    return summary.result()
+        groups.add(r)
+    result = summary.result()
+    if groups.fields:
+        result["by_group"] = groups.result()
+    return result

@@ -177,7 +177,7 @@ def paired_difference(a: Sequence, b: Sequence, *, n_resamples: int = RESAMPLES,
 
     Returns {"n", "mean_a", "mean_b", "difference", "ci", "p_value", "note"}. The interval is
     `scipy.stats.bootstrap((a, b), mean(a - b), paired=True)` (the same numbers as bootstrapping
-    the differences); with no pairs every number is None, with one the interval is None.
+    the differences); with no pairs every number is None, with one the interval and the p-value.
     """
     x, y = _pairs(a, b)
     d = x - y
@@ -191,7 +191,9 @@ def paired_difference(a: Sequence, b: Sequence, *, n_resamples: int = RESAMPLES,
     notes = []
     if ci["note"]:
         notes.append(ci["note"].replace("values are", "differences are"))
-    if n_resamples > 0:
+    if n == 1:  # scipy's permutation test needs two observations
+        notes.append("one pair: no permutation test")
+    elif n_resamples > 0:
         p = permutation_pvalue(d, n_resamples=n_resamples, seed=seed)
         out["p_value"] = p if math.isfinite(p) else None
         if out["p_value"] is None:

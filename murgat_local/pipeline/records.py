@@ -20,6 +20,13 @@ from .judging import Outcome
 from .protocol import REFERENCE, ResponseState
 
 METRIC_FIELDS = ("coverage", "precision", "recall", "f1", "murgat_s")
+# What the input row says of its question (the dataset's categories, its benchmark, the kind of
+# question), carried as given so that summaries can be split by them (`--group-by`).
+LABEL_FIELDS = ("benchmark", "categories", "question_type")
+
+
+def labels(row: Mapping) -> dict:
+    return {k: row[k] for k in LABEL_FIELDS if row.get(k) is not None}
 
 
 def _verdict(out: Outcome | None) -> dict | None:
@@ -39,10 +46,12 @@ def _yes(d: Mapping | None) -> bool | None:
     return v if isinstance(v, bool) else None
 
 
-def error_record(index: int, rid: str | None, reason: str, source: str = "", video: str | None = None) -> dict:
+def error_record(index: int, rid: str | None, reason: str, source: str = "", video: str | None = None,
+                 row: Mapping | None = None) -> dict:
     rec = {"index": index, "id": rid, "status": "error", "error": reason, "source": source}
     if video is not None:
         rec["video"] = video
+    rec.update(labels(row or {}))
     for m in METRIC_FIELDS:
         rec[m] = None
     return rec
@@ -53,7 +62,7 @@ def build_record(state: ResponseState | InputError, mode: str) -> dict:
         return error_record(state.index, state.id, state.reason, state.source)
     item = state.item
     if state.error:
-        return error_record(item.index, item.id, state.error, item.source, item.video)
+        return error_record(item.index, item.id, state.error, item.source, item.video, item.record)
     score = state.score
     gold = (item.answer or "").strip().upper()[:1] or None
     correct = None if gold is None or state.answer_letter is None else state.answer_letter == gold
@@ -100,6 +109,7 @@ def build_record(state: ResponseState | InputError, mode: str) -> dict:
         "source": item.source,
         "video": item.video,
         "model": item.model,
+        **labels(item.record),
         "mode": mode,
         **{m: getattr(score, m) for m in METRIC_FIELDS},
         "note": score.note,

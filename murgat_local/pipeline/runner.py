@@ -23,6 +23,7 @@ from ..engines import LazyEngine, load_preset
 from ..engines.identity import runtime
 from ..judges.human import HumanLabels, is_human
 from ..media.segments import SegmentCutter
+from ..metrics.groups import Grouped
 from ..metrics.intervals import IntervalValues, add_intervals
 from ..metrics.scores import Summary
 from ..jsonl import dumps_record
@@ -149,6 +150,7 @@ class Runner:
             stale.unlink(missing_ok=True)
         totals = Summary()
         by_model: dict[str, Summary] = {}  # responses that name their model
+        by_group = Grouped(self.config.group_by, Summary)
         errors: list[dict] = []
         failures = {s: 0 for s in STAGES}
         with partial.open("w", encoding="utf-8") as out:
@@ -161,6 +163,7 @@ class Runner:
                     totals.add(rec)
                     if rec.get("model"):
                         by_model.setdefault(rec["model"], Summary()).add(rec)
+                    by_group.add(rec)
                     if rec["status"] != "ok":
                         errors.append({"index": rec["index"], "id": rec["id"], "source": rec.get("source"), "error": rec["error"]})
             out.flush()
@@ -169,8 +172,11 @@ class Runner:
         summary = totals.result()
         if len(by_model) > 1:
             summary["by_model"] = {name: by_model[name].result() for name in sorted(by_model)}
+        if by_group.fields:
+            summary["by_group"] = by_group.result()
         resamples = self.config.bootstrap_resamples  # read back from the final records: none kept
-        add_intervals(summary, IntervalValues.of(_read_records(final) if resamples else ()), n_resamples=resamples)
+        add_intervals(summary, IntervalValues.of(_read_records(final) if resamples else (), by_group.fields),
+                      n_resamples=resamples)
         summary["mode"] = self.mode
         summary["unparsed_verdicts"] = failures
         summary["errors_list"] = errors
