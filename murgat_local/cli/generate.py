@@ -10,6 +10,7 @@ import typer
 
 import murgat_local.cli as cli
 from murgat_local.cli import app
+from murgat_local.cli.score import GROUP_BY
 
 
 def _generate_config(config, overrides: dict):
@@ -123,11 +124,13 @@ def run(
     data_parallel: Optional[int] = cli.DATA_PARALLEL,
     compat: Optional[str] = typer.Option(None, "--compat"),
     parse_reasoning: bool = typer.Option(False, "--parse-reasoning", help="with --compat reference"),
+    group_by: List[str] = GROUP_BY,
     allow_outside: List[pathlib.Path] = typer.Option([], "--allow-outside", help="repeatable"),
     models_dir: Optional[pathlib.Path] = typer.Option(None, "--models-dir", envvar="MURGAT_MODELS_DIR"),
     verbose: bool = typer.Option(False, "--verbose"),
 ) -> None:
-    """Generate, then score every cell, in one output folder with shared engines and cache."""
+    """Generate, then score every cell, in one output folder with shared engines and cache; write
+    the paper's table (OUT/tables.md, OUT/tables.csv)."""
     from pydantic import ValidationError
 
     from ..config import load_config
@@ -135,6 +138,7 @@ def run(
     from ..jsonl import dumps_record
     from ..pipeline.generating import GenerateRunner
     from ..pipeline.runner import Runner
+    from ..reports import paper_table
     from ..reports.table import grid_table
 
     _check_paths(dataset, media_root)
@@ -155,6 +159,8 @@ def run(
                                     **cli.engine_overrides(engine, base_url, api_key_env, max_concurrency,
                                                            fingerprint, data_parallel, tokenizer),
                                     "parse_reasoning": parse_reasoning or None,
+                                    # the table has a row per benchmark when the records name several
+                                    "group_by": list(dict.fromkeys([*group_by, "benchmark"])),
                                     "allow_outside": allow_outside or None,
                                     "models_dir": models_dir, "cache": shared_cache})
     except (ValidationError, OSError, ValueError) as e:
@@ -170,6 +176,7 @@ def run(
     except (ModelNotFound, ValueError) as e:
         cli._fail(str(e))
     grid: dict[str, dict] = {}
+    cells: list = []
     code = 0
     with cli._running(out, quiet=not verbose):
         try:
@@ -182,15 +189,19 @@ def run(
                                **{k: scored.summary.get(k) for k in
                                   ("coverage", "precision", "recall", "f1", "murgat_s", "partial")},
                                "scores": str(scored.records_path)}
+                cell = result.summary["cells"][label]
+                cells.append(paper_table.GridCell(cell["model"], cell["strategy"], scored.summary))
         finally:
             generator.close(engines=False)
             for r in scorers.values():
                 r.close()
             for e in engines.values():
                 e.close()
+    tables = paper_table.write(out, cells)
     summary = {"grid": grid, "reasoning_tax": result.summary["reasoning_tax"],
-               "generation": str(result.summary_path), "failure": result.summary.get("failure")}
+               "generation": str(result.summary_path), "failure": result.summary.get("failure"),
+               "tables": [str(p) for p in tables]}
     (out / "run_summary.json").write_text(dumps_record(summary, indent=2, sort_keys=True, default=str), encoding="utf-8")
     cli.console.print(grid_table(summary))
-    cli.console.print(f"wrote {out / 'run_summary.json'}", markup=False)
+    cli.console.print(f"wrote {out / 'run_summary.json'}, {tables[0]} and {tables[1]}", markup=False)
     raise typer.Exit(code)
