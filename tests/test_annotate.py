@@ -17,7 +17,7 @@ from conftest import ROOT
 from murgat_local.annotate import Session, SessionError, Store, StoreBusy, load_source
 from murgat_local.annotate.agreement import cohen_kappa, krippendorff_alpha
 from murgat_local.annotate.export import label_record, to_labelled, write_labels
-from murgat_local.annotate.questions import check_answer, next_question, questions
+from murgat_local.annotate.questions import check_answer, next_question, plain, questions
 from murgat_local.annotate.session import agreement_report
 from murgat_local.inputs.labels import compare_sentences, read_labels
 from murgat_local.text.segment import segment
@@ -98,6 +98,12 @@ def test_answers_are_checked():
     assert check_answer(facts, ["  a   b ", "", "c"]) == (["a b", "c"], None)
     assert "twice" in check_answer(facts, ["a b", "a  b"])[1]
     assert check_answer(facts, ["", " "])[1] and check_answer(facts, True)[1] and check_answer(facts, "x")[1]
+    # what the decomposer stage admits, since `human:` answers it with these facts
+    assert "double quote" in check_answer(facts, ['A voice says "hi".'])[1]
+    assert "backslash" in check_answer(facts, ["a \\ b"])[1]
+    assert "at most 6 facts" in check_answer(facts, list("abcdefg"))[1]
+    assert "at most 120 characters" in check_answer(facts, ["x" * 121])[1]
+    assert check_answer(facts, [plain('A voice says "hi" twice.')]) == (["A voice says \u201chi\u201d twice."], None)
 
 
 def _label_all(session, answer=scripted):

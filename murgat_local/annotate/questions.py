@@ -23,13 +23,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator, Mapping
 
+import json
+import re
+
+from ..engines.constraints import ParseFailure, parse_verdict
 from ..inputs.labels import normalize_ws
+from ..judges.verdicts import AtomicFacts
 from .source import Item
 
 KINDS = ("verifiable", "facts", "entailed", "precise")
 UNSURE = "unsure"
-MAX_FACTS = 32
-MAX_FACT_CHARS = 2000
+# Human facts answer the decompose stage when the labels judge (`human:PATH`), so they must be
+# what that stage's verdict admits: its grammar's bounds, and no quote, backslash or control
+# character in a fact.
+_SCHEMA = AtomicFacts.model_json_schema()["properties"]["facts"]
+MAX_FACTS = _SCHEMA["maxItems"]
+MAX_FACT_CHARS = _SCHEMA["items"]["maxLength"]
+_NOT_PLAIN = re.compile(r'["\\\x00-\x1F\x7F-\x9F]')
 
 
 @dataclass(frozen=True)
@@ -92,16 +102,31 @@ def check_answer(question: Question, value: object) -> tuple[object, str | None]
     if not facts:
         return None, "give at least one fact (or answer unsure)"
     if len(facts) > MAX_FACTS:
-        return None, f"at most {MAX_FACTS} facts per sentence"
+        return None, f"at most {MAX_FACTS} facts per sentence (what the decomposer stage takes)"
     long = next((f for f in facts if len(f) > MAX_FACT_CHARS), None)
     if long is not None:
-        return None, f"a fact is longer than {MAX_FACT_CHARS} characters"
+        return None, f"a fact has at most {MAX_FACT_CHARS} characters (split it): {long[:40]!r}..."
+    odd = next((f for f in facts if _NOT_PLAIN.search(f)), None)
+    if odd is not None:
+        return None, f"a fact may not hold a double quote, a backslash or a control character: {odd!r}"
     seen: set[str] = set()
     for f in facts:
         if normalize_ws(f) in seen:
             return None, f"the same fact twice: {f!r}"
         seen.add(normalize_ws(f))
+    as_verdict = json.dumps({"facts": facts}, ensure_ascii=False, separators=(",", ":"))
+    if isinstance(parse_verdict(AtomicFacts, as_verdict), ParseFailure):
+        return None, "these facts are not what the decomposer stage admits"
     return facts, None
+
+
+def plain(text: str) -> str:
+    """`text` as a fact may hold it: straight double quotes become typographic ones, in pairs."""
+    parts = text.split('"')
+    out = parts[0]
+    for k, part in enumerate(parts[1:]):
+        out += ("\u201c" if k % 2 == 0 else "\u201d") + part
+    return " ".join(re.sub(r"[\x00-\x1F\x7F-\x9F]", " ", out).split())
 
 
 def precise_labels(n: int, answers: Mapping[str, object], base: str) -> tuple[bool, ...] | None:
@@ -130,7 +155,7 @@ def proposal(item: Item, question: Question, answers: Mapping[str, object], show
     if question.kind == "facts":
         if show_judge and p is not None and p.facts:
             return list(p.facts), "judge"
-        return [s.claim], "sentence"
+        return [plain(s.claim)], "sentence"
     if not show_judge or p is None:
         return None, None
     if question.kind == "verifiable":

@@ -41,8 +41,9 @@ def _options(value: object) -> list[str] | None:
 
 class Session:
     def __init__(self, source: Source, store: Store, annotator: str, *, show_judge: bool = False,
-                 overlap: int | None = None, labels: pathlib.Path | None = None):
-        store.lock(annotator)
+                 overlap: int | None = None, labels: pathlib.Path | None = None, hold: bool = True):
+        if hold:  # an export alone only reads, and may run beside the annotator's server
+            store.lock(annotator)
         self.source, self.store, self.annotator = source, store, annotator
         self.show_judge, self.labels = show_judge, labels
         self.lock = threading.RLock()
