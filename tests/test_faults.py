@@ -41,14 +41,14 @@ def test_a_nul_byte_in_the_video_field_is_that_items_error(tmp_path, media_root)
 
 
 def test_any_exception_while_scoring_one_item_becomes_its_error(tmp_path, media_root, monkeypatch):
-    real = protocol_module.split_sentences
+    real = protocol_module.segment
 
-    def fragile(text):
-        if "BOOM" in text:
+    def fragile(generation, **options):
+        if "BOOM" in generation:
             raise RuntimeError("the splitter broke")
-        return real(text)
+        return real(generation, **options)
 
-    monkeypatch.setattr(protocol_module, "split_sentences", fragile)
+    monkeypatch.setattr(protocol_module, "segment", fragile)
     rows = [{"id": "a", "video": "colors", "model_generation": GOOD},
             {"id": "boom", "video": "colors", "model_generation": "BOOM (visual, 0:01)."},
             {"id": "c", "video": "colors", "model_generation": GOOD}]

@@ -12,7 +12,7 @@ import pathlib
 from ..inputs.responses import read_responses
 from .judging import Outcome, StageJudge
 from .protocol import Protocol
-from .runner import _chunks
+from .streaming import chunks
 
 
 class CacheOnlyJudge(StageJudge):
@@ -33,7 +33,7 @@ def plan(runner, responses: pathlib.Path) -> dict[str, dict]:
         for stage, j in runner.judges.items()
     }
     protocol = Protocol(runner.protocol.options, dry, runner.cutter, runner.protocol.prompts)
-    for chunk in _chunks(read_responses(responses, runner.config.limit), runner.config.chunk_size):
+    for chunk in chunks(read_responses(responses, runner.config.limit), runner.config.chunk_size):
         protocol.run(chunk)
     out = {}
     for stage, j in dry.items():

@@ -25,15 +25,8 @@ from ..judges.evidence import describe_evidence
 from ..media.segments import SegmentCutter, SegmentRef, check_citation
 from ..media.source import MediaError
 from ..metrics.scores import FactScore, SentenceScore, score_response
-from ..text.citations import (
-    Citation,
-    parse_citations,
-    parse_citations_reference,
-    strip_citations,
-    strip_citations_reference,
-)
-from ..text.clean import clean_generation, clean_generation_reference
-from ..text.sentences import split_sentences, split_sentences_reference
+from ..text.citations import Citation, parse_citations_reference
+from ..text.segment import Sentence, segment, split
 from .judging import Call, Outcome, StageJudge
 from .scoring import rewrite_problem, score_fact
 from .state import REFERENCE, FactState, ProtocolOptions, ResponseState, SentenceState
@@ -80,26 +73,20 @@ class Protocol:
 
     def _prepare(self, state: ResponseState) -> None:
         state.source = self.cutter.source(state.item.video)
-        clean = clean_generation_reference if self.options.reference else clean_generation
-        cleaned = clean(state.item.generation)
-        state.reasoning = cleaned.reasoning
-        state.answer_letter = cleaned.answer_letter
-        if not self.options.reference:
-            state.sentences = [self._sentence(s) for s in split_sentences(state.reasoning)]
-            return
-        if not self.options.parse_reasoning:
-            # The reference's default invocation judges the generation as it is: the
-            # "Reasoning:" label, the "Answer:" line and any thinking become sentences too.
-            state.reasoning = state.item.generation
-        given = state.item.record.get("decontextualized_text")
-        if isinstance(given, str) and given.strip():
-            state.given_text = given  # the reference splits an input's own rewrite as it is
+        o = self.options
+        # What is judged and how it is split is `text.segment`'s to decide (`murgat segment`
+        # prints the same); a reference-mode rewrite is split by its `split` after the stage.
+        seg = segment(state.item.generation, compat=o.compat, parse_reasoning=o.parse_reasoning,
+                      decontextualize=o.decontextualize,
+                      decontextualized_text=state.item.record.get("decontextualized_text"))
+        state.reasoning = seg.text
+        state.answer_letter = seg.answer_letter
+        state.given_text = seg.given_text
+        state.sentences = [self._sentence(s) for s in seg.sentences]
 
-    def _sentence(self, original: str) -> SentenceState:
-        ref = self.options.reference
-        cits = (parse_citations_reference if ref else parse_citations)(original)
-        text = strip_citations_reference(original) if ref else strip_citations(original)
-        return SentenceState(original, text or original, cits, [], [])
+    @staticmethod
+    def _sentence(s: Sentence) -> SentenceState:
+        return SentenceState(s.text, s.claim, list(s.citations), [], [])
 
     def _check(self, state: ResponseState) -> None:
         info = state.source.info
@@ -188,7 +175,7 @@ class Protocol:
         if self.options.reference:
             if self.options.decontextualize:
                 self._stage("decontext", states, self._collect_text_rewrite)
-            self._each(states, "splitting the decontextualized text", self._split_reference)
+                self._each(states, "splitting the decontextualized text", self._split_rewrite)
         elif self.options.decontextualize:
             self._stage("decontext", states, self._collect_rewrites)
 
@@ -203,18 +190,11 @@ class Protocol:
 
         yield Call(tpl, tpl.render(text=s.reasoning)), apply
 
-    def _split_reference(self, s: ResponseState) -> None:
-        if s.given_text is not None:
-            text = s.given_text
-        elif s.text_note is None and s.decontext_text:
-            text = s.decontext_text.verdict.text
-        else:
-            text = s.reasoning
-        seen: dict[str, SentenceState] = {}
-        for sent in split_sentences_reference(text):
-            # The reference keys its evaluations by sentence text: repeats count once.
-            seen.setdefault(sent, self._sentence(sent))
-        s.sentences = list(seen.values())
+    def _split_rewrite(self, s: ResponseState) -> None:
+        """An accepted whole-text rewrite replaces the sentences `segment` split from the text
+        (or from the input's own decontextualized_text, which is never rewritten)."""
+        if s.decontext_text is not None and s.text_note is None:
+            s.sentences = [self._sentence(sent) for sent in split(s.decontext_text.verdict.text, self.options.compat)]
 
     def _collect_rewrites(self, s: ResponseState) -> Collected:
         tpl = self.prompts["decontextualize"]

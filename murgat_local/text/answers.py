@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Literal, Sequence
 
 from ..inputs.datasets import match_option
-from .clean import remove_thinking
+from .thinking import remove_thinking
 
 AnswerPath = Literal["boxed", "answer_line"]
 

@@ -15,8 +15,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
-_THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE)
+from .answers import extract_answer
+from .thinking import drop_think_blocks, remove_thinking
+
 _REASONING_WORD = re.compile(r"Reasoning", re.IGNORECASE)
 _REASONING_TAIL = re.compile(r"\s*[:*]*\s*")
 # An "Answer:" marker starting exactly where it is matched: spaces and markdown, "final",
@@ -40,18 +41,6 @@ class Cleaned:
     reasoning: str
     answer_text: str
     answer_letter: str | None
-
-
-def _drop_think_blocks(text: str) -> str:
-    """`<think>.*?</think>` (any case) removed. An opening tag after the last closing tag can
-    match nothing, so only the text up to that closing tag is searched: otherwise each such
-    tag rescans the rest of the text."""
-    last = None
-    for last in _THINK_CLOSE.finditer(text):
-        pass
-    if last is None:
-        return text
-    return _THINK_BLOCK.sub("", text[: last.end()]) + text[last.end():]
 
 
 def _reasoning_marker_end(text: str) -> int | None:
@@ -90,16 +79,6 @@ def _answer_marker_start(text: str) -> int | None:
     return None
 
 
-def remove_thinking(text: str) -> str:
-    """Drop `<think>...</think>` blocks; with only a closing tag, keep what follows it."""
-    if not text:
-        return ""
-    text = _drop_think_blocks(text)
-    if re.search(r"</think>", text, re.IGNORECASE):
-        text = re.split(r"</think>", text, flags=re.IGNORECASE)[-1]
-    return text.strip()
-
-
 def extract_reasoning(text: str) -> str:
     """The text between a "Reasoning:" marker and the "Answer:" line; the whole text without them."""
     start = _reasoning_marker_end(text)
@@ -112,8 +91,6 @@ def extract_reasoning(text: str) -> str:
 
 def extract_answer_text(text: str) -> str:
     """The text the default mode reads the answer letter from (see `text.answers`)."""
-    from .answers import extract_answer  # answers builds on remove_thinking, so it imports this module
-
     return extract_answer(text).raw
 
 
@@ -125,8 +102,6 @@ def answer_letter(answer_text: str) -> str | None:
 
 def clean_generation(text: str) -> Cleaned:
     """Default mode: the answer letter comes from `text.answers.extract_answer`."""
-    from .answers import extract_answer
-
     body = remove_thinking(text)
     found = extract_answer(body)
     return Cleaned(extract_reasoning(body), found.raw, found.letter)
@@ -202,6 +177,6 @@ def _reference_answer(text: str) -> str:
 
 
 def clean_generation_reference(text: str) -> Cleaned:
-    body = _drop_think_blocks(text or "").strip()
+    body = drop_think_blocks(text or "").strip()
     answer = _reference_answer(body)
     return Cleaned(_reference_reasoning(body), answer, answer_letter(answer))
