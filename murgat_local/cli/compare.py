@@ -7,8 +7,8 @@ from typing import List, Optional
 
 import typer
 
-import murgat_local.cli as ui
-from murgat_local.cli import app
+import murgat_local.cli.ui as ui
+from murgat_local.cli.ui import app
 
 
 def _records_file(run: pathlib.Path) -> pathlib.Path:

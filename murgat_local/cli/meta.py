@@ -7,8 +7,8 @@ from typing import List
 
 import typer
 
-import murgat_local.cli as cli
-from murgat_local.cli import app
+import murgat_local.cli.ui as cli
+from murgat_local.cli.ui import app
 
 # The statistic each subtask's judges are ranked by (higher is better).
 RANK_BY = {"subtask1": "balanced_accuracy", "subtask2": "f1", "subtask3": "balanced_accuracy",

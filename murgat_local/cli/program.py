@@ -10,8 +10,8 @@ from typing import List, Optional
 
 import typer
 
-import murgat_local.cli as cli
-from murgat_local.cli import app
+import murgat_local.cli.ui as cli
+from murgat_local.cli.ui import app
 
 program_app = typer.Typer(no_args_is_help=True, help="Program-aided responders' plans, run by hand.")
 app.add_typer(program_app, name="program")

@@ -7,8 +7,8 @@ from typing import List, Optional
 
 import typer
 
-import murgat_local.cli as ui
-from murgat_local.cli import app
+import murgat_local.cli.ui as ui
+from murgat_local.cli.ui import app
 
 
 @app.command()
@@ -21,6 +21,8 @@ def report(
                                       help="responses in the drill-down, split evenly over model x strategy"),
     relative_media: bool = typer.Option(False, "--relative-media",
                                         help="link videos by a path relative to the report, not a file:// URL"),
+    group_by: List[str] = typer.Option([], "--group-by", help="add a table per value of this field (a `categories` "
+                                       "key, model, benchmark, question_type; repeatable)"),
 ) -> None:
     """Write OUT: summary table, plots and a per-response drill-down, with no network reference."""
     from ..reports.html import build
@@ -35,8 +37,11 @@ def report(
         ui._fail(f"--out {out} is a folder; give the HTML file's name")
     try:
         result = build(list(folders), out, media_root=media_root, max_responses=max_responses,
-                       relative_media=relative_media)
+                       relative_media=relative_media, group_by=tuple(dict.fromkeys(group_by)))
     except ReportInputError as e:
         ui._fail(str(e))
     ui.console.print(f"wrote {result.path}: {result.cells} model x strategy, {result.responses} responses, "
                      f"{result.shown} in the drill-down", markup=False)
+    if result.notes:
+        ui.console.print(f"{result.notes} malformed or missing values in the inputs were read as missing: "
+                         "see 'Notes on the inputs' in the page", markup=False)

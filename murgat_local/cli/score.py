@@ -9,8 +9,25 @@ from typing import List, Optional
 
 import typer
 
-import murgat_local.cli as ui
-from murgat_local.cli import app
+import murgat_local.cli.ui as ui
+from murgat_local.cli.ui import app
+
+
+# The options that change what is judged, under the same names as the config's keys; `murgat
+# segment` takes them too (cli/tools.py), so it prints what this command judges.
+CONFIG = typer.Option(None, "--config", help="TOML run configuration")
+COMPAT = typer.Option(None, "--compat", help="'reference' reproduces the public reference")
+NO_DECONTEXT = typer.Option(False, "--no-decontextualize", help="skip decontextualization")
+PARSE_REASONING = typer.Option(False, "--parse-reasoning", help="with --compat reference: the reference's --parse_reasoning")
+LIMIT = typer.Option(None, "--limit", help="only the first N responses")
+
+
+def judged_overrides(compat: str | None, no_decontext: bool, parse_reasoning: bool, limit: int | None) -> dict:
+    """Those options as `load_config` overrides (None: the file's value, or the default)."""
+    if compat not in (None, "reference"):
+        ui._fail(f"--compat takes 'reference', not {compat!r}")
+    return {"compat": compat, "decontextualize": False if no_decontext else None,
+            "parse_reasoning": parse_reasoning or None, "limit": limit}
 
 
 # `murgat score`, `run`, `rescore`, `compare` and `report`: summary.json's `by_group`.
@@ -23,7 +40,7 @@ def score(
     responses: pathlib.Path = typer.Argument(..., help="JSONL, or the reference's JSON list"),
     media_root: pathlib.Path = typer.Option(..., "--media-root", help="folder holding the videos"),
     out: pathlib.Path = typer.Option(..., "--out", help="output folder"),
-    config: Optional[pathlib.Path] = typer.Option(None, "--config", help="TOML run configuration"),
+    config: Optional[pathlib.Path] = CONFIG,
     judge: Optional[str] = typer.Option(None, "--judge", help="model for every stage (preset or directory)"),
     verifier: Optional[str] = typer.Option(None, "--verifier", help="model for verifiable-claim identification"),
     decomposer: Optional[str] = typer.Option(None, "--decomposer", help="model for decontextualization and decomposition"),
@@ -35,13 +52,12 @@ def score(
     fingerprint: Optional[str] = ui.FINGERPRINT,
     tokenizer: Optional[pathlib.Path] = ui.TOKENIZER,
     data_parallel: Optional[int] = ui.DATA_PARALLEL,
-    compat: Optional[str] = typer.Option(None, "--compat", help="'reference' reproduces the public reference"),
-    no_decontext: bool = typer.Option(False, "--no-decontextualize", help="skip decontextualization"),
+    compat: Optional[str] = COMPAT,
+    no_decontext: bool = NO_DECONTEXT,
     allow_outside: List[pathlib.Path] = typer.Option([], "--allow-outside",
                                                      help="a folder outside --media-root that videos may be in (repeatable)"),
-    parse_reasoning: bool = typer.Option(False, "--parse-reasoning",
-                                         help="with --compat reference: the reference's --parse_reasoning"),
-    limit: Optional[int] = typer.Option(None, "--limit", help="score only the first N responses"),
+    parse_reasoning: bool = PARSE_REASONING,
+    limit: Optional[int] = LIMIT,
     cache: Optional[pathlib.Path] = typer.Option(None, "--cache", help="verdict cache (default OUT/verdicts.sqlite)"),
     models_dir: Optional[pathlib.Path] = typer.Option(None, "--models-dir", envvar="MURGAT_MODELS_DIR",
                                                       help="where presets' relative model paths live"),
@@ -68,8 +84,6 @@ def score(
         ui._fail(f"responses file {responses} does not exist")
     if not media_root.is_dir():
         ui._fail(f"--media-root {media_root} is not a folder")
-    if compat not in (None, "reference"):
-        ui._fail(f"--compat takes 'reference', not {compat!r}")
     if calibrate and not dry_run:
         ui._fail("--calibrate goes with --dry-run")
     try:
@@ -77,9 +91,8 @@ def score(
             "judge": judge, "verifier": verifier, "decomposer": decomposer, "entailer": entailer,
             **ui.engine_overrides(engine, base_url, api_key_env, max_concurrency, fingerprint, data_parallel,
                                 tokenizer),
-            "compat": compat, "limit": limit, "cache": cache,
-            "models_dir": models_dir, "decontextualize": False if no_decontext else None,
-            "parse_reasoning": parse_reasoning or None, "allow_outside": allow_outside or None,
+            **judged_overrides(compat, no_decontext, parse_reasoning, limit), "cache": cache,
+            "models_dir": models_dir, "allow_outside": allow_outside or None,
             "max_failed_calls": max_failed_calls, "group_by": group_by or None,
         })
     except (ValidationError, OSError, ValueError) as e:

@@ -9,8 +9,8 @@ from typing import Optional
 
 import typer
 
-import murgat_local.cli as ui
-from murgat_local.cli import app
+import murgat_local.cli.ui as ui
+from murgat_local.cli.ui import app
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

@@ -3,36 +3,51 @@
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 import sys
 from typing import List, Optional
 
 import typer
+from rich.markup import escape
 
-import murgat_local.cli as ui
-from murgat_local.cli import app
+import murgat_local.cli.ui as ui
+from murgat_local.cli.ui import app
 from murgat_local.cli import score as score_cli
 
 
 @app.command()
 def segment(
     responses: pathlib.Path = typer.Argument(...),
-    compat: Optional[str] = typer.Option(None, "--compat"),
+    config: Optional[pathlib.Path] = score_cli.CONFIG,
+    compat: Optional[str] = score_cli.COMPAT,
+    parse_reasoning: bool = score_cli.PARSE_REASONING,
+    no_decontext: bool = score_cli.NO_DECONTEXT,
+    limit: Optional[int] = score_cli.LIMIT,
 ) -> None:
-    """Print each response's sentences and parsed citations as JSONL (no model, no media)."""
+    """Print what `murgat score` with the same options judges of each response, as JSONL: the
+    sentences, what the judges read of each, and their citations (no model, no media)."""
+    from pydantic import ValidationError
+
+    from ..config import load_config
     from ..inputs.responses import InputError, read_responses
     from ..jsonl import dumps_record
-    from ..text.segment import segment_response
+    from ..text.segment import segment as segment_text
 
-    if compat not in (None, "reference"):
-        ui._fail(f"--compat takes 'reference', not {compat!r}")
     if not responses.is_file():
         ui._fail(f"responses file {responses} does not exist")
-    for item in read_responses(responses):
+    try:
+        cfg = load_config(config, score_cli.judged_overrides(compat, no_decontext, parse_reasoning, limit))
+    except (ValidationError, OSError, ValueError) as e:
+        ui._fail(f"bad configuration: {e}")
+    for item in read_responses(responses, cfg.limit):
         if isinstance(item, InputError):
             rec = {"index": item.index, "id": item.id, "error": item.reason, "source": item.source}
         else:
-            rec = {"index": item.index, "id": item.id, "source": item.source, **segment_response(item.generation, compat)}
+            seg = segment_text(item.generation, compat=cfg.compat, parse_reasoning=cfg.parse_reasoning,
+                               decontextualize=cfg.decontextualize,
+                               decontextualized_text=item.record.get("decontextualized_text"))
+            rec = {"index": item.index, "id": item.id, "source": item.source, **seg.to_dict()}
         sys.stdout.write(dumps_record(rec) + "\n")
 
 
@@ -100,18 +115,34 @@ def models() -> None:
 def smoke(
     model: list[str] = typer.Option(None, "--model", help="preset(s); default: every local test model"),
     engine: str = typer.Option("vllm", "--engine"),
+    verbose: bool = typer.Option(False, "--verbose", help="show engine logs here instead of a log file"),
 ) -> None:
-    """Start each model on an engine and judge one request per modality it accepts."""
-    from ..judges.smoke import run_smoke
-    from rich.table import Table
+    """Start each model on an engine and judge one request per modality it accepts.
 
-    rows = run_smoke(model or None, engine)
-    t = Table(title=f"Engine smoke test ({engine})")
-    for col in ("model", "modality", "verdict", "raw", "tokens in/out"):
-        t.add_column(col)
-    failed = 0
-    for r in rows:
-        failed += r["verdict"] is None
-        t.add_row(r["model"], r["modality"], str(r["verdict"]), r["raw"][:60], f"{r['prompt_tokens']}/{r['output_tokens']}")
-    ui.console.print(t)
+    Engine output goes to a log file, named on stderr (as for `murgat score`); exit 1 when a
+    model fails to start or a probe gets no verdict."""
+    import tempfile
+
+    from ..engines import ModelNotFound, check_engine, load_preset
+    from ..judges.smoke import run_smoke, smoke_models
+    from ..reports.table import smoke_table
+
+    names = smoke_models(model or None)
+    try:  # a usage error, before anything starts
+        check_engine(engine)
+        for name in names:
+            load_preset(name)
+    except (ModelNotFound, ValueError) as e:
+        ui._fail(str(e))
+    if verbose:
+        os.environ["VLLM_LOGGING_LEVEL"] = "INFO"
+    work = pathlib.Path(tempfile.mkdtemp(prefix="murgat-smoke-"))
+    with ui._running(work, quiet=not verbose):
+        rows = run_smoke(names, engine)
+    ui.console.print(smoke_table(rows, engine))
+    failed = sum(r["verdict"] is None for r in rows)
+    if failed:
+        where = "above" if verbose else f"in {work / 'engine.log'}"
+        message = f"{failed} of {len(rows)} probes got no verdict; the engines' own output is {where}"
+        ui.err.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)  # the path on one line
     raise typer.Exit(1 if failed else 0)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from ..inputs.responses import InputError
+from ..text.open_answers import matches, open_answer
 from ..metrics.scores import (
     FactScore,
     SentenceScore,
@@ -27,6 +28,22 @@ LABEL_FIELDS = ("benchmark", "categories", "question_type")
 
 def labels(row: Mapping) -> dict:
     return {k: row[k] for k in LABEL_FIELDS if row.get(k) is not None}
+
+
+def answer_check(item, letter: str | None, number_tolerance: float) -> tuple[str | None, str | None, bool | None]:
+    """(predicted, gold, correct). Multiple-choice: the response's letter against the gold letter;
+    no answer given counts as wrong, and is visible in `answer`. Open: the response's short answer
+    against the gold text or number (`text.open_answers`)."""
+    if item.record.get("question_type") == "open":
+        said = open_answer(item.generation)
+        gold = (item.answer or "").strip() or None
+        correct = matches(said, gold, number_tolerance)
+        return said, gold, False if gold is not None and said is None else correct
+    gold = (item.answer or "").strip().upper()[:1] or None
+    correct = None if gold is None or letter is None else letter == gold
+    if gold is not None and letter is None:
+        correct = False
+    return letter, gold, correct
 
 
 def _verdict(out: Outcome | None) -> dict | None:
@@ -57,17 +74,14 @@ def error_record(index: int, rid: str | None, reason: str, source: str = "", vid
     return rec
 
 
-def build_record(state: ResponseState | InputError, mode: str) -> dict:
+def build_record(state: ResponseState | InputError, mode: str, number_tolerance: float = 0.01) -> dict:
     if isinstance(state, InputError):
         return error_record(state.index, state.id, state.reason, state.source)
     item = state.item
     if state.error:
         return error_record(item.index, item.id, state.error, item.source, item.video, item.record)
     score = state.score
-    gold = (item.answer or "").strip().upper()[:1] or None
-    correct = None if gold is None or state.answer_letter is None else state.answer_letter == gold
-    if gold is not None and state.answer_letter is None:
-        correct = False  # no answer given counts as wrong, and is visible in `answer`
+    predicted, gold, correct = answer_check(item, state.answer_letter, number_tolerance)
     sentences = []
     for s in state.sentences:
         sent: dict = {
@@ -115,7 +129,7 @@ def build_record(state: ResponseState | InputError, mode: str) -> dict:
         "note": score.note,
         "scored_fraction": score.scored_fraction,
         "counts": score.counts,
-        "answer": {"predicted": state.answer_letter, "gold": gold},
+        "answer": {"predicted": predicted, "gold": gold},
         "correct": correct,
         "trace": {
             "text": state.reasoning,

@@ -15,7 +15,7 @@ import os
 import pathlib
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterator
 
 from ..config import RunConfig
 from ..inputs.responses import read_responses
@@ -33,6 +33,7 @@ from .outputs import check_writable
 from .protocol import STAGES, Protocol, ProtocolOptions
 from .provenance import provenance
 from .records import build_record, stage_failures
+from .streaming import chunks
 
 
 @dataclass
@@ -45,17 +46,6 @@ class RunResult:
     @property
     def exit_code(self) -> int:
         return 1 if self.errors or self.summary.get("failure") else 0
-
-
-def _chunks(items: Iterable, size: int) -> Iterator[list]:
-    chunk: list = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
 
 
 def failed_calls(judges, limit: float) -> dict:
@@ -154,9 +144,9 @@ class Runner:
         errors: list[dict] = []
         failures = {s: 0 for s in STAGES}
         with partial.open("w", encoding="utf-8") as out:
-            for chunk in _chunks(read_responses(responses, self.config.limit), self.config.chunk_size):
+            for chunk in chunks(read_responses(responses, self.config.limit), self.config.chunk_size):
                 for state in self.protocol.run(chunk):
-                    rec = build_record(state, self.mode)
+                    rec = build_record(state, self.mode, self.config.number_tolerance)
                     out.write(dumps_record(rec, sort_keys=True) + "\n")
                     for stage, n in stage_failures(rec).items():
                         failures[stage] += n

@@ -1,0 +1,125 @@
+"""The `murgat` app, its shared consoles and helpers, for the command modules beside it.
+
+Command modules refer to `ui.console` / `ui.err` (this module) at call time: while engines log
+to a file, those consoles are swapped for ones on the real terminal. The package's `__init__`
+imports the command modules; they import this module, never the package, so no import goes
+back up.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import pathlib
+from contextlib import contextmanager
+from typing import Iterator
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from .. import offline
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Score fact-level multimodal attribution (MURGAT) with local judges.")
+console = Console()
+err = Console(stderr=True)
+
+USAGE_ERROR = 2
+
+# Engine flags shared by score / generate / run (the same names as the config's keys).
+ENGINE_HELP = "vllm (default), openai (a server: --base-url), transformers, or another registered engine"
+BASE_URL = typer.Option(None, "--base-url", help="engine openai: the server, http://HOST:PORT/v1")
+API_KEY_ENV = typer.Option(None, "--api-key-env", help="engine openai: the variable holding the server's key")
+MAX_CONCURRENCY = typer.Option(None, "--max-concurrency", help="engine openai: requests in flight (default 32)")
+FINGERPRINT = typer.Option(None, "--fingerprint",
+                           help="engine openai: the served weights' fingerprint, when they are not readable here")
+DATA_PARALLEL = typer.Option(None, "--data-parallel", help="N vLLM replicas, one per GPU, share each batch")
+TOKENIZER = typer.Option(None, "--tokenizer",
+                         help="engine openai, weights not readable here: a folder with the served model's "
+                              "tokenizer files (its special tokens are broken in evaluated text)")
+
+
+def engine_overrides(engine, base_url, api_key_env, max_concurrency, fingerprint, data_parallel,
+                     tokenizer=None) -> dict:
+    return {"engine": engine, "data_parallel": data_parallel,
+            "server": {"base_url": base_url, "api_key_env": api_key_env, "max_concurrency": max_concurrency,
+                       "fingerprint": fingerprint, "tokenizer": tokenizer}}
+
+
+@app.callback()
+def _invocation() -> None:
+    # At invocation, not import: importing the package leaves the environment alone.
+    offline.enforce()
+    # vLLM's per-request INFO lines would bury the progress bars and the table.
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
+    # stdout is our output (tables, a dry run's JSON plan): engine logs, which vLLM writes to
+    # stdout by default, go to stderr; engine processes inherit this.
+    os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")
+
+
+def _error(message: str) -> None:
+    """An error line; the message is text, never markup (paths and exceptions may hold `[`)."""
+    err.print(f"[red]error:[/red] {escape(message)}")
+
+
+def _fail(message: str) -> None:
+    _error(message)
+    raise typer.Exit(USAGE_ERROR)
+
+
+@contextmanager
+def _engine_logs(out: pathlib.Path, quiet: bool) -> Iterator[None]:
+    """When quiet, engines write to OUT/engine.log (OUT.engine.log for a file) while our
+    consoles keep the terminal."""
+    if not quiet:
+        yield
+        return
+    from ..reports.logs import redirect_fds
+
+    global console, err
+    log = out.with_suffix(".engine.log") if out.suffix == ".jsonl" else out / "engine.log"
+    # One line at any width: the path is copied whole from a narrow terminal or a CI log.
+    err.print(f"[dim]engine logs: {escape(str(log))} (--verbose shows them here)[/dim]", soft_wrap=True)
+    saved = console, err
+    with redirect_fds(log) as terminal:
+        console, err = Console(file=terminal.stdout), Console(file=terminal.stderr)
+        try:
+            yield
+        finally:
+            console, err = saved
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM, delivered as an interrupt so every `finally` (engine shutdown) runs."""
+
+
+@contextmanager
+def _running(out: pathlib.Path, quiet: bool) -> Iterator[None]:
+    """A run: engine logs to their file when quiet; an unexpected fault ends it with exit 1 and
+    the reason (never a usage error); SIGINT / SIGTERM stop it cleanly.
+
+    An interrupted run shuts its engines down, writes no final results (the partial file
+    keeps its `.partial` name), keeps every batch already cached, and exits 130 (SIGINT) or
+    143 (SIGTERM); the same command resumes it.
+    """
+    def on_term(signum, frame):
+        raise Interrupted()
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        with _engine_logs(out, quiet):
+            yield
+    except typer.Exit:
+        raise
+    except Exception as e:  # anything but an item's fault: the run stops, resumable
+        _error(f"the run stopped: {type(e).__name__}: {e}. Everything already judged or "
+               "generated is cached: the same command resumes.")
+        raise typer.Exit(1)
+    except KeyboardInterrupt as e:
+        sig = "SIGTERM" if isinstance(e, Interrupted) else "SIGINT"
+        err.print(f"[red]interrupted[/red] ({sig}): engines stopped, no final results written; "
+                  "finished batches are cached and the same command resumes.")
+        raise typer.Exit(143 if isinstance(e, Interrupted) else 130)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
