@@ -139,6 +139,8 @@ class _Run(BaseModel):
     # A run in which a larger share of its unique model calls got no answer (unparsed,
     # refused, failed) exits 1: a broken model must not pass as a finished run.
     max_failed_calls: float = Field(0.05, ge=0, le=1)
+    # Open questions: a numeric answer matches the gold number within this relative tolerance.
+    number_tolerance: float = Field(0.01, ge=0, le=1)
     media: MediaConfig = Field(default_factory=MediaConfig)
     engine_args: dict = Field(default_factory=dict)
 
@@ -262,6 +264,13 @@ class GenerateConfig(_Run):
     # most 12 lines unless this says otherwise (the prompts ask for 10 at most; a shorter
     # grammar compiles faster).
     program_limits: dict[str, float] = Field(default_factory=dict)
+    # A subset drawn the same way every time (recorded in provenance): `sample` questions chosen
+    # by `sample_seed`, in proportion to the values of the category `stratify` when given.
+    sample: int | None = Field(None, ge=1)
+    sample_seed: int = Field(0, ge=0)
+    stratify: str | None = None
+    # The dataset's format when detection cannot tell (see `murgat dataset --format`).
+    dataset_format: str | None = None
 
     @field_validator("program_limits")
     @classmethod
@@ -280,7 +289,7 @@ class GenerateConfig(_Run):
 
 # Settings a `[generate]` table inherits from the top level of a run file.
 SHARED_KEYS = ("engine", "server", "data_parallel", "ray", "chunk_size", "batch_size", "cache", "models_dir", "limit", "media", "engine_args",
-               "allow_outside")
+               "allow_outside", "number_tolerance")
 
 
 def _read(path: pathlib.Path | None) -> dict:
@@ -289,7 +298,7 @@ def _read(path: pathlib.Path | None) -> dict:
 
 def _apply(data: dict, overrides: dict) -> dict:
     for key, value in overrides.items():
-        if isinstance(value, dict) and key in ("server",):  # a table: flags override its keys
+        if isinstance(value, dict) and key in ("server", "sampling"):  # a table: flags override its keys
             given = {k: v for k, v in value.items() if v is not None}
             if given:
                 data[key] = {**(data.get(key) or {}), **given}

@@ -152,7 +152,8 @@ def test_bad_rows_are_errors_and_reading_goes_on(tmp_path):
     assert "field 'id'" in errors["line 10"].reason
     assert "expected an object" in errors["line 11"].reason
     last = items[-1]
-    assert last.options is None and last.answer is None and last.answer_raw == "zzz"
+    # no options: an open question, whose gold answer is its text
+    assert last.options is None and last.question_type == "open" and last.answer == last.answer_raw == "zzz"
     assert [e.index for e in items] == list(range(12))
 
 

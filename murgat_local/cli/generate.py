@@ -8,8 +8,8 @@ from typing import List, Optional
 
 import typer
 
-import murgat_local.cli as cli
-from murgat_local.cli import app
+import murgat_local.cli.ui as cli
+from murgat_local.cli.ui import app
 from murgat_local.cli.score import GROUP_BY
 
 
@@ -24,17 +24,38 @@ def _generate_config(config, overrides: dict):
         cli._fail(f"bad configuration: {e}")
 
 
-def _check_paths(dataset: pathlib.Path, media_root: pathlib.Path) -> None:
-    if not dataset.exists():
-        cli._fail(f"dataset {dataset} does not exist")
-    if not media_root.is_dir():
-        cli._fail(f"--media-root {media_root} is not a folder")
+def _open(dataset: pathlib.Path, media_root: pathlib.Path | None, fmt: str | None):
+    """The dataset and the folder its videos are under: --media-root, else the benchmark's own."""
+    from ..inputs.benchmarks import DatasetFormatError, open_dataset
+
+    try:
+        ds = open_dataset(dataset, fmt)
+    except DatasetFormatError as e:
+        cli._fail(str(e))
+    root = media_root or ds.media_root
+    if root is None:
+        cli._fail(f"--media-root is needed: {dataset} is a plain question file ({ds.format}), "
+                  "its videos could be anywhere")
+    if not root.is_dir():
+        cli._fail(f"--media-root {root} is not a folder")
+    return ds, root
+
+
+SAMPLE = typer.Option(None, "--sample", min=1, help="answer N questions drawn by --seed (recorded in provenance)")
+STRATIFY = typer.Option(None, "--stratify", help="with --sample: draw in proportion to this category's values")
+DATASET_FORMAT = typer.Option(None, "--dataset-format", help="the dataset's format when detection cannot tell (see murgat dataset)")
+
+
+def _subset(sample, seed, stratify) -> dict:
+    if stratify is not None and sample is None:
+        cli._fail("--stratify draws a subset: give --sample N too")
+    return {"sample": sample, "sample_seed": seed, "stratify": stratify}
 
 
 @app.command()
 def generate(
-    dataset: pathlib.Path = typer.Argument(..., help="JSONL, JSON list, parquet, or a save_to_disk folder"),
-    media_root: pathlib.Path = typer.Option(..., "--media-root", help="folder holding the videos"),
+    dataset: pathlib.Path = typer.Argument(..., help="a benchmark folder (WorldSense, Video-MMMU), JSONL, JSON list, parquet, or a save_to_disk folder"),
+    media_root: Optional[pathlib.Path] = typer.Option(None, "--media-root", help="folder holding the videos (default: the benchmark folder)"),
     model: List[str] = typer.Option(..., "--model", help="responder model (repeat for a grid)"),
     strategy: List[str] = typer.Option(["base"], "--strategy", help="base, cite, posthoc[:cite], program:{logic,narrative}-{declarative,imperative} (repeat for a grid)"),
     out: pathlib.Path = typer.Option(..., "--out", help="a .jsonl file (one cell) or a folder (a grid)"),
@@ -55,7 +76,10 @@ def generate(
     top_p: Optional[float] = typer.Option(None, "--top-p"),
     top_k: Optional[int] = typer.Option(None, "--top-k"),
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens"),
-    seed: Optional[int] = typer.Option(None, "--seed"),
+    seed: Optional[int] = typer.Option(None, "--seed", help="sampling seed, and the draw of --sample"),
+    sample: Optional[int] = SAMPLE,
+    stratify: Optional[str] = STRATIFY,
+    dataset_format: Optional[str] = DATASET_FORMAT,
     thinking_budget: Optional[int] = typer.Option(None, "--thinking-budget", help="extra tokens for thinking models"),
     out_format: Optional[str] = typer.Option(None, "--format", help="'reference' also writes the reference's JSON list"),
     models_dir: Optional[pathlib.Path] = typer.Option(None, "--models-dir", envvar="MURGAT_MODELS_DIR"),
@@ -67,7 +91,7 @@ def generate(
     from ..pipeline.generating import GenerateRunner
     from ..reports.table import generation_table
 
-    _check_paths(dataset, media_root)
+    ds, media_root = _open(dataset, media_root, dataset_format)
     if out_format not in (None, "reference"):
         cli._fail(f"--format takes 'reference', not {out_format!r}")
     if verbose:
@@ -80,6 +104,7 @@ def generate(
                                     **cli.engine_overrides(engine, base_url, api_key_env, max_concurrency,
                                                            fingerprint, data_parallel, tokenizer),
                                     "allow_outside": allow_outside or None,
+                                    **_subset(sample, seed, stratify), "dataset_format": dataset_format,
                                     "models_dir": models_dir, "cache": cache})
     if sampling:
         cfg = cfg.model_copy(update={"sampling": cfg.sampling.model_copy(update=sampling)})
@@ -89,7 +114,7 @@ def generate(
         cli._fail(str(e))
     with cli._running(out, quiet=not verbose):
         try:
-            result = runner.run(dataset, reference_format=out_format == "reference")
+            result = runner.run(ds, reference_format=out_format == "reference")
         finally:
             runner.close()
     cli.console.print(generation_table(result.summary))
@@ -103,8 +128,8 @@ def generate(
 
 @app.command()
 def run(
-    dataset: pathlib.Path = typer.Argument(...),
-    media_root: pathlib.Path = typer.Option(..., "--media-root"),
+    dataset: pathlib.Path = typer.Argument(..., help="a benchmark folder or question file, as for generate"),
+    media_root: Optional[pathlib.Path] = typer.Option(None, "--media-root", help="default: the benchmark folder"),
     model: List[str] = typer.Option(..., "--model", help="responder model (repeat for a grid)"),
     strategy: List[str] = typer.Option(["base"], "--strategy", help="repeat for a grid"),
     judge: Optional[str] = typer.Option(None, "--judge", help="judge model for every scoring stage"),
@@ -115,6 +140,10 @@ def run(
     config: Optional[pathlib.Path] = typer.Option(None, "--config", help="TOML: scoring settings, and [generate]"),
     limit: Optional[int] = typer.Option(None, "--limit"),
     samples: Optional[int] = typer.Option(None, "--samples"),
+    sample: Optional[int] = SAMPLE,
+    seed: Optional[int] = typer.Option(None, "--seed", help="sampling seed, and the draw of --sample"),
+    stratify: Optional[str] = STRATIFY,
+    dataset_format: Optional[str] = DATASET_FORMAT,
     engine: Optional[str] = typer.Option(None, "--engine", help=cli.ENGINE_HELP),
     base_url: Optional[str] = cli.BASE_URL,
     api_key_env: Optional[str] = cli.API_KEY_ENV,
@@ -141,7 +170,7 @@ def run(
     from ..reports import paper_table
     from ..reports.table import grid_table
 
-    _check_paths(dataset, media_root)
+    ds, media_root = _open(dataset, media_root, dataset_format)
     if out.suffix == ".jsonl":
         cli._fail("--out of `murgat run` is a folder")
     if verbose:
@@ -152,6 +181,8 @@ def run(
                                      **cli.engine_overrides(engine, base_url, api_key_env, max_concurrency,
                                                             fingerprint, data_parallel, tokenizer),
                                      "allow_outside": allow_outside or None,
+                                     **_subset(sample, seed, stratify), "dataset_format": dataset_format,
+                                     **({"sampling": {"seed": seed}} if seed is not None else {}),
                                      "cache": shared_cache})
     try:
         scfg = load_config(config, {"judge": judge, "verifier": verifier, "decomposer": decomposer,
@@ -180,7 +211,7 @@ def run(
     code = 0
     with cli._running(out, quiet=not verbose):
         try:
-            result = generator.run(dataset)
+            result = generator.run(ds)
             code = result.exit_code
             for label, runner in scorers.items():
                 scored = runner.run(result.outputs[label])

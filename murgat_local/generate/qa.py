@@ -16,6 +16,7 @@ from ..inputs.datasets import render_options
 from ..judges import PromptTemplate
 from ..judges.calls import Call
 from ..text.answers import extract_answer
+from ..text.open_answers import matches, open_answer
 from .strategies import option_letters
 
 NONE = "NONE"
@@ -55,18 +56,47 @@ def judged(outcome, options: Sequence[str]) -> Answer:
     return Answer(choice, "judge")
 
 
+def grade(row: dict, answer: Answer, judge: str | None = None) -> None:
+    """Write a multiple-choice answer and its check into a response row."""
+    row["predicted"] = answer.letter
+    row["answer_path"] = answer.path
+    row["unanswered"] = answer.reason
+    if judge is not None and answer.path == "judge":
+        row["answer_judge"] = judge
+    gold = row.get("answer")
+    row["gold"] = gold
+    row["correct"] = None if gold is None or answer.letter is None else answer.letter == gold
+
+
+def grade_open(row: dict, tolerance: float) -> None:
+    """Write an open question's short answer and its check (text or number match) into a row."""
+    said = open_answer(row["model_generation"])
+    row["predicted"] = said
+    row["answer_path"] = "open" if said is not None else None
+    row["unanswered"] = None if said is not None else "no short answer (no \\boxed{} and no Answer: line)"
+    row["gold"] = row.get("answer")
+    row["correct"] = matches(said, row.get("answer"), tolerance)
+
+
 def accuracy(rows: Sequence[dict]) -> dict:
-    """Accuracy over the answered, graded rows; unanswered rows are counted apart and listed."""
+    """Accuracy over the answered, graded rows (multiple-choice and open alike, by each row's
+    `correct`); unanswered rows are counted apart and listed; `graded_by_type` says how many of
+    each kind were graded."""
     graded = [r for r in rows if r.get("gold") and r.get("status") == "ok"]
     answered = [r for r in graded if r.get("predicted")]
     unanswered = [r["id"] for r in graded if not r.get("predicted")]
     paths: dict[str, int] = {}
+    kinds: dict[str, int] = {}
     for r in answered:
         paths[r["answer_path"]] = paths.get(r["answer_path"], 0) + 1
+    for r in graded:
+        kind = r.get("question_type") or "multiple-choice"
+        kinds[kind] = kinds.get(kind, 0) + 1
     return {
         "graded": len(graded),
+        "graded_by_type": kinds,
         "answered": len(answered),
-        "accuracy": mean(r["predicted"] == r["gold"] for r in answered) if answered else None,
+        "accuracy": mean(bool(r.get("correct")) for r in answered) if answered else None,
         "unanswered": len(unanswered),
         "unanswered_ids": unanswered,
         "answer_paths": paths,

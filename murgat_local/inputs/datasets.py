@@ -27,6 +27,34 @@ LETTERS = string.ascii_uppercase
 _BATCH_ROWS = 1024
 
 
+MULTIPLE_CHOICE = "multiple-choice"
+OPEN = "open"
+OPEN_TYPES = ("open", "open-ended", "open_ended", "short-answer", "short_answer", "free-form")
+# Grouping fields the known benchmarks carry; a generic row that has them keeps them as categories.
+CATEGORY_FIELDS = ("domain", "sub_category", "task_domain", "task_type", "duration", "audio_class",
+                   "track", "discipline", "subject", "category", "sub_task")
+
+
+@dataclass(frozen=True)
+class DatasetImage:
+    """An image a question refers to (Video-MMMU's `<image 1>`), carried as its encoded bytes."""
+
+    name: str
+    data: bytes = field(repr=False)
+    sha256: str = ""
+
+    def describe(self) -> dict:
+        return {"name": self.name, "bytes": len(self.data), "sha256": self.sha256}
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """A row a format reader could not make into a question; its id when one is known."""
+
+    id: str | None
+    reason: str
+
+
 @dataclass(frozen=True)
 class DatasetItem:
     index: int  # position in the input, 0-based
@@ -34,10 +62,13 @@ class DatasetItem:
     video: str
     question: str
     options: tuple[str, ...] | None = None
-    answer: str | None = None  # gold letter, upper case; None when absent or not recognized
+    answer: str | None = None  # gold letter (multiple-choice) or gold text (open); None when absent
     answer_raw: object = None  # the gold answer as the dataset wrote it
     source: str = ""  # "line 12", "item 3" or "row 7"
     row: dict = field(default_factory=dict, compare=False, repr=False)
+    question_type: str = MULTIPLE_CHOICE
+    categories: dict = field(default_factory=dict, compare=False)
+    images: tuple[DatasetImage, ...] = ()
 
 
 DatasetRead = Union[DatasetItem, InputError]
@@ -80,6 +111,8 @@ def match_option(text: str, options: Sequence[str] | None) -> str | None:
 
 
 def _item(index: int, source: str, obj: object, seen: set[str]) -> DatasetRead:
+    if isinstance(obj, Invalid):
+        return InputError(index, obj.id, source, obj.reason)
     if not isinstance(obj, dict):
         return InputError(index, None, source, f"expected an object, got {type(obj).__name__}")
     rid = obj.get("id")
@@ -107,17 +140,56 @@ def _item(index: int, source: str, obj: object, seen: set[str]) -> DatasetRead:
     if why:
         return InputError(index, rid, source, why)
     answer = obj.get("answer")
+    kind = question_type(obj.get("question_type"), options, answer)
+    if kind == OPEN:
+        gold = None if answer is None else str(answer).strip() or None
+    else:
+        gold = _gold_letter(answer, options)
+        if answer is not None and gold is None and obj.get("_strict_answer"):
+            return InputError(index, rid, source, f"field 'answer' {answer!r} names no option (A-{LETTERS[len(options or ()) - 1]})")
+    images = obj.get("_images") or ()
+    row = {k: v for k, v in obj.items() if not k.startswith("_")}
     return DatasetItem(
         index=index,
         id=rid,
         video=texts["video"],
         question=texts["question"],
         options=options,
-        answer=_gold_letter(answer, options),
+        answer=gold,
         answer_raw=answer,
         source=source,
-        row=obj,
+        row=row,
+        question_type=kind,
+        categories=_categories(obj),
+        images=tuple(images),
     )
+
+
+def question_type(declared: object, options: Sequence[str] | None, answer: object) -> str:
+    """Multiple-choice when there are options to choose from, whatever the row says (Video-MMMU
+    writes "None" on some multiple-choice rows). Without options: open when the row says so, or
+    when its gold answer is text that names no letter ("8", "Paris"); a letter ("B", "(f)") or an
+    index keeps the question multiple-choice, its options written into the question itself."""
+    if options:
+        return MULTIPLE_CHOICE
+    if isinstance(declared, str) and declared.strip().lower() in OPEN_TYPES:
+        return OPEN
+    if isinstance(answer, str) and answer.strip() and _gold_letter(answer, None) is None:
+        return OPEN
+    return MULTIPLE_CHOICE
+
+
+def _categories(obj: dict) -> dict:
+    given = obj.get("categories")
+    if isinstance(given, dict):
+        return {str(k): v for k, v in given.items() if _category_value(v)}
+    return {f: obj[f] for f in CATEGORY_FIELDS if f in obj and _category_value(obj[f])}
+
+
+def _category_value(v: object) -> bool:
+    if isinstance(v, str):
+        return bool(v.strip())
+    return isinstance(v, list) and bool(v) and all(isinstance(x, str) for x in v)
 
 
 def _options(value: object) -> tuple[tuple[str, ...] | None, str | None]:

@@ -19,11 +19,14 @@ from typing import Callable
 from ..config import GenerateConfig
 from ..engines import LazyEngine, Sampling, load_preset
 from ..engines.identity import runtime
+from ..generate.images import attach, images_note, room_for_images, with_images
 from ..generate.media import ResponderPlan, cut_media, media_note, plan_media
-from ..generate.qa import Answer, accuracy, judge_call, judged, read_answer
+from ..generate.qa import grade, grade_open, judge_call, judged, read_answer
 from ..generate.program_tools import TOOL_PROMPTS
 from ..generate.strategies import Strategy, parse_strategy, posthoc_problem
-from ..inputs.datasets import DatasetItem, read_dataset, render_options
+from ..inputs.benchmarks import Dataset, open_dataset
+from ..inputs.datasets import OPEN, DatasetItem, render_options
+from ..inputs.subsets import choose
 from ..inputs.responses import InputError, read_responses
 from ..jsonl import dumps_record
 from ..judges import load_prompt
@@ -32,11 +35,11 @@ from ..media.segments import SegmentCutter
 from ..media.source import MediaError, MediaRef
 from ..text.clean import remove_thinking
 from .cache import VerdictCache
+from .generation_summary import summarize
 from .judging import StageJudge
 from .outputs import check_writable
 from .programs import ProgramJob, ProgramResult, execute, plan_pattern
-from .provenance import file_digest, versions
-from .runner import _chunks, failed_calls
+from .streaming import chunks
 
 
 @dataclass(frozen=True)
@@ -122,7 +125,8 @@ class GenerateRunner:
         self.limits = config.limits()
         programs = [c.strategy for c in self.cells if c.strategy.name == "program"]
         self.prompts = {name: load_prompt(name) for name in
-                        ("respond_base", "respond_cite", "posthoc_attribution", "answer_choice",
+                        ("respond_base", "respond_cite", "respond_base_open", "respond_cite_open",
+                         "posthoc_attribution", "answer_choice",
                          *(s.prompt for s in programs), *(TOOL_PROMPTS if programs else ()))}
         self._sources = self._read_from_file() if from_file else {}
 
@@ -156,12 +160,15 @@ class GenerateRunner:
 
     def _call(self, prompt: str, model: str, it: _Item, plan: ResponderPlan, k: int,
               pattern: str | None = None, **extra) -> Call:
-        tpl = self.prompts[prompt]
         item = it.item
-        user = tpl.render(media_note=media_note(plan.record), question=item.question,
+        if item.question_type == OPEN and f"{prompt}_open" in self.prompts:
+            prompt = f"{prompt}_open"
+        tpl = self.prompts[prompt]
+        user = tpl.render(media_note=media_note(plan.record) + images_note(plan.record), question=item.question,
                           options=render_options(item.options), **extra)
         cutter, ref = self.cutter, it.ref
-        return Call(tpl, user, media_keys=plan.keys, media=lambda: cut_media(cutter, ref, plan),
+        media = with_images(lambda: cut_media(cutter, ref, plan), plan, item.images)
+        return Call(tpl, user, media_keys=plan.keys, media=media,
                     sampling=self._sampling(model, k), captions=plan.captions, pattern=pattern)
 
     def _generate(self, model: str, jobs: list[tuple[tuple, Call]]) -> dict[tuple, Outcome]:
@@ -175,8 +182,7 @@ class GenerateRunner:
     def _chunk(self, chunk: list[DatasetItem | InputError]) -> dict[Cell, list[dict]]:
         items = [self._prepare(i) for i in chunk]
         live = [it for it in items if it.error is None]
-        plans = {(m, id(it)): plan_media(self.cutter, it.ref, self.engines[m].preset)
-                 for m in self.config.models for it in live}
+        plans = {(m, id(it)): self._plan(m, it) for m in self.config.models for it in live}
         samples = range(self.config.samples)
         # Phase A: first answers (base, cite, and the sources posthoc cells edit).
         first: dict[tuple, Outcome] = {}
@@ -191,7 +197,7 @@ class GenerateRunner:
                 pattern = plan_pattern(cell.strategy, self.limits)
                 jobs += [((model, cell.strategy.label, id(it), k),
                           self._call(cell.strategy.prompt, model, it, plans[model, id(it)], k, pattern=pattern))
-                         for it in live for k in samples]
+                         for it in live if it.item.question_type != OPEN for k in samples]
             first.update(self._generate(model, jobs))
         # Phase B: post-hoc edits of those answers (or of the --from file's).
         edits: dict[tuple, tuple[str | None, Outcome | None]] = {}
@@ -214,7 +220,7 @@ class GenerateRunner:
             jobs = [ProgramJob(key, cell.strategy, first[key], it.ref, plans[model, id(it)], it.item.question,
                                list(it.item.options or []), self._sampling(model, k))
                     for cell in self.cells if cell.model == model and cell.strategy.name == "program"
-                    for it in live for k in samples
+                    for it in live if it.item.question_type != OPEN for k in samples
                     if first[key := (model, cell.strategy.label, id(it), k)].ok]
             if jobs:
                 programs.update(execute(jobs, self.toolers[model], self.cutter, self.prompts, self.limits))
@@ -225,6 +231,11 @@ class GenerateRunner:
                     rows[cell].append(self._row(cell, it, k, first, edits, plans, programs))
         self._answer(rows)
         return rows
+
+    def _plan(self, model: str, it: _Item) -> ResponderPlan:
+        preset = self.engines[model].preset
+        images = it.item.images
+        return attach(plan_media(self.cutter, it.ref, room_for_images(preset, images)), images, preset)
 
     def _source_text(self, cell: Cell, it: _Item, k: int, first: dict) -> str | None:
         if cell.strategy.source == "from":
@@ -243,7 +254,10 @@ class GenerateRunner:
                "sample": k, "status": "ok", "error": None}
         if isinstance(item, DatasetItem):
             row.update(video=item.video, question=item.question, options=list(item.options or []),
-                       answer=item.answer)
+                       answer=item.answer, question_type=item.question_type, categories=item.categories,
+                       benchmark=self.benchmark)
+            if item.images:
+                row["images"] = [im.describe() for im in item.images]
             if item.answer_raw is not None and item.answer_raw != item.answer:
                 row["answer_raw"] = item.answer_raw
         if it.error is not None:
@@ -267,6 +281,10 @@ class GenerateRunner:
             row["media"]["note"] = out.note
             return row
         if cell.strategy.name == "program":
+            if item.question_type == OPEN:
+                row.update(status="error", error="program-aided strategies answer multiple-choice questions only; "
+                                                  "this question is open")
+                return row
             return self._program_row(row, cell, it, k, first, programs)
         out = first[(cell.model, cell.strategy.name, id(it), k)]
         if not out.ok:
@@ -310,6 +328,9 @@ class GenerateRunner:
             for row in cell_rows:
                 if row["status"] != "ok":
                     continue
+                if row.get("question_type") == OPEN:
+                    grade_open(row, self.config.number_tolerance)
+                    continue
                 options = row.get("options") or []
                 answer = read_answer(row["model_generation"], options)
                 if answer is None:
@@ -317,27 +338,23 @@ class GenerateRunner:
                                       remove_thinking(row["model_generation"]))
                     pending.setdefault(judge, []).append((row, call))
                 else:
-                    self._grade(row, answer)
+                    grade(row, answer)
         for judge, jobs in pending.items():
             outcomes = self.answerers[judge].run([c for _, c in jobs])
             for (row, _), out in zip(jobs, outcomes):
-                self._grade(row, judged(out, row.get("options") or []), judge)
-
-    @staticmethod
-    def _grade(row: dict, answer: Answer, judge: str | None = None) -> None:
-        row["predicted"] = answer.letter
-        row["answer_path"] = answer.path
-        row["unanswered"] = answer.reason
-        if judge is not None and answer.path == "judge":
-            row["answer_judge"] = judge
-        gold = row.get("answer")
-        row["gold"] = gold
-        row["correct"] = None if gold is None or answer.letter is None else answer.letter == gold
+                grade(row, judged(out, row.get("options") or []), judge)
 
     # ------------------------------------------------------------------ run
 
-    def run(self, dataset: pathlib.Path, *, reference_format: bool = False) -> GenerateResult:
+    def run(self, dataset: pathlib.Path | Dataset, *, reference_format: bool = False) -> GenerateResult:
         t0 = time.perf_counter()
+        if not isinstance(dataset, Dataset):
+            dataset = open_dataset(dataset, self.config.dataset_format)
+        self.benchmark = dataset.name
+        self.subset = None
+        if self.config.sample is not None:
+            self.subset = choose(dataset.items(self.config.limit), self.config.sample, self.config.sample_seed,
+                                 self.config.stratify)
         partial = {c: p.with_name(p.name + ".partial") for c, p in self.paths.items()}
         for stale in [*self.paths.values(), self.summary_path]:
             stale.unlink(missing_ok=True)
@@ -346,12 +363,16 @@ class GenerateRunner:
         handles = {c: p.open("w", encoding="utf-8") for c, p in partial.items()}
         kept: dict[Cell, list[dict]] = {c: [] for c in self.cells}
         try:
-            for chunk in _chunks(read_dataset(dataset, self.config.limit), self.config.chunk_size):
+            items = dataset.items(self.config.limit)
+            if self.subset is not None:
+                items = (i for i in items if i.index in self.subset.indices)
+            for chunk in chunks(items, self.config.chunk_size):
                 for cell, cell_rows in self._chunk(chunk).items():
                     for row in cell_rows:
                         handles[cell].write(dumps_record(row, sort_keys=True, default=str) + "\n")
                         kept[cell].append({k: row.get(k) for k in
-                                           ("id", "status", "error", "gold", "predicted", "answer_path", "correct")})
+                                           ("id", "status", "error", "gold", "predicted", "answer_path", "correct",
+                                            "question_type")})
             for h in handles.values():
                 h.flush()
                 os.fsync(h.fileno())
@@ -366,41 +387,11 @@ class GenerateRunner:
                     dumps_record(rows, indent=1, default=str), encoding="utf-8")
         return self._summarize(dataset, kept, t0)
 
-    def _summarize(self, dataset: pathlib.Path, kept: dict, t0: float) -> GenerateResult:
-        cells: dict[str, dict] = {}
-        errors: list[dict] = []
-        for cell, rows in kept.items():
-            bad = [r for r in rows if r["status"] != "ok"]
-            errors += [{"cell": cell.label, "id": r["id"], "error": r["error"]} for r in bad]
-            cells[cell.label] = {"model": cell.model, "strategy": cell.strategy.label, "rows": len(rows),
-                                 "errors": len(bad), "output": str(self.paths[cell]), **accuracy(rows)}
-        summary: dict = {"cells": cells, "reasoning_tax": reasoning_tax(cells)}
-        judges = list(self.judges.values()) + list(self.answerers.values()) + list(self.toolers.values())
-        summary["calls"] = {**{f"generate:{n}": j.counters.as_dict() for n, j in self.judges.items()},
-                            **{f"program:{n}": j.counters.as_dict() for n, j in self.toolers.items()
-                               if j.counters.calls},
-                            **{f"answer:{n}": j.counters.as_dict() for n, j in self.answerers.items()
-                               if j.counters.calls}}
-        summary["judge_calls"] = calls = failed_calls(judges, self.config.max_failed_calls)
-        summary["failure"] = calls.pop("failure")
-        summary["engines"] = {}
-        for name, e in self.engines.items():
-            stats = e.stats.as_dict()
-            stats["output_tokens_per_s"] = round(stats["output_tokens"] / stats["wall_s"], 2) if stats["wall_s"] else None
-            summary["engines"][name] = {"identity": e.identity, "started": e.started, **stats}
-        summary["errors_list"] = errors
-        summary["provenance"] = {
-            "config": self.config.model_dump(mode="json"),
-            "prompts": {n: t.digest for n, t in self.prompts.items()},
-            "models": {n: getattr(e, "identity_detail", None) for n, e in self.engines.items()},
-            "media_root": str(self.media_root.resolve()),
-            "from_file": file_digest(self.from_file) if self.from_file else None,
-            "versions": versions(),
-            "input": file_digest(dataset) if pathlib.Path(dataset).is_file() else {"path": str(dataset)},
-        }
-        summary["wall_s"] = round(time.perf_counter() - t0, 3)
+    def _summarize(self, dataset: Dataset, kept: dict, t0: float) -> GenerateResult:
+        summary = summarize(self, dataset, kept, t0)
         self.summary_path.parent.mkdir(parents=True, exist_ok=True)
         self.summary_path.write_text(dumps_record(summary, indent=2, sort_keys=True, default=str), encoding="utf-8")
+        errors = summary["errors_list"]
         return GenerateResult(summary, self.summary_path, {c.label: p for c, p in self.paths.items()}, errors)
 
     def close(self, *, engines: bool = True) -> None:
@@ -409,13 +400,3 @@ class GenerateRunner:
                 e.close()
         self.cutter.close()
         self.cache.close()
-
-
-def reasoning_tax(cells: dict[str, dict]) -> dict[str, float | None]:
-    """Per model: accuracy with citations required minus accuracy without (cite - base)."""
-    out = {}
-    for model in {c["model"] for c in cells.values()}:
-        acc = {c["strategy"]: c["accuracy"] for c in cells.values() if c["model"] == model}
-        if "base" in acc and "cite" in acc:
-            out[model] = None if acc["base"] is None or acc["cite"] is None else acc["cite"] - acc["base"]
-    return out

@@ -1,0 +1,85 @@
+"""Images a question is asked about (Video-MMMU Adaptation's `<image 1>`), beside the video.
+
+A responder that takes images gets each one after the video, captioned with its number, and
+the image's digest enters the call's cache identity. An image-only responder that already gets
+the video as frames gives up as many frames as there are images, so the model's image limit
+holds. A responder that takes no images gets the question with a note that the image was not
+shown. Either way the row's `media.images` says what happened.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..engines import ImagePart, MediaPart, Preset
+from ..inputs.datasets import DatasetImage
+from .media import ResponderPlan, _image_limit
+
+
+def room_for_images(preset: Preset, images: Sequence[DatasetImage]) -> Preset:
+    """The preset `plan_media` should plan frames for: an image-only model's image limit less
+    the attached images, so frames and images fit together."""
+    if not images or "image" not in preset.modalities or "video" in preset.modalities:
+        return preset
+    limit = _image_limit(preset)
+    if limit is None:
+        return preset
+    mm = dict(preset.engine_args.get("limit_mm_per_prompt") or {})
+    mm["image"] = max(limit - len(images), 1)
+    return dataclasses.replace(preset, engine_args={**preset.engine_args, "limit_mm_per_prompt": mm})
+
+
+def attach(plan: ResponderPlan, images: Sequence[DatasetImage], preset: Preset) -> ResponderPlan:
+    """`plan` with the question's images added, or with the note that they were not shown."""
+    if not images:
+        return plan
+    record = {**plan.record}
+    if "image" not in preset.modalities:
+        record["images"] = {"shown": 0, "attached": len(images),
+                            "missing": f"model {preset.name} takes no images: the question's image was not shown"}
+        return ResponderPlan(plan.keys, plan.captions, record)
+    captions = list(plan.captions) if plan.captions else [None] * _parts_before(plan)
+    captions += [f"[image {i + 1}, the question's attached image]" for i in range(len(images))]
+    record["images"] = {"shown": len(images), "attached": len(images),
+                        "sha256": [im.sha256 for im in images]}
+    keys = plan.keys + tuple(("image", im.sha256) for im in images)
+    return ResponderPlan(keys, tuple(captions), record)
+
+
+def _parts_before(plan: ResponderPlan) -> int:
+    """How many media parts the plan's cut gives (a clip is one part; frames as images are one
+    part each; the soundtrack is one)."""
+    visual, audio = plan.record.get("visual"), plan.record.get("audio")
+    n = 0
+    if visual is not None:
+        n += visual["frames"] if visual["as_images"] else 1
+    if audio is not None:
+        n += 1
+    return n
+
+
+def image_parts(images: Sequence[DatasetImage]) -> tuple[MediaPart, ...]:
+    from PIL import Image
+
+    parts = []
+    for im in images:
+        with Image.open(io.BytesIO(im.data)) as pic:
+            parts.append(ImagePart(np.asarray(pic.convert("RGB"))))
+    return tuple(parts)
+
+
+def with_images(media: Callable[[], tuple], plan: ResponderPlan, images: Sequence[DatasetImage]) -> Callable[[], tuple]:
+    """The call's media: the video's parts, then the images when the plan shows them."""
+    shown = (plan.record.get("images") or {}).get("shown", 0)
+    if not shown:
+        return media
+    return lambda: tuple(media()) + image_parts(images)
+
+
+def images_note(record: dict) -> str:
+    missing = (record.get("images") or {}).get("missing")
+    return "(The question refers to an image that is not shown to you.)\n" if missing else ""

@@ -1,0 +1,177 @@
+"""Question sets as they are downloaded: the format is told from what the path holds.
+
+`open_dataset(PATH, format=None)` gives a `Dataset`: its format, the benchmark's name (written
+into every response row, and a column of the paper's table), the folder its videos are found
+under (so `--media-root` is not needed for a benchmark folder), and its questions as
+`DatasetItem`s or per-row `InputError`s. Formats:
+
+- `worldsense`: `worldsense_qa.json` (the file, or a folder holding it; videos under `videos/`);
+- `worldsense-table`: the flattened TSV or parquet table other harnesses write;
+- `videommmu`: the folder with `Perception/`, `Comprehension/`, `Adaptation/` parquet shards
+  (or one of those folders), videos under discipline folders;
+- `saved`: a `datasets` `save_to_disk` folder (the MURGAT reference's samples);
+- `jsonl`, `json`, `parquet`, `arrow`: generic question files (fields in `read_dataset`).
+
+A path that matches none is a `DatasetFormatError` naming the formats looked for and what the
+path holds.
+"""
+
+from __future__ import annotations
+
+import pathlib
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+from ..datasets import DatasetRead, _arrow_batches, _item, _parquet_batches, _records, _rows
+from ..responses import Unparsed, iter_records, read_items
+from . import videommmu, worldsense
+
+FORMATS = ("worldsense", "worldsense-table", "videommmu", "saved", "jsonl", "json", "parquet", "arrow")
+_IGNORED = ("__MACOSX",)
+
+
+class DatasetFormatError(ValueError):
+    """The path is no question set this reader knows (or not the one `--format` names)."""
+
+
+@dataclass(frozen=True)
+class Dataset:
+    path: pathlib.Path
+    format: str
+    name: str  # the benchmark, as rows and tables name it
+    media_root: pathlib.Path | None  # where its videos are; None: the caller must say
+    _records: Callable[[], Iterator] = None  # type: ignore[assignment]
+
+    def items(self, limit: int | None = None) -> Iterator[DatasetRead]:
+        return read_items(self._records(), limit, _item)
+
+
+def open_dataset(path: str | pathlib.Path, format: str | None = None) -> Dataset:
+    """The dataset at `path`, its format detected unless `format` names it."""
+    path = pathlib.Path(path)
+    if format is not None and format not in FORMATS:
+        raise DatasetFormatError(f"unknown dataset format {format!r}; known: {', '.join(FORMATS)}")
+    if not path.exists():
+        raise DatasetFormatError(f"{path} does not exist")
+    found = format or detect(path)
+    return _OPENERS[found](path)
+
+
+def detect(path: pathlib.Path) -> str:
+    if path.is_dir():
+        if (path / worldsense.QA_FILE).is_file():
+            return "worldsense"
+        if videommmu.tracks_in(path) or (path.name in videommmu.TRACKS and videommmu.shards(path.parent, path.name)):
+            return "videommmu"
+        if (path / "state.json").is_file() or (path / "dataset_dict.json").is_file():
+            return "saved"
+        tables = [p for p in _listing(path) if p.suffix.lower() in (".tsv", ".parquet")]
+        if len(tables) == 1 and _table_columns(tables[0]) >= worldsense.TABLE_COLUMNS:
+            return "worldsense-table"
+        raise DatasetFormatError(
+            f"{path} matches no dataset format. Looked for: {worldsense.QA_FILE} (worldsense), "
+            f"{'/, '.join(videommmu.TRACKS)}/ holding parquet shards (videommmu), state.json (saved), "
+            f"one TSV or parquet table with columns {', '.join(sorted(worldsense.TABLE_COLUMNS))} "
+            f"(worldsense-table). Found: {_describe(path)}"
+        )
+    suffix = path.suffix.lower()
+    if suffix == ".tsv":
+        return "worldsense-table"
+    if suffix == ".parquet":
+        return "worldsense-table" if _table_columns(path) >= worldsense.TABLE_COLUMNS else "parquet"
+    if suffix == ".arrow":
+        return "arrow"
+    if suffix == ".json" and worldsense.looks_official(path):
+        return "worldsense"
+    return "json" if suffix == ".json" else "jsonl"
+
+
+def _listing(folder: pathlib.Path) -> list[pathlib.Path]:
+    return sorted(p for p in folder.iterdir() if p.name not in _IGNORED and not p.name.startswith("._"))
+
+
+def _describe(folder: pathlib.Path) -> str:
+    names = [p.name + ("/" if p.is_dir() else "") for p in _listing(folder)]
+    if not names:
+        return "nothing (an empty folder)"
+    return ", ".join(names[:12]) + (f" and {len(names) - 12} more" if len(names) > 12 else "")
+
+
+def _table_columns(path: pathlib.Path) -> set[str]:
+    try:
+        if path.suffix.lower() == ".tsv":
+            with path.open(encoding="utf-8-sig") as f:
+                return set(f.readline().rstrip("\r\n").split("\t"))
+        import pyarrow.parquet as pq
+
+        return set(pq.read_schema(path).names)
+    except Exception:  # an unreadable table is reported when it is read
+        return set()
+
+
+# ---------------------------------------------------------------- openers
+
+
+def _worldsense(path: pathlib.Path) -> Dataset:
+    qa = path / worldsense.QA_FILE if path.is_dir() else path
+    root = qa.parent
+    return Dataset(path, "worldsense", "worldsense", root, lambda: worldsense.read_official(qa))
+
+
+def _worldsense_table(path: pathlib.Path) -> Dataset:
+    if path.is_dir():
+        tables = [p for p in _listing(path) if p.suffix.lower() in (".tsv", ".parquet")]
+        if len(tables) != 1:
+            raise DatasetFormatError(f"{path} should hold one TSV or parquet table, found {len(tables)}")
+        path_table, root = tables[0], path
+    else:
+        path_table, root = path, path.parent
+
+    def rows() -> Iterator:
+        if path_table.suffix.lower() == ".tsv":
+            source = worldsense.tsv_rows(path_table)
+        else:
+            source = _rows(path_table, _parquet_batches(path_table))
+        return worldsense.read_table(path_table, source)
+
+    return Dataset(path, "worldsense-table", "worldsense", root, rows)
+
+
+def _videommmu(path: pathlib.Path) -> Dataset:
+    if path.name in videommmu.TRACKS and not videommmu.tracks_in(path):
+        root, tracks = path.parent, [path.name]
+    else:
+        root, tracks = path, videommmu.tracks_in(path)
+    if not tracks:
+        raise DatasetFormatError(f"{path} holds none of {', '.join(videommmu.TRACKS)} with parquet shards")
+
+    def parquet_rows(shard: pathlib.Path, start: int) -> Iterator:
+        return _rows(shard, _parquet_batches(shard), start)
+
+    return Dataset(path, "videommmu", "videommmu", root, lambda: videommmu.read(root, tracks, parquet_rows))
+
+
+def _generic(kind: str) -> Callable[[pathlib.Path], Dataset]:
+    def opener(path: pathlib.Path) -> Dataset:
+        if kind == "json" and worldsense.looks_official(path):
+            records = lambda: iter([(0, str(path), Unparsed(  # noqa: E731
+                f"{path.name} is one JSON object of videos, not a list of questions: "
+                "it reads as --format worldsense"))])
+        elif kind in ("jsonl", "json"):
+            records = lambda: iter_records(path)  # noqa: E731
+        elif kind == "arrow":
+            records = lambda: _rows(path, _arrow_batches(path))  # noqa: E731
+        else:
+            records = lambda: _records(path)  # noqa: E731
+        name = path.name if path.is_dir() else path.stem
+        return Dataset(path, kind, name, None, records)
+
+    return opener
+
+
+_OPENERS: dict[str, Callable[[pathlib.Path], Dataset]] = {
+    "worldsense": _worldsense,
+    "worldsense-table": _worldsense_table,
+    "videommmu": _videommmu,
+    **{k: _generic(k) for k in ("saved", "jsonl", "json", "parquet", "arrow")},
+}

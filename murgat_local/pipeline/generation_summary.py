@@ -1,0 +1,61 @@
+"""The summary of a `murgat generate` run: per cell accuracy and errors, calls, engines, and the
+provenance of every number (configuration, prompts, models, dataset, subset, versions)."""
+
+from __future__ import annotations
+
+import time
+
+from ..generate.qa import accuracy
+from ..inputs.benchmarks import Dataset
+from .provenance import file_digest, versions
+from .runner import failed_calls
+
+
+def summarize(runner, dataset: Dataset, kept: dict, t0: float) -> dict:
+    """`runner` is the `GenerateRunner` that wrote the rows `kept` (per cell, the fields kept)."""
+    cells: dict[str, dict] = {}
+    errors: list[dict] = []
+    for cell, rows in kept.items():
+        bad = [r for r in rows if r["status"] != "ok"]
+        errors += [{"cell": cell.label, "id": r["id"], "error": r["error"]} for r in bad]
+        cells[cell.label] = {"model": cell.model, "strategy": cell.strategy.label, "rows": len(rows),
+                             "errors": len(bad), "output": str(runner.paths[cell]), **accuracy(rows)}
+    summary: dict = {"cells": cells, "reasoning_tax": reasoning_tax(cells)}
+    judges = list(runner.judges.values()) + list(runner.answerers.values()) + list(runner.toolers.values())
+    summary["calls"] = {**{f"generate:{n}": j.counters.as_dict() for n, j in runner.judges.items()},
+                        **{f"program:{n}": j.counters.as_dict() for n, j in runner.toolers.items()
+                           if j.counters.calls},
+                        **{f"answer:{n}": j.counters.as_dict() for n, j in runner.answerers.items()
+                           if j.counters.calls}}
+    summary["judge_calls"] = calls = failed_calls(judges, runner.config.max_failed_calls)
+    summary["failure"] = calls.pop("failure")
+    summary["engines"] = {}
+    for name, e in runner.engines.items():
+        stats = e.stats.as_dict()
+        stats["output_tokens_per_s"] = round(stats["output_tokens"] / stats["wall_s"], 2) if stats["wall_s"] else None
+        summary["engines"][name] = {"identity": e.identity, "started": e.started, **stats}
+    summary["errors_list"] = errors
+    summary["provenance"] = {
+        "config": runner.config.model_dump(mode="json"),
+        "prompts": {n: t.digest for n, t in runner.prompts.items()},
+        "models": {n: getattr(e, "identity_detail", None) for n, e in runner.engines.items()},
+        "media_root": str(runner.media_root.resolve()),
+        "from_file": file_digest(runner.from_file) if runner.from_file else None,
+        "versions": versions(),
+        "input": file_digest(dataset.path) if dataset.path.is_file() else {"path": str(dataset.path)},
+        "dataset": {"format": dataset.format, "benchmark": dataset.name,
+                    "media_root": str(dataset.media_root) if dataset.media_root else None},
+        "subset": runner.subset.provenance() if runner.subset is not None else None,
+    }
+    summary["wall_s"] = round(time.perf_counter() - t0, 3)
+    return summary
+
+
+def reasoning_tax(cells: dict[str, dict]) -> dict[str, float | None]:
+    """Per model: accuracy with citations required minus accuracy without (cite - base)."""
+    out = {}
+    for model in {c["model"] for c in cells.values()}:
+        acc = {c["strategy"]: c["accuracy"] for c in cells.values() if c["model"] == model}
+        if "base" in acc and "cite" in acc:
+            out[model] = None if acc["base"] is None or acc["cite"] is None else acc["cite"] - acc["base"]
+    return out
