@@ -27,6 +27,12 @@ from murgat_local.generate.program.budget import RunBudget
 from murgat_local.pipeline.rounds import RoundBatcher
 
 
+# A hung plan holds the GIL without end; these bounds sit far above what a loaded 2-core machine's
+# scheduler adds to a 10 ms tick, and far below a hang.
+GAP_S = 2.0
+MARGIN_S = 3.0
+
+
 class Tools:
     def __init__(self) -> None:
         self.received: list[int] = []
@@ -109,8 +115,8 @@ def test_shared_structures_end_with_a_named_limit_and_never_hold_the_process(nam
         took = time.monotonic() - t0
     assert trace.status == "stopped", (name, trace.status, trace.error)
     assert "(limit max_" in trace.error.reason, trace.error.message
-    assert took < limits.max_seconds + 1.0, took
-    assert w.gap < 0.5, f"{name}: the watcher was held for {w.gap:.2f} s"
+    assert took < limits.max_seconds + MARGIN_S, took
+    assert w.gap < GAP_S, f"{name}: the watcher was held for {w.gap:.2f} s"
 
 
 def test_plans_keep_python_semantics_for_values_they_read():
@@ -264,8 +270,8 @@ def test_any_shared_structure_and_operation_ends_within_its_limit(build, turns, 
         t0 = time.monotonic()
         trace = run_logic_source(source, Tools(), imperative=False, limits=limits)
         took = time.monotonic() - t0
-    assert took < limits.max_seconds + 1.0, (source, took)
-    assert w.gap < 0.5, (source, w.gap)
+    assert took < limits.max_seconds + MARGIN_S, (source, took)
+    assert w.gap < GAP_S, (source, w.gap)
     if not trace.ok:
         assert trace.error.kind in ("stopped", "failed"), (source, trace.error)
         if trace.error.kind == "stopped":
