@@ -111,6 +111,8 @@ def create_app(session: Session, *, token: str | None = None, hosts: frozenset[s
     app.get("/")(lambda: page("/"))
     app.get("/app.js")(lambda: page("/app.js"))
     app.get("/style.css")(lambda: page("/style.css"))
+    # Browsers ask for one unprompted; no icon, and no 404 in the console.
+    app.get("/favicon.ico")(lambda: Response(status_code=204))
 
     @app.get("/api/next")
     def next_question():

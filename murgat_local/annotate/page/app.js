@@ -152,10 +152,9 @@ function showProposal(q) {
 
 function show(q) {
   current = q;
-  document.body.dataset.state = "question";
   document.body.dataset.key = q.key;
   document.body.dataset.kind = q.kind;
-  $("work").hidden = false;
+  $("player-box").hidden = $("question-box").hidden = false;
   $("done").hidden = true;
   const r = q.response;
   text($("where"), `Response ${r.position} of ${r.of} (${r.id}) · sentence ${q.sentence + 1} of ${r.sentences.length}` +
@@ -168,6 +167,7 @@ function show(q) {
   $("yes").hidden = $("no").hidden = facts;
   $("accept").hidden = !facts;
   if (facts) $("facts").value = (q.proposal || []).join("\n");
+  else if (document.activeElement === $("facts")) $("facts").blur();  // keys answer again, not type
   showProposal(q);
   showResponse(q);
   showCitations(q);
@@ -177,13 +177,9 @@ function finished() {
   current = null;
   span = null;
   video.pause();
-  document.body.dataset.state = "done";
   document.body.dataset.key = "";
-  $("work").hidden = false;
-  $("question-box").hidden = false;
+  $("player-box").hidden = $("question-box").hidden = true;
   $("done").hidden = false;
-  text($("prompt"), "");
-  $("answers").querySelectorAll("#yes, #no, #accept").forEach((b) => { b.hidden = true; });
 }
 
 async function refreshProgress() {
@@ -209,6 +205,13 @@ async function load() {
   } catch (e) {
     say("The server is not answering. Every answer so far is saved; reload when it is back.");
   }
+  if (!busy) settle();
+}
+
+// The page's state for whoever drives it (a test, a script): "question" or "done" only once keys
+// are taken again.
+function settle() {
+  document.body.dataset.state = current ? "question" : "done";
 }
 
 async function send(path, body) {
@@ -219,7 +222,6 @@ async function send(path, body) {
     const {ok, data} = await api(path, body);
     if (!ok) {
       say(data && data.error ? data.error : "The answer was refused.");
-      document.body.dataset.state = current ? "question" : "done";
       return;
     }
     say(path === "/api/undo" ? (data.undone ? "Undone." : "Nothing to undo.") : "");
@@ -228,6 +230,7 @@ async function send(path, body) {
     say("The server is not answering. Every answer so far is saved; reload when it is back.");
   } finally {
     busy = false;
+    settle();
   }
 }
 
@@ -251,7 +254,7 @@ function toggle(id) {
 
 document.addEventListener("keydown", (event) => {
   if (event.ctrlKey || event.metaKey || event.altKey) return;
-  const editing = event.target === $("facts");
+  const editing = event.target === $("facts") && current && current.kind === "facts";
   if (editing) {
     if (event.key === "Enter" && !event.shiftKey) {
       event.preventDefault();
