@@ -20,7 +20,8 @@ from typing import Mapping
 
 from ..media.segments import SegmentOptions, check_citation
 from ..media.source import MediaError, probe
-from .export import label_record, write_labels
+from ..jsonl import dumps_record
+from .export import label_record, write_atomic
 from .questions import UNSURE, check_answer, find, next_question, proposal, questions
 from .source import Item, Source
 from .store import Store
@@ -71,7 +72,15 @@ class Session:
         for it in self.items:
             if it.id not in self.others:
                 self._recount(it)
+        # Each finished response's labels line (or why it has none), kept so that rewriting the
+        # file costs a join, not a rebuild of every response, while answers wait.
+        self.finished: dict[str, tuple[str | None, str | None]] = {}
+        for it in self.items:
+            if self.counts.get(it.id, (0, 1, 0))[1] == 0:
+                self._finish(it)
         self.cursor = 0
+        while self.cursor < len(self.order) and self.order[self.cursor].id in self.finished:
+            self.cursor += 1
         self.media = sorted({it.media for it in self.items})
         self.media_index = {p: n for n, p in enumerate(self.media)}
         self._info: dict[pathlib.Path, object] = {}
@@ -167,6 +176,7 @@ class Session:
             self.shown[rid][suffix] = self.show_judge
             finished = self._recount(item)
             if finished:
+                self._finish(item)
                 self._dirty.set()
             return 200, {"ok": True, "key": key, "response_finished": finished}
 
@@ -183,6 +193,7 @@ class Session:
                 self._recount(item)
                 self.cursor = min(self.cursor, self.position[item.id])
                 if was_finished:
+                    self.finished.pop(item.id, None)
                     self._dirty.set()
             return {"undone": f"{a.response}#{a.question}"}
 
@@ -235,28 +246,24 @@ class Session:
 
     # ------------------------------------------------------------ labels
 
-    def records(self) -> tuple[list[dict], list[str]]:
+    def _finish(self, item: Item) -> None:
+        record, why = label_record(item, self.answers[item.id], self.annotator, self.shown[item.id])
+        self.finished[item.id] = (None, f"{item.id}: {why}") if record is None else (dumps_record(record), None)
+
+    def lines(self) -> tuple[list[str], list[str]]:
         """This annotator's finished responses as labels lines (source order), and why each finished
         response that is left out is."""
         with self.lock:
-            out, left = [], []
-            for item in self.items:
-                if item.id in self.others or self.counts.get(item.id, (0, 1, 0))[1]:
-                    continue
-                record, why = label_record(item, self.answers[item.id], self.annotator, self.shown[item.id])
-                if record is None:
-                    left.append(f"{item.id}: {why}")
-                else:
-                    out.append(record)
-            return out, left
+            done = [self.finished[it.id] for it in self.items if it.id in self.finished and it.id not in self.others]
+            return [line for line, _ in done if line is not None], [why for _, why in done if why is not None]
 
     def export(self) -> tuple[int, list[str]]:
         """Rewrite the labels file now; (responses written, responses left out and why)."""
         with self._write_lock:
-            records, left = self.records()
-            if self.labels is None:
-                return len(records), left
-            return write_labels(self.labels, records), left
+            lines, left = self.lines()
+            if self.labels is not None:
+                write_atomic(self.labels, lines)
+            return len(lines), left
 
     def start_writer(self) -> None:
         """Rewrite the labels file in the background whenever a response finishes or reopens."""
