@@ -192,3 +192,33 @@ def test_judge_proposals_export_and_agreement(tmp_path, media_root, oracle_run):
     r = CliRunner().invoke(app, ["annotate", *map(str, args[:-2]), "--export"])
     assert r.exit_code == 0 and "labels: 6 responses" in r.output, r.output
     assert (tmp_path / "ann.jsonl").read_text() == written
+
+
+def test_two_annotators_two_servers_one_store_with_overlap(tmp_path, media_root):
+    """Each annotator runs their own server on the shared store: the K shared responses go to
+    both, each other response to whoever reaches it first (a claim committed in the store)."""
+    a = Server(_args(tmp_path, media_root, "--overlap", "2", annotator="a"))
+    b = Server(_args(tmp_path, media_root, annotator="b"))  # the overlap is read from the store
+    try:
+        done = {"a": set(), "b": set()}
+        active = {"a": a, "b": b}
+        while active:
+            for name, server in list(active.items()):
+                status, nxt = server.call("/api/next")
+                if nxt["done"]:
+                    del active[name]
+                    continue
+                q = nxt["question"]
+                assert server.call("/api/answer", {"key": q["key"], "answer": scripted(q)})[0] == 200
+                done[name].add(q["key"].rpartition("#")[0])
+        assert a.call("/api/progress")[1]["overlap"] == 2
+        shared = done["a"] & done["b"]
+        assert len(shared) == 2 and len(done["a"] | done["b"]) == 6
+        status, report = b.call("/api/agreement")
+        assert report["annotators"] == ["a", "b"] and report["pairs"][0]["shared"] == 2
+        assert report["pairs"][0]["subtask1"]["alpha"]["value"] == 1.0  # the same script
+    finally:
+        assert a.stop() == 0 and b.stop() == 0
+    for name in ("a", "b"):
+        labels, errors = read_labels(tmp_path / f"{name}.jsonl")
+        assert errors == [] and set(labels) == done[name]

@@ -14,7 +14,7 @@ import math
 import pathlib
 from dataclasses import dataclass
 
-from . import plots
+from . import groups_html as group_tables, plots
 from .drilldown import esc, num, response, video_source
 from .rundata import METRICS, PROBLEM_LABELS, PROBLEMS, Cell, load
 
@@ -189,7 +189,7 @@ SCRIPT = """
 
 
 def build(folders: list[pathlib.Path], out: pathlib.Path, *, media_root: pathlib.Path | None = None,
-          max_responses: int = 300, relative_media: bool = False) -> ReportResult:
+          max_responses: int = 300, relative_media: bool = False, group_by: tuple[str, ...] = ()) -> ReportResult:
     cells, sources = load(folders, max_responses)
     table = [c for c in cells if c.in_table]
     summaries = [s.summary for s in sources]
@@ -213,6 +213,9 @@ def build(folders: list[pathlib.Path], out: pathlib.Path, *, media_root: pathlib
         "plots": [p for p, _ in PLOTS],
         "drilldown": {"shown": n, "total": total, "max_responses": max_responses},
     }
+    by_group = group_tables.by_group(sources, group_by) if group_by else {}
+    if group_by:
+        data["by_group"] = group_tables.data(table, by_group)
     figs = "".join(
         f'<figure><img id="plot-{key}" class="plot" alt="{esc(caption)}" src="{_data_uri(figures[key])}">'
         f"<figcaption>{esc(caption)}</figcaption></figure>" for key, caption in PLOTS)
@@ -237,6 +240,7 @@ Means over responses; brackets are the 95% bootstrap intervals recorded in each 
 {warn}
 <h2>Summary</h2>
 {summary_table(table)}
+{group_tables.section(table, by_group, group_by, METRIC_LABELS) if group_by else ""}
 <h2>Plots</h2>
 <div class="plots">{figs}</div>
 <h2>Citation problems</h2>
