@@ -165,6 +165,56 @@ class _Run(BaseModel):
 STAGES = ("decontext", "verifiable", "decompose", "entail")
 
 
+class PanelVote(BaseModel):
+    """How a judge panel (`panel:M1,M2,...`) decides: `[panel]`, or `[panel.STAGE]` for one stage."""
+
+    model_config = ConfigDict(extra="forbid")
+    vote: Literal["majority", "unanimous", "any", "weighted"] = "majority"
+    weights: dict[str, float] | None = None  # member -> weight, for vote = "weighted"
+    # Or the weights measured by `murgat meta-eval` (its meta_eval.json): each member's
+    # balanced accuracy on the stage's subtask, as log-odds (judges.panel.reliability_weight).
+    weights_from: pathlib.Path | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self):
+        if self.weights is not None and self.weights_from is not None:
+            raise ValueError("panel: give weights or weights_from, not both")
+        return self
+
+
+class PanelConfig(PanelVote):
+    verifiable: PanelVote | None = None
+    entail: PanelVote | None = None
+
+    def rule(self, stage: str, members: tuple[str, ...]):
+        """The resolved `judges.panel.Rule` for a panel of `members` judging `stage`: the stage's
+        table over the general one; weights read from `weights_from` when it is given."""
+        import json
+
+        from .judges.panel import Rule, voted_stage, weights_from_meta
+
+        own = getattr(self, voted_stage(stage) or "", None)
+        merged = {**self.model_dump(include={"vote", "weights", "weights_from"}, exclude_unset=True),
+                  **(own.model_dump(exclude_unset=True) if own is not None else {})}
+        if "weights" in merged and "weights_from" in merged:  # the stage's source replaces the table's
+            merged.pop("weights_from" if own is not None and "weights" in own.model_fields_set else "weights")
+        vote = merged.get("vote", "majority")
+        source, weights = merged.get("weights_from"), merged.get("weights")
+        if vote == "weighted" and source is not None:
+            try:
+                report = json.loads(pathlib.Path(source).read_text(encoding="utf-8"))
+            except (OSError, ValueError) as e:
+                raise ValueError(f"panel weights_from {source}: {e}") from None
+            weights = weights_from_meta(report, stage, members)
+        if vote == "weighted" and weights is None:
+            raise ValueError(f"a weighted panel for {stage} needs weights (member -> weight) or weights_from "
+                             "(a meta_eval.json)")
+        rule = Rule(vote, tuple((m, float(w)) for m, w in (weights or {}).items()) if vote == "weighted" else (),
+                    str(source) if vote == "weighted" and source is not None else None)
+        rule.check(members)
+        return rule
+
+
 class RunConfig(_Run):
     """`murgat score` (and the scoring half of `murgat run`)."""
 
@@ -177,6 +227,8 @@ class RunConfig(_Run):
     # `--compat reference` only: the reference's --parse_reasoning (see ProtocolOptions).
     parse_reasoning: bool = False
     sampling: SamplingConfig = Field(default_factory=SamplingConfig)
+    # How `panel:M1,M2,...` judges decide (verifiable and entail only).
+    panel: PanelConfig = Field(default_factory=PanelConfig)
     # Resamples of the 95% bootstrap intervals in summary.json (fixed seed); 0: no intervals.
     bootstrap_resamples: int = Field(10_000, ge=0)
     # A stage on another engine than the run's: {"entail": {"engine": "openai", "base_url": ...}}.
@@ -225,6 +277,32 @@ class RunConfig(_Run):
         if self.parse_reasoning and self.compat != "reference":
             raise ValueError("parse_reasoning reproduces a reference invocation: use it with compat = 'reference'")
         return self
+
+    @model_validator(mode="after")
+    def _panels(self):
+        self.panel_rules()  # resolving each panel's rule is its validation
+        return self
+
+    def panel_rules(self) -> dict:
+        """{stage: (members, judges.panel.Rule)} for each stage a panel judges; ValueError for a
+        panel where fact lists or rewrites would have to be voted on, or a rule that does not fit."""
+        from .judges.panel import is_panel, members_of, voted_stage
+
+        out = {}
+        for stage, model in self.stage_models().items():
+            if not is_panel(model):
+                continue
+            if voted_stage(stage) is None:
+                what = "the decomposer" if stage in ("decontext", "decompose") else f"the {stage} judge"
+                raise ValueError(f"{model!r} cannot be {what}: fact lists and rewrites are not voted on; name "
+                                 "one model as the decomposer (panels judge the yes/no stages: --verifier, "
+                                 "--entailer)")
+            members = members_of(model)
+            try:
+                out[stage] = (members, self.panel.rule(stage, members))
+            except ValueError as e:
+                raise ValueError(f"panel for {stage}: {e}") from None
+        return out
 
     def stage_models(self) -> dict[str, str]:
         """The model for each stage; decontextualization uses the decomposer, as the reference does."""

@@ -208,6 +208,7 @@ def run(
         cli._fail(str(e))
     grid: dict[str, dict] = {}
     cells: list = []
+    warnings: list[str] = []  # about the judges, from each cell's scoring, printed once
     code = 0
     with cli._running(out, quiet=not verbose):
         try:
@@ -216,6 +217,7 @@ def run(
             for label, runner in scorers.items():
                 scored = runner.run(result.outputs[label])
                 code = max(code, scored.exit_code)
+                warnings += scored.summary.get("warnings") or []
                 grid[label] = {**result.summary["cells"][label],
                                **{k: scored.summary.get(k) for k in
                                   ("coverage", "precision", "recall", "f1", "murgat_s", "partial")},
@@ -231,8 +233,9 @@ def run(
     tables = paper_table.write(out, cells)
     summary = {"grid": grid, "reasoning_tax": result.summary["reasoning_tax"],
                "generation": str(result.summary_path), "failure": result.summary.get("failure"),
-               "tables": [str(p) for p in tables]}
+               "tables": [str(p) for p in tables], "warnings": list(dict.fromkeys(warnings))}
     (out / "run_summary.json").write_text(dumps_record(summary, indent=2, sort_keys=True, default=str), encoding="utf-8")
     cli.console.print(grid_table(summary))
+    cli.warn_judges(warnings)
     cli.console.print(f"wrote {out / 'run_summary.json'}, {tables[0]} and {tables[1]}", markup=False)
     raise typer.Exit(code)

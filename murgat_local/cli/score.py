@@ -124,6 +124,7 @@ def score(
     ui.console.print(stages_table(result.summary))
     if result.errors:
         ui.console.print(errors_table(result.errors))
+    ui.warn_judges(result.summary.get("warnings"))
     if result.summary.get("failure"):
         ui._error(f"{result.summary['failure']}")
     ui.console.print(f"wrote {result.records_path} and {result.summary_path}", markup=False)

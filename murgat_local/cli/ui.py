@@ -63,6 +63,12 @@ def _error(message: str) -> None:
     err.print(f"[red]error:[/red] {escape(message)}")
 
 
+def warn_judges(warnings) -> None:
+    """summary.json's `warnings` about the judges, each printed once."""
+    for w in dict.fromkeys(warnings or ()):
+        err.print(f"[yellow]warning:[/yellow] {escape(w)}")
+
+
 def _fail(message: str) -> None:
     _error(message)
     raise typer.Exit(USAGE_ERROR)

@@ -74,6 +74,9 @@ class Outcome:
     cached: bool = False
     key: str = ""
     note: str | None = None  # what the engine changed to fit the request
+    # A panel's decision: each member's own outcome (name, Outcome) and how the vote went.
+    members: tuple = ()
+    panel: dict | None = None
 
     @property
     def ok(self) -> bool:

@@ -11,8 +11,12 @@ import pathlib
 
 from ..inputs.responses import read_responses
 from .judging import Outcome, StageJudge
+from .panel import PanelJudge
 from .protocol import Protocol
 from .streaming import chunks
+
+
+NOT_CACHED = "not cached (dry run)"
 
 
 class CacheOnlyJudge(StageJudge):
@@ -24,26 +28,43 @@ class CacheOnlyJudge(StageJudge):
 
     def _judge(self, keys, built):
         self.counters.errors += len(keys)
-        return {k: Outcome(error="not cached (dry run)", key=k) for k in keys}
+        return {k: Outcome(error=NOT_CACHED, key=k) for k in keys}
+
+
+class CacheOnlyPanel(PanelJudge):
+    """A panel of cache-only members; it decides only when every member's verdict is cached
+    (a vote of the cached members alone could differ from the run's, and so would what follows)."""
+
+    def _start_engines(self, calls):
+        pass
+
+    def _decide(self, call, members):
+        if any(o.error == NOT_CACHED for _, o in members):
+            return Outcome(error=NOT_CACHED, key="|".join(o.key for _, o in members))
+        return super()._decide(call, members)
+
+
+def _dry(stage: str, j):
+    if isinstance(j, PanelJudge):
+        return CacheOnlyPanel(stage, [(n, _dry(stage, m)) for n, m in zip(j.names, j.members)], j.rule)
+    return CacheOnlyJudge(stage, j.engine, j.cache, batch_size=j.batch_size)
+
+
+def _counts(c) -> dict:
+    return {"calls": c.unique, "cached": c.cache_hits, "to_run": c.unique - c.cache_hits}
 
 
 def plan(runner, responses: pathlib.Path) -> dict[str, dict]:
-    dry = {
-        stage: CacheOnlyJudge(stage, j.engine, j.cache, batch_size=j.batch_size)
-        for stage, j in runner.judges.items()
-    }
+    dry = {stage: _dry(stage, j) for stage, j in runner.judges.items()}
     protocol = Protocol(runner.protocol.options, dry, runner.cutter, runner.protocol.prompts)
     for chunk in chunks(read_responses(responses, runner.config.limit), runner.config.chunk_size):
         protocol.run(chunk)
     out = {}
     for stage, j in dry.items():
-        c = j.counters
-        out[stage] = {
-            "calls": c.unique,
-            "cached": c.cache_hits,
-            "to_run": c.unique - c.cache_hits,
-            "model": runner.config.stage_models()[stage],
-        }
+        # A panel's calls are its members' (each cached under its own identity), counted apart.
+        out[stage] = {**_counts(j.counters), "model": runner.config.stage_models()[stage]}
+        if isinstance(j, PanelJudge):
+            out[stage]["members"] = {n: _counts(m.counters) for n, m in zip(j.names, j.members)}
     missing_upstream = out["decompose"]["to_run"] > 0 or out["verifiable"]["to_run"] > 0
     out["complete"] = not missing_upstream
     return out

@@ -53,6 +53,8 @@ def _verdict(out: Outcome | None) -> dict | None:
     if out.ok and hasattr(out.verdict, "yes"):
         d["value"] = out.verdict.yes
     d.update(out.trace())
+    if out.panel is not None:  # a panel's decision: every member's own verdict beside it
+        d["panel"] = {**out.panel, "members": {name: _verdict(o) for name, o in out.members}}
     return d
 
 

@@ -28,7 +28,9 @@ from ..metrics.intervals import IntervalValues, add_intervals
 from ..metrics.scores import Summary
 from ..jsonl import dumps_record
 from .cache import VerdictCache
+from .judge_warnings import judge_warnings
 from .judging import StageJudge
+from .panel import PanelJudge
 from .outputs import check_writable
 from .protocol import STAGES, Protocol, ProtocolOptions
 from .provenance import provenance
@@ -51,6 +53,8 @@ class RunResult:
 def failed_calls(judges, limit: float) -> dict:
     """Unique judge calls over the run and how many got no verdict; `failure` says why the
     run fails when their share exceeds `limit`."""
+    # A panel's calls are its members' (summed in its counters): a broken member fails the run
+    # as it would alone, even while the rest of the panel still decides.
     total = sum(j.counters.unique for j in judges)
     failed = sum(j.counters.failed for j in judges)
     fraction = failed / total if total else 0.0
@@ -87,25 +91,35 @@ class Runner:
                                     allow_outside=tuple(config.allow_outside))
         self.engines: dict[str, LazyEngine] = dict(engines or {})
         self.judges: dict[str, StageJudge] = {}
-        decoding = {"temperature": config.sampling.temperature, "seed": config.sampling.seed}
+        panels = config.panel_rules()
         for stage, model in config.stage_models().items():
-            kind, options = config.engine_for(stage)
-            # One holder per model and engine: the run's default engine under the model's name
-            # (shared with `murgat run`'s responders), a stage's other engine beside it.
-            key = model if (kind, options) == config.engine_for(None) else f"{model}@{kind}:{sorted(options.items())}"
-            if key not in self.engines and is_human(model):  # human:PATH, labels as the judge
-                self.engines[key] = HumanLabels.from_model(model, config.compat)
-            elif key not in self.engines:
-                preset = load_preset(model, models_root=config.models_dir)
-                args = config.engine_args if runtime(kind) == "vllm" else {}
-                self.engines[key] = LazyEngine(kind, preset, **decoding, **args, **options)
-            self.judges[stage] = StageJudge(
-                stage, self.engines[key], self.cache, batch_size=config.batch_size,
-                on_progress=progress(stage) if progress else None,
-            )
+            on_progress = progress(stage) if progress else None
+            if stage in panels:  # panel:M1,M2,...: a judge per member, the vote decides
+                members, rule = panels[stage]
+                self.judges[stage] = PanelJudge(stage, [(m, self._stage_judge(stage, m)) for m in members], rule,
+                                                on_progress=on_progress)
+            else:
+                self.judges[stage] = self._stage_judge(stage, model, on_progress)
         self.protocol = Protocol(
             ProtocolOptions(config.compat, config.decontextualize, config.parse_reasoning), self.judges, self.cutter
         )
+
+    def _stage_judge(self, stage: str, model: str, on_progress=None) -> StageJudge:
+        """`model`'s judge for `stage`, on the engine holder the run shares for that model."""
+        config = self.config
+        kind, options = config.engine_for(stage)
+        # One holder per model and engine: the run's default engine under the model's name
+        # (shared with `murgat run`'s responders), a stage's other engine beside it.
+        key = model if (kind, options) == config.engine_for(None) else f"{model}@{kind}:{sorted(options.items())}"
+        if key not in self.engines and is_human(model):  # human:PATH, labels as the judge
+            self.engines[key] = HumanLabels.from_model(model, config.compat)
+        elif key not in self.engines:
+            preset = load_preset(model, models_root=config.models_dir)
+            args = config.engine_args if runtime(kind) == "vllm" else {}
+            decoding = {"temperature": config.sampling.temperature, "seed": config.sampling.seed}
+            self.engines[key] = LazyEngine(kind, preset, **decoding, **args, **options)
+        return StageJudge(stage, self.engines[key], self.cache, batch_size=config.batch_size,
+                          on_progress=on_progress)
 
     def attach_progress(self, progress: Callable[[str], Callable[[int, float], None]]) -> None:
         """Report each stage's progress to `progress(stage)` from now on."""
@@ -180,6 +194,7 @@ class Runner:
             for name, e in self.engines.items()
         }
         summary["models"] = self.config.stage_models()
+        summary["warnings"] = judge_warnings(self.judges, summary["models"], by_model)
         summary["segments_decoded"] = self.cutter.decoded
         summary["cache"] = {"path": str(self.cache.path),
                             "set_aside": str(self.cache.set_aside) if self.cache.set_aside else None,

@@ -1,0 +1,65 @@
+"""Warnings about a run's judges that change no number but should make a reader doubt one:
+an even-sized majority panel (its ties decide NO), and a judge grading its own responses.
+
+Listed in summary.json under `warnings` and printed once at the end of the run.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+
+def even_majorities(judges: Mapping[str, object]) -> list[str]:
+    """A majority panel with an even number of members can tie; a tie decides NO."""
+    out = []
+    for stage, j in judges.items():
+        names = getattr(j, "names", None)
+        rule = getattr(j, "rule", None)
+        if names and rule is not None and rule.vote == "majority" and len(names) % 2 == 0:
+            out.append(f"{stage}: the majority panel {getattr(j.engine, 'name', '')} has {len(names)} members; "
+                       "its ties decide NO (an odd number of members, or a weighted vote, avoids them)")
+    return out
+
+
+def _names_of(model: str, holder) -> set[str]:
+    """What a judge may be called by a responder's record: the model as named, its preset's
+    name, the folder its weights are in."""
+    names = {model}
+    preset = getattr(holder, "preset", None)
+    if preset is not None:
+        names |= {preset.name, preset.path.name}
+    return {n.strip().lower() for n in names if n and n.strip()}
+
+
+def _responder_names(model: str) -> set[str]:
+    """A response's `model` as it may name a judge: whole, without `murgat generate`'s
+    `/strategy` suffix, and its last path part (a hub-style `org/name`, a folder)."""
+    m = model.strip()
+    return {n.strip().lower() for n in (m, m.rsplit("/", 1)[0], m.rsplit("/", 1)[-1]) if n.strip()}
+
+
+def self_grading(judges: Mapping[str, object], models: Mapping[str, str], responders: Iterable[str]) -> list[str]:
+    """A judge (or a panel member) that is the model whose responses it judges: one warning
+    per such model, naming its stages."""
+    responders = sorted(set(responders))
+    stages: dict[str, list[str]] = {}
+    holders: dict[str, object] = {}
+    for stage, j in judges.items():
+        members = list(zip(j.names, (m.engine for m in j.members))) if getattr(j, "members", None) \
+            else [(models.get(stage, ""), j.engine)]
+        for model, holder in members:
+            stages.setdefault(model, []).append(stage if len(members) == 1 else f"{stage} (panel member)")
+            holders.setdefault(model, holder)
+    out = []
+    for model, where in stages.items():
+        mine = _names_of(model, holders[model])
+        graded = [r for r in responders if _responder_names(r) & mine]
+        if graded:
+            out.append(f"self-grading: {model} judges {', '.join(where)} on the responses it wrote "
+                       f"({', '.join(graded)})")
+    return out
+
+
+def judge_warnings(judges: Mapping[str, object], models: Mapping[str, str], responders: Iterable[str]) -> list[str]:
+    """Every warning about this run's judges (`models`: the model named for each stage)."""
+    return even_majorities(judges) + self_grading(judges, models, responders)

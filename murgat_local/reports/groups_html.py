@@ -1,0 +1,111 @@
+"""Results per group in `murgat report --group-by FIELD`: a table per field, a row per model x
+strategy and group.
+
+The report computes each model x strategy's groups from its scores.jsonl with the functions
+`murgat score` uses (`Grouped` summaries, `IntervalValues`, `add_intervals`) and the resamples
+its summary.json records, so a group's numbers are the ones `murgat score --group-by` writes,
+whichever fields the score run was given. Values that are not numbers read as missing, as the
+rest of the report reads them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterable, Mapping, Sequence
+
+from ..metrics.groups import Grouped
+from ..metrics.intervals import IntervalValues, add_intervals
+from ..metrics.scores import METRICS as SCORED, Summary
+from ..metrics.stats import RESAMPLES
+from .drilldown import esc, num
+from .rundata import METRICS, Cell, Source, iter_jsonl
+
+
+def finite(v) -> float | None:
+    """A JSON number as a float; None for anything else (text, true/false, NaN, infinity)."""
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
+
+
+def interval(v) -> tuple[float, float] | None:
+    """A [low, high] interval of finite numbers, or None."""
+    if isinstance(v, list) and len(v) == 2 and None not in (lo := finite(v[0]), hi := finite(v[1])) and lo <= hi:
+        return lo, hi
+    return None
+
+
+def _numbers(record: dict) -> dict:
+    """The record as the summary reads it, with every value that is not a finite number (or,
+    for `correct`, true/false) read as missing."""
+    r = dict(record)
+    for k in (*SCORED, "scored_fraction"):
+        r[k] = finite(r.get(k))
+    if not isinstance(r.get("correct"), bool):
+        r["correct"] = None
+    if not isinstance(r.get("question_type"), str):
+        r.pop("question_type", None)
+    return r
+
+
+def _resamples(summary: Mapping) -> int:
+    ci = summary.get("ci")
+    n = ci.get("resamples") if isinstance(ci, dict) else None
+    return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else RESAMPLES
+
+
+def by_group(sources: Sequence[Source], fields: Sequence[str]) -> dict[int, dict]:
+    """Per cell (by `id(cell)`): `by_group[FIELD][VALUE]` over its records, with intervals."""
+    gathered: dict[int, tuple[Grouped, IntervalValues, int]] = {}
+    for s in sources:
+        try:
+            for record in iter_jsonl(s.scores):
+                if record is None:
+                    continue
+                r = _numbers(record)
+                cell = s.cell_for(r)
+                summaries, values, _ = gathered.setdefault(
+                    id(cell), (Grouped(fields, Summary), IntervalValues(fields), _resamples(s.summary)))
+                summaries.add(r)
+                values.add(r)
+        except OSError:
+            continue  # the scan has noted it
+    out = {}
+    for key, (summaries, values, resamples) in gathered.items():
+        section = {"by_group": summaries.result()}
+        add_intervals(section, values, n_resamples=resamples)
+        out[key] = section["by_group"]
+    return out
+
+
+def _metric(s: Mapping, metric: str) -> str:
+    v, ci = finite(s.get(metric)), interval(s.get(f"{metric}_ci"))
+    text = num(v) + (f' <span class="ci">[{num(ci[0])}, {num(ci[1])}]</span>' if ci else "")
+    return f'<td class="num" data-metric="{metric}">{text}</td>'
+
+
+def section(cells: Sequence[Cell], groups: Mapping[int, dict], fields: Iterable[str],
+            labels: Mapping[str, str]) -> str:
+    """The report's "Results per group": a table per field, a row per model x strategy and group."""
+    parts = []
+    for field in fields:
+        rows = []
+        for i, c in enumerate(cells):
+            for value, s in (groups.get(id(c)) or {}).get(field, {}).items():
+                counts = "".join(f'<td class="num" data-metric="{k}">{esc(s.get(k))}</td>'
+                                 for k in ("responses", "scored"))
+                rows.append(f'<tr data-cell="{i}" data-group="{esc(value)}"><td>{esc(c.label)}</td>'
+                            f"<td>{esc(value)}</td>{counts}" + "".join(_metric(s, m) for m in METRICS) + "</tr>")
+        head = "".join(f"<th>{esc(labels.get(m, m))}</th>" for m in METRICS)
+        parts.append(f'<h3>By {esc(field)}</h3><table class="groups" data-field="{esc(field)}"><thead><tr>'
+                     f"<th>model / strategy</th><th>{esc(field)}</th><th>responses</th><th>scored</th>{head}"
+                     f'</tr></thead><tbody>{"".join(rows)}</tbody></table>')
+    return ('<h2>Results per group</h2><p class="meta">Means and 95% bootstrap intervals over each group\'s '
+            "responses, computed from scores.jsonl as <code>murgat score --group-by</code> computes them; a "
+            "response whose field holds a list is in each of its groups, one without the field in "
+            "<code>(none)</code>.</p>" + "".join(parts))
+
+
+def data(cells: Sequence[Cell], groups: Mapping[int, dict]) -> list[dict]:
+    """The groups' numbers for the report's JSON block."""
+    return [{"cell": c.label, "model": c.model, "strategy": c.strategy, "field": field, "group": value,
+             **{k: s.get(k) for m in METRICS for k in (m, f"{m}_ci")}}
+            for c in cells for field, values in (groups.get(id(c)) or {}).items() for value, s in values.items()]
