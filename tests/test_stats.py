@@ -36,6 +36,29 @@ def test_mean_ci_is_scipys_percentile_bootstrap():
     assert got["ci"][0] < got["mean"] < got["ci"][1]
 
 
+@pytest.mark.parametrize("n", [2, 3, 17, 200, 2000])
+@pytest.mark.parametrize("kind", ["float", "binary", "thirds"])
+def test_mean_ci_without_scipy_gives_scipys_numbers_to_the_last_digit(n, kind):
+    rng = np.random.default_rng(n)
+    x = {"float": rng.random(n), "binary": (rng.random(n) < 0.3).astype(float) + (np.arange(n) == 0),
+         "thirds": rng.integers(0, 4, n) / 3 + (np.arange(n) == 0)}[kind]
+    for seed, level in ((0, 0.95), (5, 0.9)):
+        got = S.mean_ci(x, n_resamples=R, seed=seed, confidence_level=level)["ci"]
+        ref = stats.bootstrap((x,), np.mean, n_resamples=R, method="percentile", confidence_level=level,
+                              rng=np.random.default_rng(seed)).confidence_interval
+        assert got == [float(ref.low), float(ref.high)]
+
+
+def test_scoring_does_not_import_scipy():
+    # 80 MB and 3 s per process: the score path's intervals are computed without it.
+    import subprocess
+    import sys
+
+    code = ("import sys, murgat_local.pipeline.runner, murgat_local.cli, murgat_local.metrics.intervals;"
+            "print('scipy' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
+
+
 def test_mean_ci_on_a_known_sample():
     # Ten 0/1 values, mean 0.7: the interval is a percentile of resampled means, a multiple of
     # 0.1, around 0.7, and the same on every call.

@@ -10,9 +10,14 @@ Method (the same everywhere):
     (`rng=np.random.default_rng(seed)`, seed 0) unless told otherwise; two-sample statistics are
     resampled in pairs (`paired=True`). Percentile rather than BCa: BCa needs a jackknife
     (n statistics over n - 1 values, O(n^2)), which does not scale to 100,000 responses.
-    The statistic is vectorized and resamples are drawn in batches of about 4 million values
-    (`batch_size`), so memory stays flat (~64 MB) whatever n is and a mean over 100,000 values
-    takes a few seconds; the batch size does not change a number.
+    The statistic is vectorized and resamples are drawn in batches of about 260,000 values
+    (`batch_size`), so memory stays flat (a few MB) whatever n is and a mean over 100,000
+    values takes a few seconds; the batch size does not change a number (the generator's
+    stream is the same, drawn in one piece or in several).
+    The one-sample interval of a mean (every interval of a summary) is computed here with numpy
+    exactly as `scipy.stats.bootstrap` computes it (the same index draws, means and linear
+    quantiles: the same numbers, tested), so that scoring never imports scipy (80 MB and 3 s per
+    process); comparisons and correlations import it when they run.
   * An interval needs two values: with one it is None (note); when all values are equal every
     resample has the same mean and the interval is [v, v] (note).
   * The paired p-value is a two-sided permutation test of the mean difference that flips the
@@ -39,12 +44,11 @@ from contextlib import contextmanager
 from typing import Iterable, Iterator, Sequence
 
 import numpy as np
-from scipy import stats
 
 RESAMPLES = 10_000
 CONFIDENCE = 0.95
 SEED = 0
-BATCH_VALUES = 2**22  # resampled values held at once (per sample)
+BATCH_VALUES = 2**18  # resampled values held at once (per sample)
 SCIPY_PERMUTATION_LIMIT = 5 * 10**7  # n * n_resamples up to which scipy draws the permutations
 KINDS = ("pearson", "spearman", "kendall")
 
@@ -93,6 +97,13 @@ def _interval(low, high) -> list[float] | None:
     return [low, high] if math.isfinite(low) and math.isfinite(high) else None
 
 
+def _stats():
+    """scipy.stats, imported when a comparison or correlation first needs it."""
+    from scipy import stats
+
+    return stats
+
+
 @contextmanager
 def _quiet() -> Iterator[None]:
     """Neither scipy nor numpy warns inside (every undefined value becomes a note)."""
@@ -106,7 +117,7 @@ def _bootstrap(data: tuple, statistic, *, n_resamples: int, confidence_level: fl
     """`scipy.stats.bootstrap` as every helper here calls it."""
     n = len(data[0])
     with _quiet():
-        return stats.bootstrap(data, statistic, n_resamples=n_resamples, confidence_level=confidence_level,
+        return _stats().bootstrap(data, statistic, n_resamples=n_resamples, confidence_level=confidence_level,
                                method="percentile", vectorized=vectorized, paired=len(data) > 1,
                                batch=batch_size(n, n_resamples), rng=np.random.default_rng(seed))
 
@@ -131,11 +142,38 @@ def mean_ci(values: Iterable, *, n_resamples: int = RESAMPLES, confidence_level:
         v = float(x[0])
         out.update(mean=v, ci=[v, v], note="all values are equal: every resample has the same mean")
     else:
-        res = _bootstrap((x,), np.mean, n_resamples=n_resamples, confidence_level=confidence_level, seed=seed)
-        out["ci"] = _interval(res.confidence_interval.low, res.confidence_interval.high)
+        low, high = _mean_bootstrap(x, n_resamples, confidence_level, seed)
+        out["ci"] = _interval(low, high)
         if out["ci"] is None:
             out["note"] = "the bootstrap interval is undefined"
     return out
+
+
+def _mean_bootstrap(x: np.ndarray, n_resamples: int, confidence_level: float, seed: int) -> tuple[float, float]:
+    """The percentile interval `scipy.stats.bootstrap((x,), np.mean, method="percentile",
+    rng=np.random.default_rng(seed))` gives, computed the same way without scipy."""
+    rng = np.random.default_rng(seed)
+    n = x.size
+    means = np.empty(n_resamples, dtype=np.float64)
+    step = batch_size(n, n_resamples)
+    for k in range(0, n_resamples, step):
+        b = min(step, n_resamples - k)
+        means[k:k + b] = np.mean(x[rng.integers(0, n, (b, n))], axis=-1)
+    means.sort()
+    alpha = (1 - confidence_level) / 2
+    return _quantile(means, alpha), _quantile(means, 1 - alpha)
+
+
+def _quantile(y: np.ndarray, p: float) -> float:
+    """Hyndman and Fan's type 7 ("linear") quantile of sorted `y`, written as `scipy.stats.quantile`
+    computes it (numpy's interpolation rounds differently in the last place)."""
+    n = y.size
+    jg = p * n + (1 - p)
+    jp1 = math.floor(jg)
+    j = jp1 - 1
+    g = 0.0 if j < 0 else jg % 1
+    j, jp1 = min(max(j, 0), n - 1), min(max(jp1, 0), n - 1)
+    return float((1 - g) * y[j] + g * y[jp1])
 
 
 def _signflip_pvalue(d: np.ndarray, n_resamples: int, seed: int) -> float:
@@ -163,7 +201,7 @@ def permutation_pvalue(d: np.ndarray, *, n_resamples: int = RESAMPLES, seed: int
     n = int(d.size)
     if n * n_resamples <= SCIPY_PERMUTATION_LIMIT or 2**min(n, 64) <= n_resamples:
         with _quiet():
-            res = stats.permutation_test((d,), np.mean, permutation_type="samples", vectorized=True,
+            res = _stats().permutation_test((d,), np.mean, permutation_type="samples", vectorized=True,
                                          n_resamples=n_resamples, batch=batch_size(n, n_resamples),
                                          alternative="two-sided", rng=np.random.default_rng(seed))
         return float(res.pvalue)
@@ -203,7 +241,7 @@ def paired_difference(a: Sequence, b: Sequence, *, n_resamples: int = RESAMPLES,
 
 
 def _ranks(x: np.ndarray, axis: int = -1) -> np.ndarray:
-    return stats.rankdata(x, axis=axis)
+    return _stats().rankdata(x, axis=axis)
 
 
 def _pearson_rows(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -222,10 +260,10 @@ def _spearman_rows(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
 def _kendall(x: np.ndarray, y: np.ndarray) -> float:
     if np.ptp(x) == 0 or np.ptp(y) == 0:
         return np.nan
-    return stats.kendalltau(x, y).statistic
+    return _stats().kendalltau(x, y).statistic
 
 
-_POINT = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}
+_POINT = {"pearson": "pearsonr", "spearman": "spearmanr", "kendall": "kendalltau"}
 _RESAMPLED = {"pearson": (_pearson_rows, True), "spearman": (_spearman_rows, True), "kendall": (_kendall, False)}
 
 
@@ -251,7 +289,7 @@ def correlation(x: Sequence, y: Sequence, kind: str = "pearson", *, ci: bool = T
         out["note"] = f"undefined: constant scores ({' and '.join(constant)})"
         return out
     with _quiet():
-        res = _POINT[kind](x, y)
+        res = getattr(_stats(), _POINT[kind])(x, y)
     value, p = float(res.statistic), float(res.pvalue)
     if not math.isfinite(value):
         out["note"] = "undefined: scipy returned no value"
