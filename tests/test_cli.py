@@ -1,10 +1,15 @@
-"""The command line without models: usage errors, `segment`, `rescore` of reference files."""
+"""The command line without models: usage errors, `segment`, `rescore` of reference files, and
+the tables as an 80-column pipe shows them."""
 
+import io
 import json
+import re
 
+from rich.console import Console
 from typer.testing import CliRunner
 
 from murgat_local.cli import app
+from murgat_local.reports import table as tables
 
 runner = CliRunner()
 
@@ -105,13 +110,6 @@ def test_rescore_reads_the_reference_scored_format(tmp_path):
 
 
 # ---------------------------------------------------------------- tables in an 80-column pipe
-
-import io
-import re
-
-from rich.console import Console
-
-from murgat_local.reports import table as tables
 
 LONG = "an-evaluated-model-with-a-name-far-longer-than-any-column-could-hold"  # 68 characters
 _COUNTS = dict(responses=120, scored=114, errors=6, partial=3)

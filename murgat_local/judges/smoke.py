@@ -30,22 +30,34 @@ def probe_requests(modalities: frozenset[str]) -> list[tuple[str, JudgeRequest]]
     return out
 
 
+def smoke_models(models: list[str] | None) -> list[str]:
+    """The models named, or every local test model that has a preset."""
+    return list(models or [m for m in LOCAL_TEST_MODELS if m in available_presets()])
+
+
 def run_smoke(models: list[str] | None, engine: str = "vllm") -> list[dict]:
-    names = models or [m for m in LOCAL_TEST_MODELS if m in available_presets()]
+    """One row per probe; a model that cannot start (or fails while judging) is one row naming
+    the reason, and the next model is tried."""
     rows = []
-    for name in names:
+    for name in smoke_models(models):
         preset = load_preset(name)
-        eng = make_engine(engine, preset)
+        probes = probe_requests(preset.modalities)
+        eng = None
         try:
-            probes = probe_requests(preset.modalities)
+            eng = make_engine(engine, preset)
             results = eng.judge([r for _, r in probes])
-            for (modality, _), res in zip(probes, results):
-                rows.append({
-                    "model": name, "modality": modality,
-                    "verdict": res.verdict.label if res.ok else None,
-                    "raw": res.raw or (res.error or ""),
-                    "prompt_tokens": res.prompt_tokens, "output_tokens": res.output_tokens,
-                })
+        except Exception as e:  # noqa: BLE001  (the engine's reason, reported as this model's row)
+            rows.append({"model": name, "modality": "(start)" if eng is None else "(all)", "verdict": None,
+                         "raw": f"{type(e).__name__}: {e}", "prompt_tokens": 0, "output_tokens": 0})
+            continue
         finally:
-            eng.close()
+            if eng is not None:
+                eng.close()
+        for (modality, _), res in zip(probes, results):
+            rows.append({
+                "model": name, "modality": modality,
+                "verdict": res.verdict.label if res.ok else None,
+                "raw": res.raw or (res.error or ""),
+                "prompt_tokens": res.prompt_tokens, "output_tokens": res.output_tokens,
+            })
     return rows
