@@ -267,3 +267,25 @@ def test_kappa_and_alpha_match_published_values():
                      [N, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, N], [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, N]))
     assert round(krippendorff_alpha(units)["value"], 3) == 0.743  # the same paper, nominal, four coders
     assert cohen_kappa([(True, True)] * 3)["value"] is None and krippendorff_alpha([(1, None)])["value"] is None
+
+
+def test_usage_errors_exit_2(tmp_path, media_root):
+    from typer.testing import CliRunner
+
+    from murgat_local.cli import app
+
+    def run(*args):
+        r = CliRunner().invoke(app, ["annotate", *map(str, args)])
+        return r.exit_code, " ".join(r.output.split())
+
+    base = ["--media-root", media_root, "--labels", tmp_path / "l.jsonl", "--annotator", "ann", "--export"]
+    assert run(tmp_path / "missing.jsonl", *base) == (2, f"error: {tmp_path / 'missing.jsonl'} is neither a "
+                                                         "responses file nor a `murgat score` folder")
+    (tmp_path / "folder").mkdir()
+    code, out = run(tmp_path / "folder", *base)
+    assert code == 2 and "scores.jsonl and summary.json" in out
+    code, out = run(SAMPLE, *base[:-2], "a\x1bb", "--export")
+    assert code == 2 and "printable" in out
+    assert run(SAMPLE, *base, "--overlap", "2")[0] == 0
+    code, out = run(SAMPLE, *base, "--overlap", "3")
+    assert code == 2 and "--overlap 2" in out
