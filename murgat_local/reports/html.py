@@ -3,12 +3,15 @@
 No network: the styles and the small script are inline, the plots are PNG data URIs, no URL
 names another host. Values from the input are escaped text (see `drilldown.esc`); data the script
 needs is JSON in a `<script type="application/json">` block with `<`, `>`, `&` and the line
-separators escaped, so no value can close the block.
+separators escaped, so no value can close the block. The Content-Security-Policy runs only our
+script and applies only our style sheet, each allowed by its SHA-256, and no base URL or form.
+Malformed values in the inputs are listed as notes, on the page and on their responses.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import math
 import pathlib
@@ -16,7 +19,7 @@ from dataclasses import dataclass
 
 from . import groups_html as group_tables, plots
 from .drilldown import esc, num, response, video_source
-from .rundata import METRICS, PROBLEM_LABELS, PROBLEMS, Cell, load
+from .rundata import METRICS, PROBLEM_LABELS, PROBLEMS, Cell, Source, finite, interval, load
 
 METRIC_LABELS = {"qa_accuracy": "accuracy", "coverage": "coverage", "precision": "precision",
                  "recall": "recall", "f1": "F1", "murgat_s": "MURGAT-S"}
@@ -36,6 +39,7 @@ class ReportResult:
     cells: int
     responses: int
     shown: int
+    notes: int = 0  # malformed or missing values in the inputs, listed on the page
 
 
 def json_for_script(obj) -> str:
@@ -60,13 +64,13 @@ def _data_uri(png: bytes) -> str:
 
 
 def _metric_cell(cell: Cell, metric: str) -> str:
-    v = cell.summary.get(metric)
-    ci = cell.summary.get(f"{metric}_ci")
+    v = finite(cell.summary.get(metric))
+    ci = interval(cell.summary.get(f"{metric}_ci"))
     attrs = f' data-metric="{metric}"'
-    if isinstance(v, (int, float)) and not isinstance(v, bool):
-        attrs += f' data-value="{json.dumps(v)}"'
+    if v is not None:
+        attrs += f' data-value="{json.dumps(cell.summary[metric])}"'
     text = num(v)
-    if isinstance(ci, list) and len(ci) == 2 and all(isinstance(x, (int, float)) for x in ci):
+    if ci is not None:
         attrs += f' data-ci-low="{json.dumps(ci[0])}" data-ci-high="{json.dumps(ci[1])}"'
         text += f' <span class="ci">[{num(ci[0])}, {num(ci[1])}]</span>'
     else:
@@ -77,7 +81,19 @@ def _metric_cell(cell: Cell, metric: str) -> str:
 
 def _count(cell: Cell, key: str) -> str:
     v = cell.summary.get(key)
-    return f'<td class="num" data-metric="{key}">{esc(v) if isinstance(v, int) else "-"}</td>'
+    ok = isinstance(v, int) and not isinstance(v, bool) and v >= 0
+    return f'<td class="num" data-metric="{key}">{esc(v) if ok else "-"}</td>'
+
+
+def judges_text(judges: dict[str, str]) -> str:
+    """`oracle (every stage)`, or each judge after the stages it judged, in the protocol's order."""
+    if not judges:
+        return "-"
+    order = plots.stage_order(judges)
+    models = list(dict.fromkeys(judges[s] for s in order))
+    if len(models) == 1:
+        return f"{models[0]} (every stage)"
+    return " · ".join(f"{', '.join(s for s in order if judges[s] == m)}: {m}" for m in models)
 
 
 def summary_table(cells: list[Cell]) -> str:
@@ -85,11 +101,14 @@ def summary_table(cells: list[Cell]) -> str:
     rows = []
     for i, c in enumerate(cells):
         where = f'data-summary="{esc(str(c.summary_path))}" data-summary-key="{esc(json.dumps(list(c.summary_key)))}"'
-        rows.append(f'<tr data-cell="{i}" {where}><td>{esc(c.model)}</td><td>{esc(c.strategy)}</td>'
+        rows.append(f'<tr data-cell="{i}" {where}><td class="run" title="{esc(c.run)}">{esc(c.run_name)}</td>'
+                    f'<td class="judges">{esc(judges_text(c.judges))}</td>'
+                    f'<td>{esc(c.model)}</td><td>{esc(c.strategy)}</td>'
                     f'{_count(c, "responses")}{_count(c, "scored")}{_count(c, "errors")}'
                     + "".join(_metric_cell(c, m) for m in METRICS) + "</tr>")
-    return (f'<table id="summary-table"><thead><tr><th>model</th><th>strategy</th><th>responses</th>'
-            f'<th>scored</th><th>errors</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>')
+    return (f'<table id="summary-table"><thead><tr><th>run</th><th>judges per stage</th><th>model</th>'
+            f'<th>strategy</th><th>responses</th><th>scored</th><th>errors</th>{head}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table>')
 
 
 def problems_table(cells: list[Cell]) -> str:
@@ -107,29 +126,26 @@ def problems_table(cells: list[Cell]) -> str:
             f'<th>audio citations without audio</th></tr></thead><tbody>{"".join(rows)}</tbody></table>')
 
 
-def stages_table(summaries: list[dict]) -> str:
-    totals = plots.stage_totals(summaries)
+def stages_table(sources: list[Source]) -> str:
     rows = "".join(
-        f'<tr data-stage="{esc(name)}"><td>{esc(name)}</td><td class=num>{t["calls"]:g}</td>'
-        f'<td class=num>{t["model_calls"]:g}</td><td class=num>{t["cache_hits"]:g}</td>'
+        f'<tr data-run="{esc(run)}" data-stage="{esc(name)}"><td>{esc(run)}</td><td>{esc(name)}</td>'
+        f'<td class=num>{t["calls"]:g}</td><td class=num>{t["model_calls"]:g}</td>'
+        f'<td class=num>{t["cache_hits"]:g}</td>'
         f'<td class=num>{t["wall_s"]:.2f}</td><td class=num>{num(plots.throughput(t), 1)}</td></tr>'
-        for name, t in totals.items())
-    return ('<table id="stages-table"><thead><tr><th>stage</th><th>calls</th><th>model calls</th>'
+        for run, totals in plots.run_stage_totals(sources).items()
+        for name, t in ((n, totals[n]) for n in plots.stage_order(totals)))
+    return ('<table id="stages-table"><thead><tr><th>run</th><th>stage</th><th>calls</th><th>model calls</th>'
             '<th>cache hits</th><th>wall s</th><th>model calls / s</th></tr></thead>'
             f"<tbody>{rows}</tbody></table>")
 
 
-def _figures(cells: list[Cell], summaries: list[dict]) -> dict[str, bytes]:
-    return {
-        "accuracy-vs-murgat": plots.scatter(cells, "murgat_s", "qa_accuracy", "MURGAT-S", "accuracy",
-                                            "Accuracy vs MURGAT-S"),
-        "coverage-vs-f1": plots.scatter(cells, "coverage", "f1", "coverage", "attribution F1",
-                                        "Coverage vs attribution F1"),
-        "murgat-distribution": plots.distribution(cells),
-        "citation-problems": plots.problems(cells),
-        "hallucinated-audio": plots.hallucinated(cells),
-        "stages": plots.stages(summaries),
-    }
+def notes_list(sources: list[Source]) -> str:
+    notes = [n for s in sources for n in s.notes]
+    if not notes:
+        return ""
+    return (f'<h2>Notes on the inputs</h2><p class="meta">{len(notes)} malformed or missing values were read as '
+            'missing; the rest of the report stands.</p>'
+            f'<ul id="input-notes">{"".join(f"<li>{esc(n)}</li>" for n in notes)}</ul>')
 
 
 STYLE = """
@@ -149,6 +165,7 @@ details.response>summary{cursor:pointer}.rid{font-family:monospace}
 .raws summary{font-size:.85em;color:#555;cursor:pointer}pre{white-space:pre-wrap;background:#f7f7f7;padding:4px;margin:2px 0;max-height:20em;overflow:auto}
 .raw-label{font-size:.8em;color:#555}.error,.unscored{color:#a11}.meta,.note,.novideo{color:#666;font-size:.9em}
 .player video{max-width:480px;max-height:270px;display:block;background:#000}.legend span{margin-right:.6em}
+.judges{font-size:.85em}#input-notes,.data-notes{color:#8a4b00;font-size:.9em}
 """
 
 SCRIPT = """
@@ -188,12 +205,21 @@ SCRIPT = """
 """
 
 
+def _sha256(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
+# No network source; our one script and one style sheet by their hashes (nothing injected can
+# run or restyle), no <base> to move relative links, no form to send anything anywhere.
+CSP = (f"default-src 'none'; img-src data:; media-src 'self' file: data: blob:; style-src {_sha256(STYLE)}; "
+       f"script-src {_sha256(SCRIPT)}; base-uri 'none'; form-action 'none'")
+
+
 def build(folders: list[pathlib.Path], out: pathlib.Path, *, media_root: pathlib.Path | None = None,
           max_responses: int = 300, relative_media: bool = False, group_by: tuple[str, ...] = ()) -> ReportResult:
     cells, sources = load(folders, max_responses)
     table = [c for c in cells if c.in_table]
-    summaries = [s.summary for s in sources]
-    figures = _figures(table, summaries)
+    figures = {key: plots.png(fig) for key, fig in plots.figures(table, sources).items()}
     root = media_root.resolve() if media_root is not None else None
     out_dir = out.parent
     total = sum(c.records for c in cells)
@@ -203,10 +229,10 @@ def build(folders: list[pathlib.Path], out: pathlib.Path, *, media_root: pathlib
             src, why = video_source(root, record.get("video"), out_dir, relative_media)
             parts.append(response(record, c, n, src, why))
             n += 1
-    unreadable = sum(s.unreadable for s in sources)
     data = {
         "inputs": [str(f) for f in folders],
-        "table": [{"model": c.model, "strategy": c.strategy, "summary": str(c.summary_path),
+        "table": [{"run": c.run_name, "judges": c.judges, "model": c.model, "strategy": c.strategy,
+                   "summary": str(c.summary_path),
                    "summary_key": list(c.summary_key),
                    **{m: c.summary.get(m) for m in METRICS},
                    **{f"{m}_ci": c.summary.get(f"{m}_ci") for m in METRICS}} for c in table],
@@ -227,17 +253,16 @@ def build(folders: list[pathlib.Path], out: pathlib.Path, *, media_root: pathlib
     legend = " ".join(f'<span class="cite v-{v}">{esc(t)}</span>' for v, t in (
         ("supported", "supports a fact"), ("unsupported", "supports no fact"),
         ("unjudged", "not judged"), ("malformed", "unusable")))
-    warn = f"<p class=error>{unreadable} unreadable lines in scores.jsonl were skipped.</p>" if unreadable else ""
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; media-src 'self' file: data: blob:; style-src 'unsafe-inline'; script-src 'unsafe-inline'">
+<meta http-equiv="Content-Security-Policy" content="{CSP}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>MURGAT report</title><style>{STYLE}</style></head>
 <body>
 <h1>MURGAT report</h1>
 <p class="meta">Inputs: {", ".join(f"<code>{esc(f)}</code>" for f in folders)} · {len(table)} model × strategy · {total} responses.
 Means over responses; brackets are the 95% bootstrap intervals recorded in each summary.json.</p>
-{warn}
+{notes_list(sources)}
 <h2>Summary</h2>
 {summary_table(table)}
 {group_tables.section(table, by_group, group_by, METRIC_LABELS) if group_by else ""}
@@ -249,7 +274,7 @@ video's end), audio on a video without an audio track, or name a missing stream;
 is usable but was needed for none of its sentence's facts.</p>
 {problems_table(cells)}
 <h2>Judge calls per stage</h2>
-{stages_table(summaries)}
+{stages_table(sources)}
 <h2>Responses</h2>
 <p id="drilldown-note">{esc(capped)} {esc(media_note)}</p>
 <p class="legend">{legend}</p>
@@ -262,4 +287,4 @@ is usable but was needed for none of its sentence's facts.</p>
     tmp = out.with_name(out.name + ".partial")
     tmp.write_text(page, encoding="utf-8")
     tmp.replace(out)
-    return ReportResult(out, len(table), total, n)
+    return ReportResult(out, len(table), total, n, sum(len(s.notes) for s in sources))

@@ -9,12 +9,17 @@ Only files are read (no model, no network). A folder is
 
 Each `scores.jsonl` is streamed once: per cell we keep the per-response MURGAT-S values (floats),
 citation counters and the first `cap` records for the drill-down; nothing else per response.
+
+A malformed value (a hand-edited file, a cut line, a number that is text) never stops the report:
+it becomes a note on its source (`Source.notes`, shown at the top of the page) and reads as
+missing; values inside a response are checked where the drill-down shows them.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import pathlib
 from collections import Counter
 from dataclasses import dataclass, field
@@ -31,6 +36,8 @@ PROBLEM_LABELS = {
     "unsupported": "unsupported",
 }
 METRICS = ("qa_accuracy", "coverage", "precision", "recall", "f1", "murgat_s")
+# The protocol's judge stages, in the order they run.
+STAGES = ("decontext", "verifiable", "decompose", "entail")
 
 
 class ReportInputError(Exception):
@@ -40,11 +47,13 @@ class ReportInputError(Exception):
 @dataclass
 class Cell:
     run: str                      # the input folder, as given
+    run_name: str                 # the shortest trailing part of its path that no other input shares
     model: str
     strategy: str
     summary: dict                 # the numbers: summary.json, or its by_model entry
     summary_path: pathlib.Path
     summary_key: tuple[str, ...]  # where `summary` is inside summary.json: () or ("by_model", m)
+    judges: dict[str, str] = field(default_factory=dict)  # stage -> judge model
     label: str = ""
     in_table: bool = True         # False: records the summary attributes to no model
     cap: int = 0                  # how many records the drill-down keeps
@@ -60,11 +69,14 @@ class Cell:
 @dataclass
 class Source:
     """One scores.jsonl with its summary.json (its stages) and the cells it feeds."""
+    run: str                      # the input folder, as given
+    run_name: str
     scores: pathlib.Path
     summary: dict
     responses: pathlib.Path | None
     cells: dict[str, Cell]        # by the records' `model` ("*" when one cell takes all)
     unreadable: int = 0
+    notes: list[str] = field(default_factory=list)  # malformed values found in its files
 
     def cell_for(self, record: dict) -> Cell:
         cell = self.cells.get("*") or self.cells.get(str(record.get("model")))
@@ -72,19 +84,133 @@ class Source:
             cell = self.cells.get("\0")
             if cell is None:
                 first = next(iter(self.cells.values()))
-                cell = self.cells["\0"] = Cell(first.run, "(no model)", "-", {}, first.summary_path, (),
-                                               in_table=False, heard_known=first.heard_known, cap=first.cap)
+                cell = self.cells["\0"] = Cell(first.run, first.run_name, "(no model)", "-", {}, first.summary_path,
+                                               (), judges=first.judges, in_table=False,
+                                               heard_known=first.heard_known, cap=first.cap)
         return cell
 
 
-def _load_json(path: pathlib.Path) -> dict:
+# ------------------------------------------------------------------ checking values
+
+
+def finite(v) -> float | None:
+    """A JSON number as a float, or None for anything else (text, true/false, NaN, infinity, an
+    integer too large for a float)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    try:
+        f = float(v)
+    except OverflowError:
+        return None
+    return f if math.isfinite(f) else None
+
+
+def interval(v) -> tuple[float, float] | None:
+    """A recorded [low, high] interval of finite numbers, or None."""
+    if isinstance(v, list) and len(v) == 2:
+        low, high = finite(v[0]), finite(v[1])
+        if low is not None and high is not None and low <= high:
+            return low, high
+    return None
+
+
+def _count(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def what(v) -> str:
+    """A short description of a JSON value for a note: what was found where something else was due."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return f"the value {str(v).lower()}"
+    if isinstance(v, float) and not math.isfinite(v):
+        return f"the value {v!r}"
+    if isinstance(v, (int, float)):
+        r = repr(v) if not isinstance(v, int) or abs(v) < 10 ** 30 else f"{str(v)[:20]}…"
+        return f"the number {r}"
+    if isinstance(v, str):
+        return f"the text {(v if len(v) <= 40 else v[:39] + '…')!r}"
+    if isinstance(v, list):
+        return f"a list of {len(v)}"
+    if isinstance(v, dict):
+        return "an object"
+    return type(v).__name__
+
+
+def expect(notes: list[str], where: str, v, ok, want: str) -> bool:
+    """True when `v` is absent (None) or `ok(v)`; else a note that `where` is not `want`."""
+    if v is None or ok(v):
+        return True
+    notes.append(f"{where} is {what(v)}, not {want}")
+    return False
+
+
+def check_numbers(summary: dict, prefix: str, notes: list[str]) -> dict:
+    """`summary` (or one by_model entry), after a note, each named `prefix` + key, on every number
+    the table and plots read from it that is not one."""
+    for m in METRICS:
+        expect(notes, f"{prefix}{m}", summary.get(m), lambda v: finite(v) is not None, "a number")
+        expect(notes, f"{prefix}{m}_ci", summary.get(f"{m}_ci"), lambda v: interval(v) is not None,
+               "an interval [low, high]")
+    for key in ("responses", "scored", "errors"):
+        expect(notes, f"{prefix}{key}", summary.get(key), _count, "a count")
+    expect(notes, f"{prefix}ci_notes", summary.get("ci_notes"), lambda v: isinstance(v, dict), "an object")
+    return summary
+
+
+def _check_stages(summary: dict, notes: list[str]) -> None:
+    stages = summary.get("stages")
+    if not expect(notes, "stages", stages, lambda v: isinstance(v, dict), "an object") or not stages:
+        return
+    for name, counters in stages.items():
+        if expect(notes, f"stages.{name}", counters, lambda v: isinstance(v, dict), "an object") and counters:
+            for key in ("calls", "cache_hits", "model_calls", "wall_s"):
+                expect(notes, f"stages.{name}.{key}", counters.get(key), lambda v: finite(v) is not None and v >= 0,
+                       "a number")
+
+
+def judges_of(summary: dict, notes: list[str]) -> dict[str, str]:
+    """Stage -> judge model, from summary.json's `models` (else its provenance's `judges`)."""
+    models = summary.get("models")
+    if models is None:
+        provenance = summary.get("provenance")
+        judges = provenance.get("judges") if isinstance(provenance, dict) else None
+        if isinstance(judges, dict):
+            models = {k: v.get("model") for k, v in judges.items() if isinstance(v, dict)}
+    if not expect(notes, "models", models, lambda v: isinstance(v, dict), "an object") or not models:
+        return {}
+    out = {}
+    for stage, model in models.items():
+        if expect(notes, f"models.{stage}", model, lambda v: isinstance(v, str), "a model name") and model:
+            out[str(stage)] = model
+    return out
+
+
+def _read_json(path: pathlib.Path, notes: list[str]) -> dict:
+    """The JSON object in `path`, or {} with a note saying why not."""
+    if not path.is_file():
+        notes.append(f"{path}: no such file: its numbers are unknown")
+        return {}
     try:
         data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
-    except (OSError, ValueError) as e:
-        raise ReportInputError(f"{path} cannot be read as JSON ({e})") from None
+    except (OSError, ValueError, RecursionError) as e:
+        notes.append(f"{path} cannot be read as JSON ({e})")
+        return {}
     if not isinstance(data, dict):
-        raise ReportInputError(f"{path} is not a JSON object")
+        notes.append(f"{path} is {what(data)}, not a JSON object")
+        return {}
     return data
+
+
+def _summary(path: pathlib.Path, notes: list[str]) -> tuple[dict, dict[str, str]]:
+    """A summary.json, checked: (its object, its judges per stage); notes say what was wrong."""
+    summary = _read_json(path, notes)
+    found: list[str] = []
+    judges = judges_of(summary, found)
+    _check_stages(summary, found)
+    notes.extend(f"{path}: {n}" for n in found)
+    return summary, judges
 
 
 def iter_jsonl(path: pathlib.Path) -> Iterator[dict | None]:
@@ -95,39 +221,48 @@ def iter_jsonl(path: pathlib.Path) -> Iterator[dict | None]:
                 continue
             try:
                 obj = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: nesting deeper than the parser goes
                 yield None
                 continue
             yield obj if isinstance(obj, dict) else None
 
 
-def _score_folder(folder: pathlib.Path, run: str) -> Source:
+# ------------------------------------------------------------------ folders
+
+
+def _score_folder(folder: pathlib.Path, run: str, name: str) -> Source:
+    notes: list[str] = []
     summary_path = folder / "summary.json"
-    if not summary_path.is_file():
-        raise ReportInputError(f"{folder} has scores.jsonl but no summary.json")
-    summary = _load_json(summary_path)
+    summary, judges = _summary(summary_path, notes)
     by_model = summary.get("by_model")
     cells: dict[str, Cell] = {}
-    if isinstance(by_model, dict) and by_model:
+    if expect(notes, f"{summary_path}: by_model", by_model, lambda v: isinstance(v, dict), "an object") and by_model:
         for m, numbers in by_model.items():
-            if isinstance(numbers, dict):
-                cells[str(m)] = Cell(run, str(m), "-", numbers, summary_path, ("by_model", str(m)))
+            where = f"{summary_path}: by_model.{m}"
+            if expect(notes, where, numbers, lambda v: isinstance(v, dict), "an object: that model has no row"):
+                cells[str(m)] = Cell(run, name, str(m), "-", check_numbers(numbers, f"{where}.", notes),
+                                     summary_path, ("by_model", str(m)), judges=judges)
     if not cells:
-        cells["*"] = Cell(run, "-", "-", summary, summary_path, ())
-    return Source(folder / "scores.jsonl", summary, None, cells)
+        cells["*"] = Cell(run, name, "-", "-", check_numbers(summary, f"{summary_path}: ", notes),
+                          summary_path, (), judges=judges)
+    return Source(run, name, folder / "scores.jsonl", summary, None, cells, notes=notes)
 
 
-def _cell_folders(folder: pathlib.Path) -> list[tuple[str, pathlib.Path]]:
+def _cell_folders(folder: pathlib.Path, notes: list[str]) -> list[tuple[str, pathlib.Path]]:
     """(label, folder) of each cell of a run folder, in run_summary.json's order."""
     rs = folder / "run_summary.json"
     found: list[tuple[str, pathlib.Path]] = []
     if rs.is_file():
-        grid = _load_json(rs).get("grid") or {}
-        for label in grid if isinstance(grid, dict) else ():
+        grid = _read_json(rs, notes).get("grid") or {}
+        if not isinstance(grid, dict):
+            notes.append(f"{rs}: grid is {what(grid)}, not an object: cells are found by folder name")
+            grid = {}
+        for label in grid:
             label = str(label)
             here = folder / label.replace("/", "__")
             if here.parent != folder or here.name in ("", ".", ".."):
-                raise ReportInputError(f"{rs}: cell name {label!r} is not a folder inside {folder}")
+                notes.append(f"{rs}: cell {label!r} is not a folder inside {folder}: left out")
+                continue
             entry = grid[label] if isinstance(grid[label], dict) else {}
             if not (here / "scores.jsonl").is_file() and isinstance(entry.get("scores"), str):
                 # the folder moved: the recorded path is used only when it is not there
@@ -141,26 +276,51 @@ def _cell_folders(folder: pathlib.Path) -> list[tuple[str, pathlib.Path]]:
     return found
 
 
-def load_folder(folder: pathlib.Path) -> list[Source]:
-    run = str(folder)
+def load_folder(folder: pathlib.Path, name: str | None = None) -> list[Source]:
+    run, name = str(folder), name or folder.name
     if not folder.is_dir():
         raise ReportInputError(f"{folder} is not a folder")
     if (folder / "scores.jsonl").is_file() and not (folder / "run_summary.json").is_file():
-        return [_score_folder(folder, run)]
+        return [_score_folder(folder, run, name)]
+    notes: list[str] = []  # on the run folder itself: kept on its first cell's source
     sources = []
-    for label, cell_dir in _cell_folders(folder):
-        if not (cell_dir / "scores.jsonl").is_file() or not (cell_dir / "summary.json").is_file():
-            raise ReportInputError(f"cell {label} of {folder} has no scores.jsonl/summary.json in {cell_dir}")
-        summary = _load_json(cell_dir / "summary.json")
+    for label, cell_dir in _cell_folders(folder, notes):
+        if not (cell_dir / "scores.jsonl").is_file():
+            notes.append(f"{folder}: cell {label!r} has no scores.jsonl in {cell_dir}: left out")
+            continue
+        cell_notes: list[str] = []
+        summary, judges = _summary(cell_dir / "summary.json", cell_notes)
+        check_numbers(summary, f"{cell_dir / 'summary.json'}: ", cell_notes)
         model, _, strategy = label.partition("/")
-        cell = Cell(run, model, strategy or "-", summary, cell_dir / "summary.json", ())
+        cell = Cell(run, name, model, strategy or "-", summary, cell_dir / "summary.json", (), judges=judges)
         responses = cell_dir / "responses.jsonl"
-        sources.append(Source(cell_dir / "scores.jsonl", summary,
-                              responses if responses.is_file() else None, {"*": cell}))
+        sources.append(Source(run, name, cell_dir / "scores.jsonl", summary,
+                              responses if responses.is_file() else None, {"*": cell}, notes=cell_notes))
     if not sources:
         raise ReportInputError(f"{folder} is neither a `murgat score` folder (scores.jsonl, summary.json) "
-                               "nor a `murgat run` folder (run_summary.json and its cells)")
+                               "nor a `murgat run` folder (run_summary.json and its cells)"
+                               + "".join(f"; {n}" for n in notes))
+    sources[0].notes[:0] = notes
     return sources
+
+
+def run_names(folders: list[pathlib.Path]) -> list[str]:
+    """Each folder's name in the report: the fewest trailing path parts that no other folder's
+    path ends with (`a/score`, `b/score`); the same folder given twice is `name (2)`."""
+    paths = [pathlib.PurePath(os.path.abspath(f)).parts for f in folders]
+    names = []
+    for p in paths:
+        others = [q for q in paths if q != p]
+        k = 1
+        while k < len(p) and any(q[-k:] == p[-k:] for q in others):
+            k += 1
+        names.append("/".join(p[-k:]).lstrip("/") or "/")
+    seen: dict[str, int] = {}
+    for i, n in enumerate(names):
+        seen[n] = seen.get(n, 0) + 1
+        if seen[n] > 1:
+            names[i] = f"{n} ({seen[n]})"
+    return names
 
 
 # ------------------------------------------------------------------ per-citation verdicts
@@ -221,37 +381,87 @@ def _audio_citations(record: dict, generation: dict | None) -> int:
     return sum(c.modality == "audio" for c in parse_citations(text))
 
 
-def _finite(v) -> float | None:
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
+class _RowNotes:
+    """Notes on one JSONL file's rows: the first of each kind with its row number, then a count."""
+
+    def __init__(self, path: pathlib.Path):
+        self.path, self.first, self.more = path, {}, Counter()
+
+    def add(self, kind: str, row: int, note: str) -> None:
+        if kind in self.first:
+            self.more[kind] += 1
+        else:
+            self.first[kind] = f"{self.path}: row {row}: {note}"
+
+    def notes(self) -> list[str]:
+        return [n + (f" (and {self.more[k]} more rows like it)" if self.more[k] else "")
+                for k, n in self.first.items()]
+
+
+def _unreadable(path: pathlib.Path, n: int) -> str:
+    return f"{path}: {n} unreadable line{'s' if n != 1 else ''} (not a JSON object) skipped"
+
+
+def _generations(source: Source, keep: int) -> tuple[dict[str, bool | None], dict[str, dict]]:
+    """From a cell's responses.jsonl: heard_audio per response id, and the first `keep` rows."""
+    heard: dict[str, bool | None] = {}
+    generations: dict[str, dict] = {}
+    rows, unreadable = _RowNotes(source.responses), 0
+    for i, row in enumerate(iter_jsonl(source.responses)):
+        if row is None:
+            unreadable += 1
+            continue
+        key = str(row.get("id", i))
+        media = row.get("media")
+        if media is not None and not isinstance(media, dict):
+            rows.add("media", i + 1, f"media is {what(media)}, not an object: heard_audio unknown")
+        h = media.get("heard_audio") if isinstance(media, dict) else None
+        heard[key] = h if isinstance(h, bool) else None
+        if len(generations) < keep:
+            generations[key] = {k: row.get(k) for k in ("question", "options", "gold", "predicted",
+                                                        "correct", "model_generation", "media")}
+    source.notes.extend(rows.notes())
+    if unreadable:
+        source.notes.append(_unreadable(source.responses, unreadable))
+    return heard, generations
 
 
 def scan(source: Source, budget: list[int]) -> None:
     """One pass over the source's scores.jsonl (and its generation rows, in step); the
-    drill-down keeps a record while its cell's cap and the shared `budget` ([n left]) allow."""
+    drill-down keeps a record while its cell's cap and the shared `budget` ([n left]) allow.
+    A file that cannot be read ends its own scan with a note."""
     heard: dict[str, bool | None] = {}
     generations: dict[str, dict] = {}
     if source.responses is not None:
-        for i, row in enumerate(iter_jsonl(source.responses)):
-            if row is None:
-                continue
-            key = str(row.get("id", i))
-            media = row.get("media") if isinstance(row.get("media"), dict) else {}
-            h = media.get("heard_audio")
-            heard[key] = h if isinstance(h, bool) else None
-            if len(generations) < max(c.cap for c in source.cells.values()):
-                generations[key] = {k: row.get(k) for k in ("question", "options", "gold", "predicted",
-                                                            "correct", "model_generation", "media")}
+        try:
+            heard, generations = _generations(source, max(c.cap for c in source.cells.values()))
+        except OSError as e:
+            source.notes.append(f"{source.responses} cannot be read ({e.strerror or e})")
     for cell in source.cells.values():
         cell.heard_known = source.responses is not None
-    for record in iter_jsonl(source.scores):
+    rows = _RowNotes(source.scores)
+    try:
+        _scan_scores(source, budget, heard, generations, rows)
+    except OSError as e:
+        source.notes.append(f"{source.scores} cannot be read ({e.strerror or e}): only its first lines count")
+    source.notes.extend(rows.notes())
+    if source.unreadable:
+        source.notes.append(_unreadable(source.scores, source.unreadable))
+
+
+def _scan_scores(source: Source, budget: list[int], heard: dict, generations: dict, rows: _RowNotes) -> None:
+    for n, record in enumerate(iter_jsonl(source.scores), start=1):
         if record is None:
             source.unreadable += 1
             continue
         cell = source.cell_for(record)
         cell.records += 1
-        ms = _finite(record.get("murgat_s"))
+        ms = finite(record.get("murgat_s"))
         if ms is not None and record.get("status") == "ok":
             cell.murgat_s.append(ms)
+        elif record.get("status") == "ok" and record.get("murgat_s") is not None:
+            rows.add("murgat_s", n, f"murgat_s is {what(record.get('murgat_s'))}, not a number: "
+                                     "left out of the distribution")
         for s in sentences_of(record):
             facts = s.get("facts") if isinstance(s.get("facts"), list) else []
             for i, c in enumerate(citations_of(s)):
@@ -270,7 +480,7 @@ def load(folders: list[pathlib.Path], max_responses: int) -> tuple[list[Cell], l
     """Every cell of every folder, scanned. The drill-down keeps `max_responses` records in all,
     split evenly over the cells (the first cells take the remainder); records attributed to no
     model (errors) keep as many as their source's first cell, within the same total."""
-    sources = [s for f in folders for s in load_folder(f)]
+    sources = [s for f, name in zip(folders, run_names(folders)) for s in load_folder(f, name)]
     cells = [c for s in sources for c in s.cells.values()]
     for i, c in enumerate(cells):
         c.cap = max_responses // len(cells) + (1 if i < max_responses % len(cells) else 0)
@@ -280,5 +490,7 @@ def load(folders: list[pathlib.Path], max_responses: int) -> tuple[list[Cell], l
     cells = [c for s in sources for c in s.cells.values()]
     multi = len(folders) > 1
     for c in cells:
-        c.label = f"{c.model} / {c.strategy}" + (f" ({pathlib.Path(c.run).name})" if multi else "")
+        # a row is named by its run when several runs are compared, or when it has no other name
+        named = f"{c.model} / {c.strategy}" if (c.model, c.strategy) != ("-", "-") else ""
+        c.label = (f"{named} ({c.run_name})" if named else c.run_name) if multi or not named else named
     return cells, sources
