@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pathlib
-from typing import List
+from typing import List, Optional
 
 import typer
 
@@ -22,6 +22,19 @@ def _records(run: pathlib.Path) -> pathlib.Path:
     return path
 
 
+def _run_info(run: pathlib.Path) -> tuple[dict | None, dict]:
+    """A run's judges per stage (summary.json's `models`) and its resolved configuration; (None,
+    {}) when it has no summary."""
+    import json
+
+    folder = run if run.is_dir() else run.parent
+    try:
+        summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None, {}
+    return summary.get("models"), (summary.get("provenance") or {}).get("config") or {}
+
+
 def best_per_subtask(results: dict[str, dict]) -> dict[str, str | None]:
     best = {}
     for block, stat in RANK_BY.items():
@@ -37,12 +50,19 @@ def meta_eval(
     out: pathlib.Path = typer.Option(..., "--out", help="output folder (meta_eval.json)"),
     resamples: int = typer.Option(10_000, "--resamples", help="bootstrap resamples for the intervals"),
     seed: int = typer.Option(0, "--seed"),
+    select: Optional[pathlib.Path] = typer.Option(
+        None, "--select", help="write the best judge per stage (a run's judge, or a panel of them) as a "
+                               "config for `murgat score --config`"),
 ) -> None:
     """Measure each judge run against human labels: subtasks 1-3 and score correlations."""
     from ..inputs.responses import iter_records
     from ..jsonl import dumps_record
     from ..meta.agreement import evaluate
     from ..meta.views import from_record, label_views
+    from ..meta.config_file import dumps as dumps_toml
+    from ..meta.select import Run, best_config
+    from ..meta.select import select as select_judges
+    from ..reports.selection import choices_table, correlation_table
     from ..reports.table import meta_table
 
     if len(human) > 2:
@@ -56,21 +76,50 @@ def meta_eval(
             cli._error(f"{path}: {p}")
         truths.append(views)
     results: dict[str, dict] = {}
+    selectable: dict = {}  # run name -> its records, judges and configuration (for --select)
     for run in runs:
-        judge = {}
+        judge, records = {}, {}
         for _, _, obj in iter_records(_records(run)):
             view = from_record(obj) if isinstance(obj, dict) else None
             if view is not None:
                 judge[view.id] = view
+                if select is not None:  # panels are scored from the records' verdicts
+                    records[view.id] = obj
         name = run.name if run.is_dir() else run.parent.name
         if name in results:
             name = str(run)
         results[name] = evaluate(judge, truths[0], resamples=resamples, seed=seed)
+        judges, config = _run_info(run)
+        results[name]["judges"] = judges  # what weights_from reads: each stage's judge
+        if select is not None:
+            if judges is None:
+                cli._fail(f"{run} has no summary.json naming its judges: --select cannot tell them")
+            selectable[name] = Run(name, judges, records, config)
     report: dict = {"runs": results, "best": best_per_subtask(results), "ranked_by": RANK_BY,
                     "human": [str(p) for p in human], "resamples": resamples, "seed": seed}
     if len(truths) == 2:
         report["inter_annotator"] = evaluate(truths[1], truths[0], resamples=resamples, seed=seed)
+    if select is not None:
+        try:
+            selection = select_judges(selectable, truths[0], resamples=resamples, seed=seed)
+        except ValueError as e:
+            cli._error(str(e))
+            raise typer.Exit(1)
+        config = best_config(selectable, selection.pop("chosen"))
+        select.parent.mkdir(parents=True, exist_ok=True)
+        def comment(text) -> str:  # one line, whatever a path holds
+            return "# " + " ".join(str(text).split()) + "\n"
+
+        header = comment(f"murgat meta-eval --select: the best judge per stage against {human[0]}") + "".join(
+            comment(f"{stage}: {row['model']} ({row['statistic']} {row['value']:.4f} on {row['n']})")
+            for stage, row in selection["stages"].items())
+        select.write_text(f"{header}\n{dumps_toml(config)}", encoding="utf-8")
+        report["selection"] = {**selection, "config": str(select)}
     out.mkdir(parents=True, exist_ok=True)
     (out / "meta_eval.json").write_text(dumps_record(report, indent=2, sort_keys=True), encoding="utf-8")
     cli.console.print(meta_table(report))
+    if select is not None:
+        cli.console.print(choices_table(report["selection"]))
+        cli.console.print(correlation_table(report))
+        cli.console.print(f"wrote {select}", markup=False)
     cli.console.print(f"wrote {out / 'meta_eval.json'}", markup=False)

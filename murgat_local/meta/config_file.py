@@ -1,0 +1,54 @@
+"""A run configuration written as TOML (what `tomllib`, and so `murgat score --config`, reads).
+
+Only the shapes a resolved configuration has: strings, numbers, booleans, lists of those, and
+tables of them (nested). None is left out: it means "the default".
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any, Mapping
+
+_BARE = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _key(k: str) -> str:
+    return k if _BARE.match(k) else json.dumps(k, ensure_ascii=False)
+
+
+def _value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            raise ValueError(f"{v!r} has no TOML form")
+        return repr(v)
+    if isinstance(v, str):
+        # A JSON string is a TOML basic string (the same escapes), but for \/ which json never writes.
+        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_value(x) for x in v if x is not None) + "]"
+    if isinstance(v, Mapping):  # inside a list, or a table of tables' leaves: inline
+        return "{" + ", ".join(f"{_key(k)} = {_value(x)}" for k, x in v.items() if x is not None) + "}"
+    raise ValueError(f"{type(v).__name__} has no TOML form")
+
+
+def dumps(data: Mapping[str, Any], _prefix: tuple[str, ...] = ()) -> str:
+    """TOML text for `data`: its plain values first, then each table under its header."""
+    lines = [f"{_key(k)} = {_value(v)}" for k, v in data.items() if v is not None and not isinstance(v, Mapping)]
+    out = "\n".join(lines) + ("\n" if lines else "")
+    for k, v in data.items():
+        if isinstance(v, Mapping) and v:
+            path = (*_prefix, k)
+            body = dumps(v, path)
+            has_plain = any(x is not None and not isinstance(x, Mapping) for x in v.values())
+            header = f"[{'.'.join(_key(p) for p in path)}]\n" if has_plain else ""
+            out += ("\n" if out else "") + header + body
+    return out
+
+
+__all__ = ["dumps"]

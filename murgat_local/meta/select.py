@@ -1,0 +1,172 @@
+"""Judge selection: for each stage, the judge (a run's judge, or a panel of them) that agrees
+best with people on its subtask, and the configuration that runs the chosen combination.
+
+  verifiable  subtask 1 balanced accuracy
+  decompose   subtask 2 decomposition F1 (fact lists are not voted on: runs' decomposers only)
+  entail      subtask 3 balanced accuracy
+
+Ties are broken by the MURGAT-S Pearson correlation of the candidate's own combination (its
+stage's verdicts, the other stages from the run of its first member), then by fewer members,
+then by the order of the vote rules (majority first). Panels are built from the runs' judges
+and scored from their recorded verdicts (`combine`): no model is called. The weights of a
+weighted candidate panel are its members' reliability weights (`judges.panel.reliability_weight`)
+from their balanced accuracy on the same labels: the selection is fitted to these labels, as
+every choice made here is.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from ..judges.panel import VOTES, Rule, is_panel, reliability_weight
+from .agreement import evaluate
+from .combine import Judge, combine_all, panel, single
+from .views import ResponseView, from_record
+
+STAT = {"verifiable": ("subtask1", "balanced_accuracy"), "decompose": ("subtask2", "f1"),
+        "entail": ("subtask3", "balanced_accuracy")}
+# Panels are built from at most this many judges per stage (the best by the subtask): 57 subsets.
+POOL = 6
+# Keys of a run's configuration that name its judges: the selection writes its own.
+JUDGE_KEYS = ("judge", "verifier", "decomposer", "entailer", "panel")
+# Run-specific keys left out of the written configuration.
+RUN_KEYS = ("cache", "limit", "group_by")
+
+
+@dataclass
+class Run:
+    name: str
+    judges: dict[str, str]  # stage -> model, as summary.json's `models`
+    records: dict[str, dict]  # id -> record
+    config: dict = field(default_factory=dict)  # the run's resolved configuration (provenance)
+
+
+def _views(records: Mapping[str, dict]) -> dict[str, ResponseView]:
+    return {rid: v for rid, rec in records.items() if (v := from_record(rec)) is not None}
+
+
+def _score(runs: Mapping[str, Run], v: Judge, d: str, e: Judge, truth, resamples: int, seed: int) -> dict:
+    records = {name: r.records for name, r in runs.items()}
+    combined, skipped = combine_all(records, v, d, e)
+    result = evaluate(_views(combined), truth, resamples=resamples, seed=seed)
+    facts = [f for rec in combined.values() for s in rec["trace"]["sentences"] for f in s.get("facts") or []]
+    result["combined"] = {"responses": len(combined), "skipped": len(skipped),
+                          "skipped_examples": dict(list(skipped.items())[:5]),
+                          "facts": len(facts),
+                          "facts_judged": sum(1 for f in facts if (f.get("joint") or {}).get("value") is not None)}
+    return result
+
+
+def _singles(runs: Mapping[str, Run], stage: str) -> list[Judge]:
+    """Each distinct judge of `stage` among the runs, its verdicts read from the first run it judged."""
+    seen: dict[str, Judge] = {}
+    for name, run in runs.items():
+        model = run.judges.get(stage)
+        if model and model not in seen:
+            seen[model] = single(model, name)
+    return list(seen.values())
+
+
+def _panels(singles: list[Judge], stat: dict[str, float | None]) -> list[Judge]:
+    pool = [j for j in singles if not is_panel(j.model) and stat.get(j.model) is not None]
+    pool = sorted(pool, key=lambda j: -stat[j.model])[:POOL]
+    out = []
+    for size in range(2, len(pool) + 1):
+        for group in itertools.combinations(pool, size):
+            members = [(j.model, j.home) for j in group]
+            for rule in VOTES:
+                if rule == "weighted":
+                    weights = tuple((j.model, reliability_weight(stat[j.model])) for j in group)
+                    if not any(w for _, w in weights):
+                        continue
+                    out.append(panel(members, Rule("weighted", weights)))
+                else:
+                    out.append(panel(members, Rule(rule)))
+    return out
+
+
+def _rank_key(row: dict) -> tuple:
+    return (-(row["value"] if row["value"] is not None else -1.0),
+            -(row["murgat_s_pearson"] if row["murgat_s_pearson"] is not None else -2.0),
+            len(row["members"]), VOTES.index(row["vote"]) if row["vote"] else -1, row["model"])
+
+
+def _row(judge: Judge, result: dict, stage: str) -> dict:
+    block, key = STAT[stage]
+    return {"model": judge.model, "members": list(judge.members), "runs": list(judge.sources),
+            "vote": judge.rule.vote if judge.rule else None,
+            "weights": dict(judge.rule.weights) if judge.rule and judge.rule.vote == "weighted" else None,
+            "value": result[block].get(key), "n": result[block].get("n", result[block].get("n_sentences")),
+            "murgat_s_pearson": result["murgat_s"].get("pearson")}
+
+
+def _choose(runs: Mapping[str, Run], stage: str, truth) -> tuple[Judge, dict, list[dict]]:
+    """The best judge for `stage`, its row, and every candidate's row ranked."""
+    rows: list[tuple[dict, Judge]] = []
+
+    def measure(j: Judge) -> dict:
+        home = runs[j.home]
+        v = j if stage == "verifiable" else single(home.judges.get("verifiable", ""), j.home)
+        d = j.home
+        e = j if stage == "entail" else single(home.judges.get("entail", ""), j.home)
+        row = _row(j, _score(runs, v, d, e, truth, 0, 0), stage)
+        rows.append((row, j))
+        return row
+
+    singles = _singles(runs, stage)
+    stat = {j.model: measure(j)["value"] for j in singles}
+    if stage != "decompose":
+        for j in _panels(singles, stat):
+            measure(j)
+    rows.sort(key=lambda rj: _rank_key(rj[0]))
+    best_row, best = rows[0]
+    if best_row["value"] is None:
+        raise ValueError(f"no judge of the {stage} stage could be measured against the labels")
+    return best, best_row, [r for r, _ in rows]
+
+
+def select(runs: Mapping[str, Run], truth: Mapping[str, ResponseView], *, resamples: int = 10_000,
+           seed: int = 0) -> dict:
+    """Each stage's best judge and the chosen combination measured as a whole (with intervals)."""
+    chosen, stages = {}, {}
+    for stage in ("verifiable", "decompose", "entail"):
+        judge, row, ranked = _choose(runs, stage, truth)
+        chosen[stage] = judge
+        block, key = STAT[stage]
+        stages[stage] = {**row, "statistic": f"{block}.{key}", "candidates": len(ranked), "ranking": ranked[:10],
+                         "singles": [r for r in ranked if r["vote"] is None]}
+    combination = _score(runs, chosen["verifiable"], chosen["decompose"].home, chosen["entail"], truth,
+                         resamples, seed)
+    return {"stages": stages, "combination": combination, "chosen": chosen}
+
+
+def best_config(runs: Mapping[str, Run], chosen: Mapping[str, Judge]) -> dict:
+    """The configuration `murgat score --config` runs the chosen combination with: the
+    decomposer's run's settings, each stage's judge and, for a panel, its vote."""
+    d = chosen["decompose"]
+    base = runs[d.home].config or {}
+    out = {k: v for k, v in base.items() if not k.startswith(JUDGE_KEYS) and k not in RUN_KEYS and v is not None}
+    out.update({"judge": d.model, "verifier": chosen["verifiable"].model, "decomposer": d.model,
+                "entailer": chosen["entail"].model})
+    engines = {}  # each stage's own engine, from the run its judge comes from
+    for stage, judge in (("verifiable", chosen["verifiable"]), ("decontext", d), ("decompose", d),
+                         ("entail", chosen["entail"])):
+        spec = ((runs[judge.home].config or {}).get("stage_engines") or {}).get(stage)
+        if spec:
+            engines[stage] = spec
+    out.pop("stage_engines", None)
+    if engines:
+        out["stage_engines"] = engines
+    panels = {}
+    for stage in ("verifiable", "entail"):
+        rule = chosen[stage].rule
+        if rule is not None:
+            panels[stage] = {"vote": rule.vote, **({"weights": dict(rule.weights)} if rule.vote == "weighted" else {})}
+    if panels:
+        out["panel"] = panels
+    return out
+
+
+__all__ = ["Run", "STAT", "best_config", "select"]
