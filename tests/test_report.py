@@ -30,7 +30,7 @@ from murgat_local.cli import app
 from murgat_local.config import RunConfig
 from murgat_local.pipeline.runner import Runner
 from murgat_local.reports.html import build, json_for_script
-from murgat_local.reports.rundata import load
+from murgat_local.reports.scan import load
 
 ARTIFACTS = ROOT / ".local" / "test-artifacts" / "report"
 HOSTILE = ('<script>alert(1)</script> the screen is "red" \'x\' </script><img src=x onerror=alert(2)> '

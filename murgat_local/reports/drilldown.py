@@ -18,7 +18,8 @@ from urllib.parse import quote_from_bytes
 
 from ..inputs.responses import replace_surrogates
 from ..text.citations import strip_citations
-from .rundata import Cell, citation_verdict, expect, finite, what
+from .rundata import Cell, expect, finite, what
+from .scan import citation_verdict
 
 TEXT_LIMIT = 20_000
 # C0 and C1 controls but tab and newline, line/paragraph separators, bidi marks and overrides.

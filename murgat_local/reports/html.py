@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 from . import groups_html as group_tables, plots
 from .drilldown import esc, num, response, video_source
-from .rundata import METRICS, PROBLEM_LABELS, PROBLEMS, Cell, Source, finite, interval, load
+from .rundata import METRICS, PROBLEM_LABELS, PROBLEMS, Cell, Source, finite, interval
+from .scan import load
 
 METRIC_LABELS = {"qa_accuracy": "accuracy", "coverage": "coverage", "precision": "precision",
                  "recall": "recall", "f1": "F1", "murgat_s": "MURGAT-S"}
