@@ -35,11 +35,26 @@ BAD_LINES = [
 ]
 
 
+# The dataset's categories, as `murgat generate` writes them into a response row (see --group-by).
+CATEGORIES = {
+    "colors-correct": {"benchmark": "sample", "categories": {"domain": "colours", "audio_class": ["tone"]}},
+    "colors-wrong-time": {"benchmark": "sample", "categories": {"domain": "colours", "audio_class": ["tone", "silence"]}},
+    "speech": {"categories": {"domain": "speech", "audio_class": ["speech"]}},
+    "late-audio": {"categories": {"audio_class": []}},
+}
+GROUP_BY = ("domain", "audio_class", "benchmark", "model")
+
+
+def _with_categories(line: str) -> str:
+    row = json.loads(line)
+    return json.dumps({**row, **CATEGORIES.get(row["id"], {})})
+
+
 @pytest.fixture(scope="module")
 def responses(tmp_path_factory):
     for m in ("tiny-qwen3-omni", "smollm2-135m-instruct", "tiny-gemma3"):
         require_model(m)
-    lines = (ROOT / "samples" / "responses.jsonl").read_text().splitlines()
+    lines = [_with_categories(l) for l in (ROOT / "samples" / "responses.jsonl").read_text().splitlines()]
     path = tmp_path_factory.mktemp("in") / "responses.jsonl"
     path.write_text("\n".join(lines[:3] + BAD_LINES + lines[3:]) + "\n")
     return path
@@ -86,7 +101,8 @@ def first_run(responses, media_root, small_batches, tmp_path_factory):
     hooks = tmp_path_factory.mktemp("audit")
     (hooks / "sitecustomize.py").write_text(AUDIT)
     audit = hooks / "connects.log"
-    proc = murgat(*score_args(responses, media_root, out, "--config", small_batches),
+    groups = [a for f in GROUP_BY for a in ("--group-by", f)]
+    proc = murgat(*score_args(responses, media_root, out, "--config", small_batches, *groups),
                   env_extra={"PYTHONPATH": str(hooks), "MURGAT_AUDIT_LOG": str(audit)})
     return out, proc, audit
 
@@ -127,6 +143,40 @@ def test_every_stage_runs_and_bad_items_are_reported(first_run, responses):
     prov = summary["provenance"]
     assert prov["versions"]["vllm"] and prov["versions"]["torch"]
     assert prov["judges"]["entail"]["detail"]["weights"] and prov["judges"]["entail"]["model"] == "tiny-qwen3-omni"
+
+
+def test_group_by_gives_each_groups_means_and_intervals(first_run):
+    """The run above was given --group-by: each group's numbers are those of its records."""
+    from statistics import mean
+
+    from murgat_local.metrics.intervals import IntervalValues, add_intervals
+    from murgat_local.metrics.scores import summarize
+
+    out, proc, _ = first_run
+    summary = json.loads((out / "summary.json").read_text())
+    recs = records(out)
+    by_id = {}
+    for r in recs:  # the first of an id: a later one is the duplicate's error
+        by_id.setdefault(r["id"], r)
+    assert by_id["speech"]["categories"] == CATEGORIES["speech"]["categories"]  # carried from the row
+    assert by_id["colors-correct"]["benchmark"] == "sample"
+    hand = {"domain": {"colours": ["colors-correct", "colors-wrong-time"], "speech": ["speech"]},
+            "audio_class": {"tone": ["colors-correct", "colors-wrong-time"], "silence": ["colors-wrong-time"],
+                            "speech": ["speech"]},
+            "benchmark": {"sample": ["colors-correct", "colors-wrong-time"]}}
+    for field, groups in hand.items():
+        for value, ids in groups.items():
+            g = summary["by_group"][field][value]
+            assert g["responses"] == len(ids)
+            values = [by_id[i]["murgat_s"] for i in ids if by_id[i]["murgat_s"] is not None]
+            assert g["murgat_s"] == (mean(values) if values else None), (field, value)
+    none = summary["by_group"]["domain"]["(none)"]  # the rows without a domain, the unreadable lines too
+    assert none["responses"] == len(recs) - 3 and none["errors"] == summary["errors"]
+    assert set(summary["by_group"]["model"]) == {"sample-model-a", "sample-model-b", "(none)"}
+    again = summarize(recs, GROUP_BY)
+    add_intervals(again, IntervalValues.of(recs, GROUP_BY), n_resamples=summary["ci"]["resamples"])
+    assert json.loads(json.dumps(again["by_group"])) == summary["by_group"]
+    assert "By domain" in proc.stdout
 
 
 def test_rerun_makes_zero_model_calls_and_writes_the_same_scores(first_run, responses, media_root, small_batches):
