@@ -18,7 +18,8 @@ from murgat_local.judges import (
 )
 from murgat_local.judges.smoke import probe_requests
 
-MODELS = ["tiny-qwen3-omni", "tiny-gemma3", "smollm2-135m-instruct", "gemma3-270m"]
+MODELS = ["tiny-qwen3-omni", "tiny-gemma3", "tiny-gemma4", "tiny-qwen3-vl", "tiny-qwen2-audio",
+          "smollm2-135m-instruct", "gemma3-270m"]
 ALL = frozenset({"text", "image", "video", "audio"})
 
 
@@ -30,7 +31,12 @@ def _engine(kind, name):
 
 
 def _check_every_modality(preset, eng):
-    probes = probe_requests(preset.modalities)
+    # The preset as this engine runs it: vLLM's CPU build cannot run some towers (cpu_refuses).
+    runtime = getattr(eng, "preset", preset)
+    probes = probe_requests(runtime.modalities)
+    for modality, why in runtime.unavailable.items():  # refused with the reason, the engine goes on
+        (res,) = eng.judge([r for m, r in probe_requests(preset.modalities) if m == modality])
+        assert res.error and f"cannot take {modality} on this engine" in res.error and why in res.error, res
     refused = [m for m in sorted(ALL - preset.modalities)]
     extra = []
     for m in refused:

@@ -129,3 +129,45 @@ def test_the_sampled_frame_rate_reaches_the_processor(vllm_engine):
         messages, media = build_messages(req, preset.quirks)
         # ... and what the model's processor makes of it: seconds per temporal patch of 2 frames
         assert processor_inputs(eng.renderer, messages, media)["video_second_per_grid"].tolist() == [2 / fps]
+
+
+def test_frames_reach_the_model_stamped_with_the_time_they_were_sampled_at(vllm_engine):
+    """Gemma 4 and Qwen3-VL write each frame's time into the prompt from the clip's metadata:
+    four frames sampled at 0.5 fps span six seconds, not the 24 fps vLLM would otherwise assume."""
+    import numpy as np
+    from vllm import SamplingParams
+
+    from murgat_local.engines import Request, VideoPart
+
+    preset, eng = vllm_engine
+    stamps = {"tiny-gemma4": ("00:06", "00:00 <|image>"), "tiny-qwen3-vl": ("<5.0 seconds>", "<1.0 seconds>")}
+    if preset.name not in stamps:
+        pytest.skip("frame times are written by Gemma 4 and Qwen3-VL")
+    req = Request("x", media=(VideoPart(np.zeros((4, 64, 64, 3), np.uint8), 0.5),))
+    (out,) = eng.llm.generate([eng._prompt(req)], SamplingParams(max_tokens=1), use_tqdm=False)
+    seen = eng.renderer.tokenizer.decode(out.prompt_token_ids)
+    assert all(s in seen for s in stamps[preset.name]), seen[:400]
+
+
+def test_audio_longer_than_the_model_hears_whole_arrives_in_windows(vllm_engine):
+    """Qwen2-Audio's feature extractor keeps the first 30 s (vLLM truncates): 70 s go as three
+    windows, every second of them in the prompt; more windows than the prompt takes is refused."""
+    import numpy as np
+
+    from murgat_local.engines import AudioPart, Request, Sampling
+
+    preset, eng = vllm_engine
+    if preset.name != "tiny-qwen2-audio":
+        pytest.skip("the 30 s window is checked on the Qwen2-Audio test model")
+    rng = np.random.default_rng(0)
+
+    def tokens(seconds):
+        media = (AudioPart((0.1 * rng.standard_normal(16000 * seconds)).astype(np.float32)),) if seconds else ()
+        (r,) = eng.judge([Request("Describe it.", media=media, sampling=Sampling(max_tokens=4))])
+        assert r.ok, r
+        return r.prompt_tokens
+
+    text = tokens(0)
+    assert tokens(70) - text == 2 * (tokens(30) - text) + (tokens(10) - text)
+    (long,) = eng.judge([JudgeRequest(CLAIM, YesNo, None, (AudioPart(np.zeros(16000 * 130, np.float32)),))])
+    assert long.error and "5 audio items" in long.error and "at most 30 s whole" in long.error

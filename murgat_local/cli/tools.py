@@ -94,12 +94,18 @@ def rescore(
 
 
 @app.command()
-def models() -> None:
+def models(
+    as_json: bool = typer.Option(False, "--json", help="every preset as a JSON list (name, modalities, present, "
+                                 "path, architecture, engine arguments, quirks)"),
+) -> None:
     """List the model presets and whether their weights are present."""
     from rich.table import Table
 
     from ..engines import available_presets, engine_names, load_preset
 
+    if as_json:
+        sys.stdout.write(json.dumps([load_preset(n).as_json() for n in available_presets()], indent=2) + "\n")
+        return
     t = Table(title="Model presets")
     for col in ("preset", "modalities", "path", "present"):
         t.add_column(col)
@@ -113,7 +119,7 @@ def models() -> None:
 
 @app.command()
 def smoke(
-    model: list[str] = typer.Option(None, "--model", help="preset(s); default: every local test model"),
+    model: list[str] = typer.Option(None, "--model", help="preset(s) or model folder(s); default: every local test model"),
     engine: str = typer.Option("vllm", "--engine"),
     verbose: bool = typer.Option(False, "--verbose", help="show engine logs here instead of a log file"),
 ) -> None:
@@ -130,17 +136,19 @@ def smoke(
     names = smoke_models(model or None)
     try:  # a usage error, before anything starts
         check_engine(engine)
-        for name in names:
-            load_preset(name)
+        presets = [load_preset(name) for name in names]
     except (ModelNotFound, ValueError) as e:
         ui._fail(str(e))
+    for p in presets:  # a folder without a preset: what it was taken to be
+        for what in p.assumed:
+            ui.err.print(f"{p.name}: assumed {what}", markup=False, soft_wrap=True)
     if verbose:
         os.environ["VLLM_LOGGING_LEVEL"] = "INFO"
     work = pathlib.Path(tempfile.mkdtemp(prefix="murgat-smoke-"))
     with ui._running(work, quiet=not verbose):
         rows = run_smoke(names, engine)
     ui.console.print(smoke_table(rows, engine))
-    failed = sum(r["verdict"] is None for r in rows)
+    failed = sum(r["verdict"] is None and not r.get("skipped") for r in rows)
     if failed:
         where = "above" if verbose else f"in {work / 'engine.log'}"
         message = f"{failed} of {len(rows)} probes got no verdict; the engines' own output is {where}"

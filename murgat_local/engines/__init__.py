@@ -14,7 +14,7 @@ import importlib
 from ..media.parts import AudioPart, ImagePart, MediaPart, VideoPart
 from .base import Engine, EngineStats, JudgeRequest, JudgeResult, Request, Result, Sampling, neutralize
 from .constraints import ParseFailure, Verdict, choice_regex, parse_verdict
-from .identity import effective_args, engine_identity, identity_material
+from .identity import effective_args, engine_identity, identity_material, vllm_cpu_build
 from .presets import ModelNotFound, Preset, available_presets, load_preset
 from .render import neutralization_of
 
@@ -87,6 +87,11 @@ class LazyEngine:
         self.identity = engine_identity(kind, preset, temperature, args, fingerprint=fingerprint, neutralization=mode)
         self.identity_detail = identity_material(kind, preset, temperature, args, fingerprint=fingerprint,
                                                  neutralization=mode)
+        # What the engine will take, known before it starts (vLLM's CPU build cannot run some
+        # towers: `Preset.cpu_refuses`).
+        local_cpu = kind == "vllm" and vllm_cpu_build()
+        self.modalities = preset.on_runtime(cpu=local_cpu).modalities
+        self.unavailable = preset.on_runtime(cpu=local_cpu).unavailable
         self._engine: Engine | None = None
         self.media_by_reference = kind in _BY_REFERENCE and not preset.quirks.video_as_images
 

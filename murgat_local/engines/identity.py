@@ -120,6 +120,8 @@ def identity_material(kind: str, preset: Preset, temperature: float, args: dict,
     }
     if neutralization == "generic":
         material["neutralization"] = "generic"
+    if preset.assumed:  # a folder without a preset: what it was taken to be is part of what ran
+        material["assumed"] = list(preset.assumed)
     return material
 
 

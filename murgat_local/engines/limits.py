@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..media.parts import ImagePart, MediaPart, VideoPart
+from ..media.parts import AudioPart, ImagePart, MediaPart, VideoPart
 from .base import REFUSED, Request, Result, build_messages, refusal
 from .presets import Preset
-from .render import ChatRenderer, adapt_media, processor_inputs
+from .render import ChatRenderer, adapt_media, audio_windows, processor_inputs
 
 # The estimate is measured, not exact (a placeholder's surroundings differ slightly between a
 # one-part probe and the full prompt): keep this many tokens in hand.
@@ -73,6 +73,8 @@ class RequestFitter:
                     counts["image"] += len(m.frames)
                 else:
                     counts["video"] += 1
+            elif isinstance(m, AudioPart):
+                counts["audio"] += audio_windows(m, self.preset.quirks.max_audio_seconds)
             else:
                 counts[m.modality] += 1
         return counts
@@ -82,8 +84,10 @@ class RequestFitter:
         for modality in ("video", "audio"):
             limit = self.limits.get(modality)
             if limit is not None and counts[modality] > limit:
+                window = self.preset.quirks.max_audio_seconds if modality == "audio" else None
+                how = f"; it hears at most {window:g} s whole, so longer audio is sent in windows" if window else ""
                 return (f"{counts[modality]} {modality} items, more than this model takes in one prompt "
-                        f"(limit_mm_per_prompt {modality}={limit})")
+                        f"(limit_mm_per_prompt {modality}={limit}{how})")
         limit = self.limits.get("image")
         if limit is None or counts["image"] <= limit:
             return request
@@ -167,6 +171,10 @@ def prepare(request: Request, preset: Preset, fitter: RequestFitter | None) -> t
     before the engine when it cannot be made to fit. Every such engine (in-process, served, on
     Ray) prepares requests here, so the same request gets the same treatment on each; `fitter`
     is None where the model's processor is not readable (a server on another box)."""
+    lacking = sorted(m for m in preset.unavailable if m in request.modalities)
+    if lacking:  # the model takes it, this engine cannot run it
+        return Result(error=f"{REFUSED}: model {preset.name!r} cannot take {', '.join(lacking)} on this engine: "
+                            + "; ".join(preset.unavailable[m] for m in lacking))
     reason = refusal(adapt_media(request, preset), preset.name, preset.modalities)
     if reason:  # a modality the model cannot take at all: nothing to fit
         return Result(error=reason)

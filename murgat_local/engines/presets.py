@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import json
+import dataclasses
 import os
 import pathlib
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 _extracted = contextlib.ExitStack()
 atexit.register(_extracted.close)
@@ -67,6 +67,22 @@ class Quirks(BaseModel):
     thinking: bool = False
     extra_output_tokens: int = 0
     system_role: bool = True
+    # The longest audio clip the model hears whole (its processor cuts the rest off silently):
+    # a longer one is sent as consecutive windows of at most this length.
+    max_audio_seconds: float | None = None
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler):
+        # Quirks are part of an engine's identity: a quirk added later appears only where a
+        # preset sets it, so the presets that do not keep their identity and cached verdicts.
+        data = handler(self)
+        for name in _LATER_QUIRKS:
+            if data.get(name) == Quirks.model_fields[name].default:
+                data.pop(name, None)
+        return data
+
+
+_LATER_QUIRKS = ("max_audio_seconds",)
 
 
 class PresetFile(BaseModel):
@@ -83,6 +99,9 @@ class PresetFile(BaseModel):
     local_test: bool = False
     engine: dict = Field(default_factory=dict)
     quirks: Quirks = Field(default_factory=Quirks)
+    # Modalities vLLM's CPU build cannot run for this family, each with the reason: refused
+    # there, with that reason, instead of taking the engine down.
+    cpu_refuses: dict[str, str] = Field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -97,6 +116,30 @@ class Preset:
     source: str = ""
     description: str = ""
     local_test: bool = False
+    cpu_refuses: dict = field(default_factory=dict)
+    # Modalities this preset takes that the engine running it cannot, each with the reason.
+    unavailable: dict = field(default_factory=dict)
+    # What a folder without a preset was assumed to be (`folder.read_folder`); empty for a preset.
+    assumed: tuple[str, ...] = ()
+
+    def on_runtime(self, cpu: bool) -> "Preset":
+        """This preset as an engine on vLLM's CPU build (`cpu`) runs it: the modalities that
+        build cannot run are taken away, and kept in `unavailable` with their reason."""
+        gone = {m: why for m, why in self.cpu_refuses.items() if cpu and m in self.modalities}
+        if not gone:
+            return self
+        return dataclasses.replace(self, modalities=self.modalities - set(gone), unavailable=gone)
+
+    def as_json(self) -> dict:
+        """What `murgat models --json` prints for this preset."""
+        return {
+            "name": self.name, "description": self.description, "modalities": sorted(self.modalities),
+            "present": (self.path / "config.json").is_file(), "path": str(self.path),
+            "architecture": self.architecture, "engine_args": self.engine_args,
+            "quirks": self.quirks.model_dump(), "trust_remote_code": self.trust_remote_code,
+            "local_test": self.local_test, "cpu_refuses": self.cpu_refuses, "assumed": list(self.assumed),
+            "source": self.source,
+        }
 
     def require_path(self) -> pathlib.Path:
         """The model directory, or `ModelNotFound` naming it and this preset."""
@@ -158,6 +201,7 @@ def load_preset(
             source=str(file),
             description=spec.description,
             local_test=spec.local_test,
+            cpu_refuses=dict(spec.cpu_refuses),
         )
     directory = pathlib.Path(path_override or name_or_dir)
     if directory.is_dir() or os.sep in name_or_dir or name_or_dir.startswith("."):
@@ -168,31 +212,21 @@ def load_preset(
     )
 
 
-# Architectures whose modalities we know; an unknown one is taken as text-only.
-_ARCH_MODALITIES = {
-    "Qwen3OmniMoeForConditionalGeneration": ("text", "image", "video", "audio"),
-    "Qwen3OmniMoeThinkerForConditionalGeneration": ("text", "image", "video", "audio"),
-    "Qwen2_5OmniThinkerForConditionalGeneration": ("text", "image", "video", "audio"),
-    "Qwen2_5OmniForConditionalGeneration": ("text", "image", "video", "audio"),
-    "Qwen2_5_VLForConditionalGeneration": ("text", "image", "video"),
-    "Qwen2VLForConditionalGeneration": ("text", "image", "video"),
-    "Gemma3ForConditionalGeneration": ("text", "image"),
-}
-
-
 def preset_from_directory(directory: pathlib.Path) -> Preset:
-    """A preset for a bare model directory, its modalities read from the architecture."""
-    config = directory / "config.json"
-    arch = "unknown"
-    if config.is_file():
-        arch = (json.loads(config.read_text()).get("architectures") or ["unknown"])[0]
-    modalities = _ARCH_MODALITIES.get(arch, ("text",))
+    """A preset for a bare model folder: architecture, modalities and limits read from its own
+    config and processor files, every default it falls back on named in `assumed`."""
+    from .folder import read_folder
+
+    found = read_folder(directory)
+    modalities = frozenset(found["modalities"])
     return Preset(
         name=directory.name or str(directory),
         path=directory,
-        architecture=arch,
-        modalities=frozenset(modalities),
-        engine_args={"max_model_len": 8192},
-        quirks=Quirks(video_as_images="video" not in modalities and "image" in modalities),
+        architecture=found["architecture"],
+        modalities=modalities,
+        engine_args=found["engine_args"],
+        quirks=Quirks(video_as_images="video" not in modalities and "image" in modalities,
+                      max_audio_seconds=found["max_audio_seconds"]),
         source=f"directory {directory}",
+        assumed=found["assumed"],
     )

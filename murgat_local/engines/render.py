@@ -87,8 +87,36 @@ class ChatRenderer:
         return {**message, "content": parts}
 
 
+def audio_windows(part: AudioPart, seconds: float | None) -> int:
+    """How many consecutive parts `part` is sent as, for a model that hears at most `seconds`."""
+    if not seconds:
+        return 1
+    step = int(seconds * part.sample_rate)
+    return max(1, -(-len(part.waveform) // step))
+
+
+def _split_audio(request: Request, seconds: float | None) -> Request:
+    """Audio longer than the model hears whole, as consecutive windows (nothing left out)."""
+    if not seconds or not any(isinstance(m, AudioPart) and audio_windows(m, seconds) > 1 for m in request.media):
+        return request
+    media, captions = [], []
+    for i, m in enumerate(request.media):
+        caption = request.captions[i] if request.captions else None
+        n = audio_windows(m, seconds) if isinstance(m, AudioPart) else 1
+        if n == 1:
+            media.append(m)
+        else:
+            step = int(seconds * m.sample_rate)
+            media.extend(AudioPart(m.waveform[k * step:(k + 1) * step], m.sample_rate) for k in range(n))
+        captions.extend([caption] + [None] * (n - 1))
+    return dataclasses.replace(request, media=tuple(media),
+                               captions=tuple(captions) if request.captions else ())
+
+
 def adapt_media(request: Request, preset: Preset) -> Request:
-    """Send a video range as separate frames to a model that takes images but no video."""
+    """Send a video range as separate frames to a model that takes images but no video, and
+    audio longer than the model hears whole (`max_audio_seconds`) as consecutive windows."""
+    request = _split_audio(request, preset.quirks.max_audio_seconds)
     if not preset.quirks.video_as_images or not any(isinstance(m, VideoPart) for m in request.media):
         return request
     media, captions = [], []
@@ -102,6 +130,15 @@ def adapt_media(request: Request, preset: Preset) -> Request:
             captions.append(caption)
     return dataclasses.replace(request, media=tuple(media),
                                captions=tuple(captions) if request.captions else ())
+
+
+def video_metadata(part: VideoPart) -> dict:
+    """What the model's processor knows of a clip: its frames were sampled at `fps` and are all
+    to be used (vLLM samples none when the metadata does not ask it to). Frame times count from
+    the clip's start, as the model sees only the clip."""
+    n = len(part.frames)
+    return {"fps": float(part.fps), "duration": n / part.fps if part.fps else 0.0, "total_num_frames": n,
+            "frames_indices": list(range(n))}
 
 
 def processor_inputs(renderer: ChatRenderer, messages: list[dict], media: list[MediaPart]):
@@ -120,6 +157,8 @@ def processor_inputs(renderer: ChatRenderer, messages: list[dict], media: list[M
         kwargs["videos"] = [list(v.frames) for v in videos]
         kwargs["fps"] = videos[0].fps  # the processor takes one rate per call
         kwargs["do_sample_frames"] = False
+        # Processors that stamp frames with their time (Gemma 4, Qwen3-VL) read it from here.
+        kwargs["video_metadata"] = [video_metadata(v) for v in videos]
     if audios:
         kwargs["audio"] = audios
         kwargs["sampling_rate"] = 16000

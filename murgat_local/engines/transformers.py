@@ -37,6 +37,11 @@ def _load_model(preset: Preset, dtype):
         cls = transformers.Qwen2_5OmniThinkerForConditionalGeneration
         return cls.from_pretrained(path, **kwargs)
     if preset.modalities != {"text"}:
+        # The config's own class where transformers has it: an audio-language model
+        # (Qwen2-Audio) is no image-text-to-text model.
+        named = getattr(transformers, arch, None) if not preset.trust_remote_code else None
+        if named is not None and hasattr(named, "from_pretrained"):
+            return named.from_pretrained(path, **kwargs)
         return transformers.AutoModelForImageTextToText.from_pretrained(path, **kwargs)
     return transformers.AutoModelForCausalLM.from_pretrained(path, **kwargs)
 

@@ -22,10 +22,10 @@ from .base import (
     finish,
     record,
 )
-from .identity import effective_args, engine_identity
+from .identity import effective_args, engine_identity, vllm_cpu_build
 from .limits import RequestFitter, prepare
 from .presets import Preset
-from .render import ChatRenderer
+from .render import ChatRenderer, video_metadata
 
 # Engine arguments a preset may set; anything else in [engine] is refused early.
 ENGINE_KEYS = {
@@ -56,9 +56,11 @@ def multimodal_inputs(media) -> tuple[dict[str, list], dict]:
         if isinstance(part, ImagePart):
             data.setdefault("image", []).append(part.pixels)
         elif isinstance(part, VideoPart):
-            # vLLM drops per-video metadata for Qwen-Omni; the frame rate reaches the
-            # processor (temporal positions) only through mm_processor_kwargs.
-            data.setdefault("video", []).append(part.frames)
+            # Frames travel with their metadata: Gemma 4 and Qwen3-VL refuse a clip without it
+            # and stamp each frame with its time from it; vLLM drops it for the models that
+            # take none. Qwen-Omni is one of those, and the frame rate reaches its processor
+            # (temporal positions) only through mm_processor_kwargs.
+            data.setdefault("video", []).append((part.frames, video_metadata(part)))
             processor_kwargs["fps"] = part.fps
         elif isinstance(part, AudioPart):
             data.setdefault("audio", []).append((part.waveform, part.sample_rate))
@@ -81,6 +83,7 @@ class VLLMEngine:
         from vllm import LLM
 
         path = preset.require_path()
+        preset = preset.on_runtime(cpu=vllm_cpu_build())
         args = effective_args("vllm", preset, overrides)
         self._engine_args = dict(args)
         unknown = set(args) - ENGINE_KEYS

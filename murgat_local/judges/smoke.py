@@ -7,10 +7,12 @@ import numpy as np
 
 from ..media.parts import AudioPart, ImagePart, VideoPart
 from ..engines import JudgeRequest, make_engine
+from ..engines.identity import vllm_cpu_build
 from ..engines.presets import available_presets, load_preset
 from .verdicts import YesNo
 
-LOCAL_TEST_MODELS = ("tiny-qwen3-omni", "tiny-gemma3", "smollm2-135m-instruct", "gemma3-270m")
+LOCAL_TEST_MODELS = ("tiny-qwen3-omni", "tiny-gemma3", "tiny-gemma4", "tiny-qwen3-vl", "tiny-qwen2-audio",
+                     "smollm2-135m-instruct", "gemma3-270m")
 
 
 def probe_requests(modalities: frozenset[str]) -> list[tuple[str, JudgeRequest]]:
@@ -41,7 +43,13 @@ def run_smoke(models: list[str] | None, engine: str = "vllm") -> list[dict]:
     rows = []
     for name in smoke_models(models):
         preset = load_preset(name)
-        probes = probe_requests(preset.modalities)
+        # A modality the preset takes but this engine cannot run (vLLM's CPU build, for some
+        # towers) is not probed: its row says why.
+        runtime = preset.on_runtime(cpu=engine == "vllm" and vllm_cpu_build())
+        probes = probe_requests(runtime.modalities)
+        rows.extend({"model": name, "modality": m, "verdict": None, "skipped": True,
+                     "raw": f"not run on this engine: {why}", "prompt_tokens": 0, "output_tokens": 0}
+                    for m, why in sorted(runtime.unavailable.items()))
         eng = None
         try:
             eng = make_engine(engine, preset)
