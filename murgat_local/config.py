@@ -185,6 +185,9 @@ class PanelVote(BaseModel):
 class PanelConfig(PanelVote):
     verifiable: PanelVote | None = None
     entail: PanelVote | None = None
+    # A member on its own engine (e.g. its own `vllm serve` on its own GPU): member -> the
+    # `[stage_engines.STAGE]` fields, over the stage's engine settings.
+    engines: dict[str, StageEngine] = Field(default_factory=dict)
 
     def rule(self, stage: str, members: tuple[str, ...]):
         """The resolved `judges.panel.Rule` for a panel of `members` judging `stage`: the stage's
@@ -302,7 +305,24 @@ class RunConfig(_Run):
                 out[stage] = (members, self.panel.rule(stage, members))
             except ValueError as e:
                 raise ValueError(f"panel for {stage}: {e}") from None
+            for m in members:
+                self.member_engine(stage, m)
+        strays = sorted(set(self.panel.engines) - {m for members, _ in out.values() for m in members})
+        if strays:
+            raise ValueError(f"[panel.engines] names {', '.join(map(repr, strays))}, a member of no panel of this run")
         return out
+
+    def member_engine(self, stage: str, member: str) -> tuple[str, dict]:
+        """(engine name, options) for a panel member: its own `[panel.engines]` entry over the
+        stage's engine, or the stage's engine."""
+        spec = self.panel.engines.get(member)
+        if spec is None:
+            return self.engine_for(stage)
+        own = self.stage_engines.get(stage)
+        server = ServerConfig(**{**self.server.model_dump(),
+                                 **(own.model_dump(exclude={"engine"}, exclude_unset=True) if own else {}),
+                                 **spec.model_dump(exclude={"engine"}, exclude_unset=True)})
+        return _engine_options(spec.engine, server, self.data_parallel, self.ray)
 
     def stage_models(self) -> dict[str, str]:
         """The model for each stage; decontextualization uses the decomposer, as the reference does."""

@@ -300,3 +300,21 @@ def test_cli_panels_warn_once_and_refuse_a_decomposition_panel(tmp_path, media_r
     assert r.exit_code == 0, r.output
     plan = json.loads(r.stdout[r.stdout.index("{"):])
     assert set(plan["verifiable"]["members"]) == {a, b} and plan["verifiable"]["to_run"] == 0
+
+
+def test_a_member_on_its_own_engine(tmp_path, media_root, labels):
+    """`[panel.engines]`: one member served elsewhere (its own `vllm serve`), the others where
+    the stage runs. Nothing is started here: engines start when a call needs them."""
+    url = "http://127.0.0.1:9/v1"
+    cfg = RunConfig(judge=labels["a"], verifier=f"panel:{labels['a']},smollm2-135m-instruct,tiny-gemma3",
+                    panel={"engines": {"smollm2-135m-instruct": {"engine": "openai", "base_url": url}}})
+    runner = Runner(cfg, media_root, tmp_path / "e")
+    try:
+        human, smol, gemma = runner.judges["verifiable"].members
+        assert smol.engine.kind == "openai" and smol.engine.options["base_url"] == url
+        assert gemma.engine.kind == "vllm" and human.engine is runner.judges["decompose"].engine
+        assert not any(j.engine.started for j in (smol, gemma))
+    finally:
+        runner.close()
+    with pytest.raises(ValueError, match="a member of no panel"):
+        RunConfig(judge=labels["a"], panel={"engines": {"tiny-gemma3": {"engine": "vllm"}}})

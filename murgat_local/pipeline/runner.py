@@ -96,18 +96,19 @@ class Runner:
             on_progress = progress(stage) if progress else None
             if stage in panels:  # panel:M1,M2,...: a judge per member, the vote decides
                 members, rule = panels[stage]
-                self.judges[stage] = PanelJudge(stage, [(m, self._stage_judge(stage, m)) for m in members], rule,
-                                                on_progress=on_progress)
+                self.judges[stage] = PanelJudge(stage, [(m, self._stage_judge(stage, m, member=True)) for m in members],
+                                                rule, on_progress=on_progress)
             else:
                 self.judges[stage] = self._stage_judge(stage, model, on_progress)
         self.protocol = Protocol(
             ProtocolOptions(config.compat, config.decontextualize, config.parse_reasoning), self.judges, self.cutter
         )
 
-    def _stage_judge(self, stage: str, model: str, on_progress=None) -> StageJudge:
-        """`model`'s judge for `stage`, on the engine holder the run shares for that model."""
+    def _stage_judge(self, stage: str, model: str, on_progress=None, member: bool = False) -> StageJudge:
+        """`model`'s judge for `stage` (as a panel member: on its own engine when it has one), on
+        the engine holder the run shares for that model and engine."""
         config = self.config
-        kind, options = config.engine_for(stage)
+        kind, options = config.member_engine(stage, model) if member else config.engine_for(stage)
         # One holder per model and engine: the run's default engine under the model's name
         # (shared with `murgat run`'s responders), a stage's other engine beside it.
         key = model if (kind, options) == config.engine_for(None) else f"{model}@{kind}:{sorted(options.items())}"
