@@ -66,24 +66,82 @@ def write_jsonl(path: pathlib.Path, rows: list[dict]) -> pathlib.Path:
 
 
 class Recording:
-    """Wraps an engine; keeps every request the pipeline sends."""
+    """Wraps an engine; keeps every request the pipeline sends and, per stage, what its batches
+    cost inside vLLM: prompt and output tokens per call, prompt tokens served by the prefix
+    cache (vLLM's `num_cached_tokens`), batch sizes, engine steps, and the one-token grammar
+    warm-ups sent beside them."""
 
-    def __init__(self, engine):
+    def __init__(self, engine, stage_of):
         self.engine = engine
         self.requests = []
+        self.stage_of = stage_of
+        self.stages: dict[str, dict] = {}
+        self.current = None
+        self.steps = 0
+        llm = getattr(engine, "llm", None)
+        if llm is not None:
+            generate, step = llm.generate, llm.llm_engine.step
+
+            def counted_step(*a, **k):
+                self.steps += 1
+                return step(*a, **k)
+
+            def recorded(prompts, params=None, **kw):
+                before = self.steps
+                outs = generate(prompts, params, **kw)
+                kind = "warm" if params and all(getattr(p, "max_tokens", 0) == 1 for p in params) else "judge"
+                st = self.stages.setdefault(self.current or "?", _stage_stats())
+                st[f"{kind}_batches"].append(len(outs))
+                st[f"{kind}_steps"] += self.steps - before
+                for o in outs:
+                    st[f"{kind}_prompt_tokens"] += len(o.prompt_token_ids or [])
+                    st[f"{kind}_cached_tokens"] += o.num_cached_tokens or 0
+                    st[f"{kind}_output_tokens"] += sum(len(c.token_ids) for c in o.outputs)
+                return outs
+
+            llm.llm_engine.step = counted_step
+            llm.generate = recorded
 
     def __getattr__(self, name):
         return getattr(self.engine, name)
 
     def judge(self, requests):
         self.requests.extend(requests)
+        self.current = self.stage_of(requests[0]) if requests else None
         return self.engine.judge(requests)
 
 
+def _stage_stats() -> dict:
+    return {f"{k}_{m}": ([] if m == "batches" else 0) for k in ("judge", "warm")
+            for m in ("batches", "steps", "prompt_tokens", "cached_tokens", "output_tokens")}
+
+
+def stage_report(recordings) -> dict:
+    """Per stage: calls, tokens per call, prefix-cache hit rate, batch sizes, steps per batch."""
+    out: dict[str, dict] = {}
+    for rec in recordings:
+        for stage, st in rec.stages.items():
+            calls = sum(st["judge_batches"])
+            if not calls:
+                continue
+            out[stage] = {
+                "calls": calls,
+                "batches": len(st["judge_batches"]),
+                "mean_batch": round(calls / len(st["judge_batches"]), 1),
+                "prompt_tokens_per_call": round(st["judge_prompt_tokens"] / calls, 1),
+                "output_tokens_per_call": round(st["judge_output_tokens"] / calls, 2),
+                "prefix_cache_hit_rate": round(st["judge_cached_tokens"] / max(st["judge_prompt_tokens"], 1), 3),
+                "engine_steps_per_batch": round(st["judge_steps"] / len(st["judge_batches"]), 1),
+                "grammar_warmups": sum(st["warm_batches"]),
+            }
+    return out
+
+
 class RecordingLazy:
-    def __init__(self, lazy):
+    def __init__(self, lazy, stage_of):
         self.lazy = lazy
         self.identity = lazy.identity
+        self.stage_of = stage_of
         self.rec = None
 
     @property
@@ -96,21 +154,29 @@ class RecordingLazy:
 
     def get(self):
         if self.rec is None:
-            self.rec = Recording(self.lazy.get())
+            self.rec = Recording(self.lazy.get(), self.stage_of)
         return self.rec
 
     def close(self):
         self.lazy.close()
 
 
-def bench_judges(work: pathlib.Path, n_responses: int) -> dict:
+def bench_judges(work: pathlib.Path, n_responses: int, engine_args: dict | None = None) -> dict:
     from murgat_local.config import RunConfig
     from murgat_local.judges import LazyEngine, load_preset
     from murgat_local.pipeline.runner import Runner
 
     cfg = RunConfig(judge="tiny-qwen3-omni", verifier="smollm2-135m-instruct",
                     decomposer="smollm2-135m-instruct", decontextualize=False)
-    engines = {m: RecordingLazy(LazyEngine("vllm", load_preset(m))) for m in ("tiny-qwen3-omni", "smollm2-135m-instruct")}
+    from murgat_local.judges import load_prompt
+
+    systems = {}
+    for stage, prompt in (("verifiable", "verifiable"), ("decompose", "decompose"), ("entail", "entail"),
+                          ("decontext", "decontextualize")):
+        systems[load_prompt(prompt).system] = stage
+    stage_of = lambda req: systems.get(req.system, "?")  # noqa: E731
+    engines = {m: RecordingLazy(LazyEngine("vllm", load_preset(m), **(engine_args or {})), stage_of)
+               for m in ("tiny-qwen3-omni", "smollm2-135m-instruct")}
     for e in engines.values():
         e.get()  # engine start-up is not what is compared
     responses = write_jsonl(work / "judge.jsonl", make_responses(n_responses))
@@ -118,6 +184,7 @@ def bench_judges(work: pathlib.Path, n_responses: int) -> dict:
     t0 = time.perf_counter()
     result = runner.run(responses)
     t_pipeline = time.perf_counter() - t0
+    per_stage = stage_report([e.rec for e in engines.values()])
     calls = sum(len(e.rec.requests) for e in engines.values())
     # The reference's pattern: the same requests, one request per call, one after another.
     t0 = time.perf_counter()
@@ -136,6 +203,7 @@ def bench_judges(work: pathlib.Path, n_responses: int) -> dict:
         "one_at_a_time_calls_per_s": round(calls / t_single, 2),
         "speedup": round(t_single / t_pipeline, 2),
         "stages": {s: c["model_calls"] for s, c in result.summary["stages"].items()},
+        "per_stage": per_stage,
     }
 
 
@@ -239,6 +307,8 @@ def main() -> None:
     ap.add_argument("--citations", type=int, default=300)
     ap.add_argument("--memory-n", type=int, default=200)
     ap.add_argument("--only", choices=["judges", "segments", "cache"], action="append")
+    ap.add_argument("--engine-arg", action="append", default=[], metavar="KEY=VALUE",
+                    help="a vLLM engine argument for the judge benchmark (an int, or text), e.g. block_size=128")
     args = ap.parse_args()
     only = set(args.only or ["judges", "segments", "cache"])
     results = {}
@@ -249,7 +319,9 @@ def main() -> None:
             results["segments"] = bench_segments(work, args.citations)
             print(json.dumps({"segments": results["segments"]}), flush=True)
         if "judges" in only:
-            results["judges"] = bench_judges(work, args.responses)
+            extra = {k: (int(v) if v.lstrip("-").isdigit() else v)
+                     for k, v in (a.split("=", 1) for a in args.engine_arg)}
+            results["judges"] = bench_judges(work, args.responses, extra)
             print(json.dumps({"judges": results["judges"]}), flush=True)
         if "cache" in only:
             results["cache_and_memory"] = bench_cache_and_memory(work, args.memory_n)

@@ -110,3 +110,17 @@ def test_weights_fingerprint_reads_every_byte_once(tmp_path, qwen):
     (model / "sub").mkdir()
     (model / "sub" / "preprocessor.yaml").write_text("size: 1\n")
     assert weights_fingerprint(model, again) != changed
+
+
+def test_the_cpu_build_prefills_whole_prompts_in_small_prefix_cache_blocks(qwen):
+    from murgat_local.engines.identity import effective_args, vllm_cpu_build
+
+    if not vllm_cpu_build():
+        pytest.skip("the CPU build's defaults")
+    args = effective_args("vllm", qwen, {})
+    assert args["block_size"] == 32 and args["enable_chunked_prefill"] is False
+    # a preset or the run's engine_args may still choose; the identity follows what runs
+    assert effective_args("vllm", _args(qwen, block_size=128), {})["block_size"] == 128
+    assert effective_args("vllm", qwen, {"block_size": 64})["block_size"] == 64
+    assert LazyEngine("vllm", qwen).identity != LazyEngine("vllm", qwen, block_size=128).identity
+

@@ -82,6 +82,12 @@ def effective_args(kind: str, preset: Preset, options: dict) -> dict:
             # ("CPU Generator does not use offset"): prefill whole prompts instead.
             args.setdefault("enable_chunked_prefill", False)
             args.setdefault("max_num_batched_tokens", max(int(args.get("max_model_len") or 8192), 8192))
+            # The prefix cache reuses whole KV blocks, and the CPU build's default block is 128
+            # tokens: of a judge prompt's ~220-token fixed instructions it reused 128. At 32
+            # (the CPU kernels' preferred multiple) it reuses all but the last partial block:
+            # measured, prefix-cache hits 0.50 -> 0.87 of a verifiability prompt, and batched
+            # judging 2.7x faster (scripts/bench.py --engine-arg block_size=...).
+            args.setdefault("block_size", 32)
         return args
     if kind == "transformers":
         # transformers runs on the CPU in float32 unless told otherwise; the preset's vLLM

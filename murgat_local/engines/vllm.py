@@ -38,6 +38,7 @@ ENGINE_KEYS = {
     "enforce_eager",
     "gpu_memory_utilization",
     "max_num_batched_tokens",
+    "block_size",
     "enable_prefix_caching",
     "enable_chunked_prefill",
     "mm_processor_cache_gb",
