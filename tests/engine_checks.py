@@ -19,7 +19,7 @@ from murgat_local.judges import (
 from murgat_local.judges.smoke import probe_requests
 
 MODELS = ["tiny-qwen3-omni", "tiny-gemma3", "tiny-gemma4", "tiny-qwen3-vl", "tiny-qwen2-audio",
-          "smollm2-135m-instruct", "gemma3-270m"]
+          "tiny-qwen2.5-omni", "smollm2-135m-instruct", "gemma3-270m"]
 ALL = frozenset({"text", "image", "video", "audio"})
 
 

@@ -119,8 +119,8 @@ def test_the_sampled_frame_rate_reaches_the_processor(vllm_engine):
     from murgat_local.engines.render import processor_inputs
 
     preset, eng = vllm_engine
-    if preset.name != "tiny-qwen3-omni":
-        pytest.skip("frame timing is checked on the omni test model")
+    if preset.name not in ("tiny-qwen3-omni", "tiny-qwen2.5-omni"):
+        pytest.skip("frame timing is checked on the Qwen omni test models")
     frames = np.zeros((8, 64, 64, 3), np.uint8)
     for fps in (2.0, 0.5):
         req = Request("x", media=(VideoPart(frames, fps),))

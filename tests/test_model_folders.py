@@ -17,7 +17,7 @@ from murgat_local.engines import AudioPart, Request, load_preset
 from murgat_local.engines.identity import identity_material
 from murgat_local.engines.render import adapt_media
 
-TINY = ["tiny-qwen3-omni", "tiny-gemma3", "tiny-gemma4", "tiny-qwen3-vl", "tiny-qwen2-audio"]
+TINY = ["tiny-qwen3-omni", "tiny-gemma3", "tiny-gemma4", "tiny-qwen3-vl", "tiny-qwen2-audio", "tiny-qwen2.5-omni"]
 
 
 def test_models_json_lists_every_preset_with_what_it_takes_and_how_it_runs():
@@ -41,6 +41,7 @@ def test_models_json_lists_every_preset_with_what_it_takes_and_how_it_runs():
     ("tiny-qwen3-vl", {"text", "image", "video"}, None),
     ("tiny-qwen2-audio", {"text", "audio"}, 30.0),
     ("tiny-qwen3-omni", {"text", "image", "video", "audio"}, None),
+    ("tiny-qwen2.5-omni", {"text", "image", "video", "audio"}, None),
 ])
 def test_a_folder_without_a_preset_is_read_from_its_own_config_and_processor(name, modalities, window):
     folder = require_model(name)

@@ -18,6 +18,7 @@ ARCH_MODALITIES: dict[str, tuple[str, ...]] = {
     "Qwen3OmniMoeThinkerForConditionalGeneration": ("text", "image", "video", "audio"),
     "Qwen2_5OmniThinkerForConditionalGeneration": ("text", "image", "video", "audio"),
     "Qwen2_5OmniForConditionalGeneration": ("text", "image", "video", "audio"),
+    "Qwen2_5OmniModel": ("text", "image", "video", "audio"),
     "Qwen2_5_VLForConditionalGeneration": ("text", "image", "video"),
     "Qwen2VLForConditionalGeneration": ("text", "image", "video"),
     "Qwen3VLForConditionalGeneration": ("text", "image", "video"),

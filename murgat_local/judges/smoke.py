@@ -12,7 +12,7 @@ from ..engines.presets import available_presets, load_preset
 from .verdicts import YesNo
 
 LOCAL_TEST_MODELS = ("tiny-qwen3-omni", "tiny-gemma3", "tiny-gemma4", "tiny-qwen3-vl", "tiny-qwen2-audio",
-                     "smollm2-135m-instruct", "gemma3-270m")
+                     "tiny-qwen2.5-omni", "smollm2-135m-instruct", "gemma3-270m")
 
 
 def probe_requests(modalities: frozenset[str]) -> list[tuple[str, JudgeRequest]]:
