@@ -44,7 +44,7 @@ def grid(tmp_path_factory, media_root, config):
                   "--model", "tiny-qwen3-omni", "--model", "tiny-gemma3",
                   "--strategy", "base", "--strategy", "cite", "--strategy", "posthoc",
                   "--judge", "tiny-qwen3-omni", "--verifier", "smollm2-135m-instruct",
-                  "--decomposer", "smollm2-135m-instruct")
+                  "--decomposer", "smollm2-135m-instruct", "--group-by", "question_type")
     return out, proc
 
 
@@ -84,6 +84,36 @@ def test_every_strategy_on_both_models_is_generated_and_scored(grid):
     assert set(gen_summary["reasoning_tax"]) == {"tiny-qwen3-omni", "tiny-gemma3"}
     assert gen_summary["engines"]["tiny-qwen3-omni"]["output_tokens"] > 0
     assert "Accuracy and attribution" in proc.stdout
+    check_tables(out, summary)
+
+
+def check_tables(out, run_summary):
+    """tables.md and tables.csv hold each cell's summary.json numbers, x100 with one decimal."""
+    import csv
+
+    from murgat_local.reports.paper_table import COLUMNS, points
+
+    assert run_summary["tables"] == [str(out / "tables.md"), str(out / "tables.csv")]
+    sheet = list(csv.DictReader((out / "tables.csv").read_text().splitlines()))
+    md = (out / "tables.md").read_text()
+    assert len(sheet) == len(run_summary["grid"]) and "benchmark" not in sheet[0]  # one benchmark
+    accuracy = {}
+    for row in sheet:  # in the run's order (run_summary.json's keys are sorted)
+        label = f"{row['model']}/{row['strategy']}"
+        assert label in run_summary["grid"]
+        cell = json.loads((out / label.replace("/", "__") / "summary.json").read_text())
+        assert row["n"] == str(cell["scored"])
+        assert set(cell["by_group"]) == {"question_type", "benchmark"}
+        for m, _ in COLUMNS:
+            ci = cell.get(f"{m}_ci") or ["", ""]
+            want = ["" if v in (None, "") else points(v) for v in (cell[m], *ci)]
+            assert [row[m], row[f"{m}_low"], row[f"{m}_high"]] == want, (label, m)
+        accuracy[(row["model"], row["strategy"])] = cell["qa_accuracy"]
+        assert f"| {row['model']} | {row['strategy']} | {row['n']} | " in md
+    for row in sheet:
+        base, cite = accuracy[(row["model"], "base")], accuracy[(row["model"], "cite")]
+        assert row["reasoning_tax"] == ("" if None in (base, cite) else points(cite - base))
+    assert "## Reasoning tax" in md
 
 
 def test_generation_output_is_read_by_murgat_score_as_it_is(grid, media_root, config, tmp_path):
