@@ -197,6 +197,24 @@ def test_generation_run_meta_and_smoke_tables_keep_row_names_whole_at_80_columns
         assert whole(name, lines), (name, "\n".join(lines))
 
 
+def test_group_and_preset_tables_keep_their_names_whole_at_80_columns():
+    from murgat_local.engines import available_presets, load_preset
+    from murgat_local.reports.groups_terminal import terminal_tables
+
+    one = {**_COUNTS, **_SCORES}
+    groups = {"by_group": {"task_type": {"temporal localization": one, "Audio Recognition": one, "(none)": one},
+                           "[bold]markup[/bold]": {"x": one}}}
+    first, second = terminal_tables(groups)
+    lines = shown(first)
+    for name in ("temporal localization", "Audio Recognition", "(none)", "MURGAT-S"):
+        assert whole(name, lines) or folded(name.replace(" ", ""), lines), (name, "\n".join(lines))
+    assert any("[bold]markup[/bold]" in line for line in shown(second))  # shown as written, never markup
+    presets = [load_preset(n) for n in available_presets()]
+    lines = shown(tables.presets_table(presets))
+    for p in presets:
+        assert whole(p.name, lines) or folded(p.name, lines), (p.name, "\n".join(lines))
+
+
 def test_a_table_that_fits_keeps_its_full_frame():
     lines = shown(tables.summary_table(summary()), width=200)
     assert lines[1].startswith("┏") and whole("sample-model-a", lines)

@@ -99,21 +99,13 @@ def models(
                                  "path, architecture, engine arguments, quirks)"),
 ) -> None:
     """List the model presets and whether their weights are present."""
-    from rich.table import Table
-
     from ..engines import available_presets, engine_names, load_preset
+    from ..reports.table import presets_table
 
     if as_json:
         sys.stdout.write(json.dumps([load_preset(n).as_json() for n in available_presets()], indent=2) + "\n")
         return
-    t = Table(title="Model presets")
-    for col in ("preset", "modalities", "path", "present"):
-        t.add_column(col)
-    for name in available_presets():
-        p = load_preset(name)
-        present = (p.path / "config.json").is_file()
-        t.add_row(name, ",".join(sorted(p.modalities)), str(p.path), "yes" if present else "no")
-    ui.console.print(t)
+    ui.console.print(presets_table([load_preset(n) for n in available_presets()]))
     ui.console.print(f"engines (--engine): {', '.join(engine_names())}", markup=False)
 
 

@@ -10,7 +10,6 @@ rest of the report reads them.
 
 from __future__ import annotations
 
-import math
 from typing import Iterable, Mapping, Sequence
 
 from ..metrics.groups import Grouped
@@ -18,19 +17,7 @@ from ..metrics.intervals import IntervalValues, add_intervals
 from ..metrics.scores import METRICS as SCORED, Summary
 from ..metrics.stats import RESAMPLES
 from .drilldown import esc, num
-from .rundata import METRICS, Cell, Source, iter_jsonl
-
-
-def finite(v) -> float | None:
-    """A JSON number as a float; None for anything else (text, true/false, NaN, infinity)."""
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
-
-
-def interval(v) -> tuple[float, float] | None:
-    """A [low, high] interval of finite numbers, or None."""
-    if isinstance(v, list) and len(v) == 2 and None not in (lo := finite(v[0]), hi := finite(v[1])) and lo <= hi:
-        return lo, hi
-    return None
+from .rundata import METRICS, Cell, Source, finite, interval, iter_jsonl
 
 
 def _numbers(record: dict) -> dict:

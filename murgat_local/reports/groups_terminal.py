@@ -4,21 +4,22 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from rich.table import Table
+from rich.markup import escape
 
-from .table import _cell, _fmt
+from .table import Col, FitTable, _cell, _fmt, _name
+
+COLUMNS = (("n", "responses"), ("ok", "scored"), ("err", "errors"), ("cov", "coverage"), ("prec", "precision"),
+           ("rec", "recall"), ("F1", "f1"), ("MURGAT-S", "murgat_s"), ("QA", "qa_accuracy"))
 
 
-def terminal_tables(summary: Mapping) -> list[Table]:
-    """One table per field of `by_group`: a row per group, as the summary table's columns."""
+def terminal_tables(summary: Mapping) -> list[FitTable]:
+    """One table per field of `by_group`: a row per group, as the summary table's columns; the
+    group names stay whole at any width (see `FitTable`)."""
     out = []
     for field, groups in (summary.get("by_group") or {}).items():
-        t = Table(title=f"By {field}")
-        for col in (field, "n", "ok", "err", "cov", "prec", "rec", "F1", "MURGAT-S", "QA"):
-            t.add_column(col, justify="left" if col == field else "right")
+        # a field name comes from the data: shown as written, never read as markup
+        t = FitTable(f"By {escape(str(field))}", [_name(escape(str(field)))] + [Col(header) for header, _ in COLUMNS])
         for value, s in groups.items():
-            t.add_row(_cell(value), *(_fmt(s.get(k)) for k in ("responses", "scored", "errors", "coverage",
-                                                                 "precision", "recall", "f1", "murgat_s",
-                                                                 "qa_accuracy")))
+            t.add_row(_cell(value), *(_fmt(s.get(key)) for _, key in COLUMNS))
         out.append(t)
     return out

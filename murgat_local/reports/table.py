@@ -304,3 +304,14 @@ def smoke_table(rows: list[dict], engine: str) -> FitTable:
         t.add_row(_cell(r["model"]), _cell(r["modality"]), _fmt(r["verdict"]), _cell(raw),
                   f"{r['prompt_tokens']}/{r['output_tokens']}")
     return t
+
+
+def presets_table(presets) -> FitTable:
+    """`murgat models`: each preset, what it takes, where its weights are and whether they are."""
+    t = FitTable("Model presets", [_name("preset"), Col("modalities", TEXT, "left"), Col("present", VALUE, "left"),
+                                   Col("path", TEXT, "left")])
+    for p in presets:
+        present = (p.path / "config.json").is_file()
+        t.add_row(_cell(p.name), ",".join(sorted(p.modalities)), "yes" if present else "no", _cell(p.path))
+    return t
+
