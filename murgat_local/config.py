@@ -225,6 +225,10 @@ class RunConfig(_Run):
     verifier: str | None = None
     decomposer: str | None = None
     entailer: str | None = None
+    # Attribution routed by modality: facts citing only visual (only audio) segments go to this
+    # model; facts citing both stay with the entailer (pipeline/routing.py).
+    entailer_visual: str | None = None
+    entailer_audio: str | None = None
     compat: Literal["reference"] | None = None
     decontextualize: bool = True
     # `--compat reference` only: the reference's --parse_reasoning (see ProtocolOptions).
@@ -323,6 +327,17 @@ class RunConfig(_Run):
                                  **(own.model_dump(exclude={"engine"}, exclude_unset=True) if own else {}),
                                  **spec.model_dump(exclude={"engine"}, exclude_unset=True)})
         return _engine_options(spec.engine, server, self.data_parallel, self.ray)
+
+    @model_validator(mode="after")
+    def _routes_are_models(self):
+        for route, model in self.entail_routes().items():
+            if model.startswith(("panel:", "human:")):
+                raise ValueError(f"entailer_{route} names one model, not {model!r}")
+        return self
+
+    def entail_routes(self) -> dict[str, str]:
+        """{'visual' / 'audio': model} for each modality routed to its own attribution judge."""
+        return {r: m for r, m in (("visual", self.entailer_visual), ("audio", self.entailer_audio)) if m}
 
     def stage_models(self) -> dict[str, str]:
         """The model for each stage; decontextualization uses the decomposer, as the reference does."""

@@ -101,9 +101,19 @@ def test_bad_input_is_reported_per_item_and_the_run_goes_on(tmp_path, media_root
 
 
 def test_refused_modality_is_recorded_not_scored_zero(tmp_path, media_root):
+    """The entailer takes no audio (facts citing only audio are routed to another judge): a fact
+    citing both modalities stays with it and is refused per call, recorded, not scored zero."""
     engine = OracleEngine(modalities=("text", "image"))
-    rows = [R("a", "colors", "A tone sounds (audio, 0:01). The screen is green (visual, 0:01).")]
-    _, (rec,), _ = run(tmp_path, media_root, rows, engine=engine)
+    ears = OracleEngine("ears", ("text", "audio"), salt="ears")
+    rows = [R("a", "colors", "A tone sounds over the screen (audio, 0:01; visual, 0:01). "
+                             "The screen is green (visual, 0:01).")]
+    runner = Runner(RunConfig(judge="oracle", entailer_audio="ears"), media_root, tmp_path / "out",
+                    engines={"oracle": engine, "ears": ears})
+    try:
+        result = runner.run(write(tmp_path, rows))
+    finally:
+        runner.close()
+    (rec,) = [json.loads(l) for l in result.records_path.read_text().splitlines()]
     facts = [s["facts"][0] for s in rec["trace"]["sentences"]]
     assert "does not accept audio" in facts[0]["unscored"]
     assert rec["counts"]["unscored_facts"] == 1 and rec["precision"] == 1.0

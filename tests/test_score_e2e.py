@@ -223,13 +223,22 @@ def test_swapping_the_entailer_reruns_only_attribution(first_run, responses, med
     out, _, _ = first_run
     swapped = tmp_path / "swapped"
     shutil.copytree(out, swapped)
-    proc = murgat(*score_args(responses, media_root, swapped, "--config", small_batches, "--entailer", "tiny-gemma3"))
-    assert proc.returncode == 1, proc.stderr[-2000:]
-    s = json.loads((swapped / "summary.json").read_text())["stages"]
+    # Gemma-3 takes no audio: alone it is refused at start, naming the flag that routes audio.
+    alone = murgat(*score_args(responses, media_root, swapped, "--config", small_batches, "--entailer", "tiny-gemma3"))
+    assert alone.returncode == 2 and "cannot take audio" in alone.stderr and "--entailer-audio" in alone.stderr
+    # Audio-only facts routed to the Qwen thinker, which judged them in the first run: cached.
+    proc = murgat(*score_args(responses, media_root, swapped, "--config", small_batches, "--entailer", "tiny-gemma3",
+                              "--entailer-audio", "tiny-qwen3-omni"))
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    summary = json.loads((swapped / "summary.json").read_text())
+    s = summary["stages"]
     assert s["decontext"]["model_calls"] == s["verifiable"]["model_calls"] == s["decompose"]["model_calls"] == 0
-    assert s["entail"]["model_calls"] > 0
-    # Gemma-3 takes no audio: audio citations are refused per call, not run
-    assert s["entail"]["errors"] > 0
+    routes = s["entail"]["routes"]
+    assert summary["entail_routes"] == {"audio": "tiny-qwen3-omni"} and routes["audio"]["model"] == "tiny-qwen3-omni"
+    assert routes["audio"]["model_calls"] == 0 and routes["audio"]["cache_hits"] == routes["audio"]["unique"] > 0
+    assert routes["mixed"]["model"] == "tiny-gemma3" and routes["mixed"]["model_calls"] > 0
+    # every call reached a judge that takes its media (the sample has no fact citing both)
+    assert s["entail"]["errors"] == 0
 
 
 def test_killed_run_resumes_to_the_same_scores(first_run, responses, media_root, small_batches, tmp_path):

@@ -136,6 +136,8 @@ def run(
     verifier: Optional[str] = typer.Option(None, "--verifier"),
     decomposer: Optional[str] = typer.Option(None, "--decomposer"),
     entailer: Optional[str] = typer.Option(None, "--entailer"),
+    entailer_visual: Optional[str] = cli.ENTAILER_VISUAL,
+    entailer_audio: Optional[str] = cli.ENTAILER_AUDIO,
     out: pathlib.Path = typer.Option(..., "--out", help="output folder"),
     config: Optional[pathlib.Path] = typer.Option(None, "--config", help="TOML: scoring settings, and [generate]"),
     limit: Optional[int] = typer.Option(None, "--limit"),
@@ -187,6 +189,7 @@ def run(
     try:
         scfg = load_config(config, {"judge": judge, "verifier": verifier, "decomposer": decomposer,
                                     "entailer": entailer, "compat": compat,
+                                    "entailer_visual": entailer_visual, "entailer_audio": entailer_audio,
                                     **cli.engine_overrides(engine, base_url, api_key_env, max_concurrency,
                                                            fingerprint, data_parallel, tokenizer),
                                     "parse_reasoning": parse_reasoning or None,

@@ -45,6 +45,8 @@ def score(
     verifier: Optional[str] = typer.Option(None, "--verifier", help="model for verifiable-claim identification"),
     decomposer: Optional[str] = typer.Option(None, "--decomposer", help="model for decontextualization and decomposition"),
     entailer: Optional[str] = typer.Option(None, "--entailer", help="model for attribution"),
+    entailer_visual: Optional[str] = ui.ENTAILER_VISUAL,
+    entailer_audio: Optional[str] = ui.ENTAILER_AUDIO,
     engine: Optional[str] = typer.Option(None, "--engine", help=ui.ENGINE_HELP),
     base_url: Optional[str] = ui.BASE_URL,
     api_key_env: Optional[str] = ui.API_KEY_ENV,
@@ -89,6 +91,7 @@ def score(
     try:
         cfg = load_config(config, {
             "judge": judge, "verifier": verifier, "decomposer": decomposer, "entailer": entailer,
+            "entailer_visual": entailer_visual, "entailer_audio": entailer_audio,
             **ui.engine_overrides(engine, base_url, api_key_env, max_concurrency, fingerprint, data_parallel,
                                 tokenizer),
             **judged_overrides(compat, no_decontext, parse_reasoning, limit), "cache": cache,

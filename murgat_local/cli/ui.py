@@ -39,6 +39,12 @@ TOKENIZER = typer.Option(None, "--tokenizer",
                          help="engine openai, weights not readable here: a folder with the served model's "
                               "tokenizer files (its special tokens are broken in evaluated text)")
 
+# Attribution judges by modality (score / run): the same names as the config's keys.
+ENTAILER_VISUAL = typer.Option(None, "--entailer-visual",
+                               help="model for facts whose citations are all visual (default: the entailer)")
+ENTAILER_AUDIO = typer.Option(None, "--entailer-audio",
+                              help="model for facts whose citations are all audio (default: the entailer)")
+
 
 def engine_overrides(engine, base_url, api_key_env, max_concurrency, fingerprint, data_parallel,
                      tokenizer=None) -> dict:

@@ -87,11 +87,11 @@ class LazyEngine:
         self.identity = engine_identity(kind, preset, temperature, args, fingerprint=fingerprint, neutralization=mode)
         self.identity_detail = identity_material(kind, preset, temperature, args, fingerprint=fingerprint,
                                                  neutralization=mode)
-        # What the engine will take, known before it starts (vLLM's CPU build cannot run some
-        # towers: `Preset.cpu_refuses`).
-        local_cpu = kind == "vllm" and vllm_cpu_build()
-        self.modalities = preset.on_runtime(cpu=local_cpu).modalities
-        self.unavailable = preset.on_runtime(cpu=local_cpu).unavailable
+        # What the engine will take, known before it starts: vLLM's CPU build cannot run some
+        # towers (`Preset.cpu_refuses`), so responders are planned and judges checked without them.
+        self.preset = preset.on_runtime(cpu=kind == "vllm" and vllm_cpu_build())
+        self.modalities = self.preset.modalities
+        self.unavailable = self.preset.unavailable
         self._engine: Engine | None = None
         self.media_by_reference = kind in _BY_REFERENCE and not preset.quirks.video_as_images
 

@@ -13,6 +13,7 @@ from ..inputs.responses import read_responses
 from .judging import Outcome, StageJudge
 from .panel import PanelJudge
 from .protocol import Protocol
+from .routing import RoutedJudge
 from .streaming import chunks
 
 
@@ -45,6 +46,8 @@ class CacheOnlyPanel(PanelJudge):
 
 
 def _dry(stage: str, j):
+    if isinstance(j, RoutedJudge):
+        return RoutedJudge(stage, {r: (n, _dry(stage, m)) for r, (n, m) in j.judges.items()})
     if isinstance(j, PanelJudge):
         return CacheOnlyPanel(stage, [(n, _dry(stage, m)) for n, m in zip(j.names, j.members)], j.rule)
     return CacheOnlyJudge(stage, j.engine, j.cache, batch_size=j.batch_size)
@@ -65,6 +68,8 @@ def plan(runner, responses: pathlib.Path) -> dict[str, dict]:
         out[stage] = {**_counts(j.counters), "model": runner.config.stage_models()[stage]}
         if isinstance(j, PanelJudge):
             out[stage]["members"] = {n: _counts(m.counters) for n, m in zip(j.names, j.members)}
+        if isinstance(j, RoutedJudge):  # each route cached under its own judge
+            out[stage]["routes"] = {r: {"model": n, **_counts(m.counters)} for r, (n, m) in j.judges.items()}
     missing_upstream = out["decompose"]["to_run"] > 0 or out["verifiable"]["to_run"] > 0
     out["complete"] = not missing_upstream
     return out

@@ -45,10 +45,15 @@ def self_grading(judges: Mapping[str, object], models: Mapping[str, str], respon
     stages: dict[str, list[str]] = {}
     holders: dict[str, object] = {}
     for stage, j in judges.items():
-        members = list(zip(j.names, (m.engine for m in j.members))) if getattr(j, "members", None) \
-            else [(models.get(stage, ""), j.engine)]
-        for model, holder in members:
-            stages.setdefault(model, []).append(stage if len(members) == 1 else f"{stage} (panel member)")
+        if getattr(j, "members", None):
+            members = [(n, m.engine, f"{stage} (panel member)") for n, m in zip(j.names, j.members)]
+        elif getattr(j, "judges", None):  # routed by modality: each route's judge
+            members = [(n, rj.engine, stage if r == "mixed" else f"{stage} ({r} route)")
+                       for r, (n, rj) in j.judges.items()]
+        else:
+            members = [(models.get(stage, ""), j.engine, stage)]
+        for model, holder, where in members:
+            stages.setdefault(model, []).append(where)
             holders.setdefault(model, holder)
     out = []
     for model, where in stages.items():

@@ -33,6 +33,7 @@ from .judging import StageJudge
 from .panel import PanelJudge
 from .outputs import check_writable
 from .protocol import STAGES, Protocol, ProtocolOptions
+from .routing import RoutedJudge, check_routes
 from .provenance import provenance
 from .records import build_record, stage_failures
 from .streaming import chunks
@@ -100,6 +101,7 @@ class Runner:
                                                 rule, on_progress=on_progress)
             else:
                 self.judges[stage] = self._stage_judge(stage, model, on_progress)
+        self._route_entail(config.stage_models()["entail"], progress)
         self.protocol = Protocol(
             ProtocolOptions(config.compat, config.decontextualize, config.parse_reasoning), self.judges, self.cutter
         )
@@ -121,6 +123,18 @@ class Runner:
             self.engines[key] = LazyEngine(kind, preset, **decoding, **args, **options)
         return StageJudge(stage, self.engines[key], self.cache, batch_size=config.batch_size,
                           on_progress=on_progress)
+
+    def _route_entail(self, model: str, progress) -> None:
+        """Attribution judges per modality (`entailer_visual` / `entailer_audio`), each checked
+        at start against what it would be sent, as is the entailer for what it keeps."""
+        routes = {r: (m, self._stage_judge("entail", m)) for r, m in self.config.entail_routes().items()}
+        main = self.judges["entail"]
+        if isinstance(main, StageJudge):
+            check_routes((model, main.engine), {r: (m, j.engine) for r, (m, j) in routes.items()})
+        if routes:
+            self.judges["entail"] = RoutedJudge("entail", {**routes, "mixed": (model, main)})
+            if progress:
+                self.judges["entail"].on_progress = progress("entail")
 
     def attach_progress(self, progress: Callable[[str], Callable[[int, float], None]]) -> None:
         """Report each stage's progress to `progress(stage)` from now on."""
@@ -195,6 +209,8 @@ class Runner:
             for name, e in self.engines.items()
         }
         summary["models"] = self.config.stage_models()
+        if self.config.entail_routes():  # each route's calls: summary["stages"]["entail"]["routes"]
+            summary["entail_routes"] = self.config.entail_routes()
         summary["warnings"] = judge_warnings(self.judges, summary["models"], by_model)
         summary["segments_decoded"] = self.cutter.decoded
         summary["cache"] = {"path": str(self.cache.path),

@@ -1,0 +1,142 @@
+"""Attribution judges routed by modality: `--entailer-visual M`, `--entailer-audio M`.
+
+A fact whose citations are all visual goes to the visual judge, all audio to the audio judge, and
+one citing both (or a call with no media) to the entailer itself, which must take both or has
+that call refused with the reason. Each route is an ordinary StageJudge on its own engine, so its
+verdicts are cached under its own identity: the cache key holds the judge that answered, and a
+judge that ran alone before lends its verdicts to the routes.
+
+`check_routes` refuses a run at start whose entail judges cannot take what they would be sent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Callable, Sequence
+
+from ..judges.calls import Call, Outcome
+from .judging import StageCounters, StageJudge
+
+ROUTES = ("visual", "audio")
+FLAGS = {"visual": "--entailer-visual", "audio": "--entailer-audio"}
+# What a cited modality reaches the model as: a visual span is a clip, or its frames as images.
+_TAKES = {"visual": ({"video"}, {"image"}), "audio": ({"audio"},)}
+
+
+def takes(modalities: frozenset[str], cited: str) -> bool:
+    return any(need <= modalities for need in _TAKES[cited])
+
+
+def route_of(call: Call) -> str:
+    """'visual' or 'audio' for a call whose cited segments are all of that modality, else 'mixed'."""
+    cited = {k[1] for k in call.media_keys if len(k) > 1}
+    return next(iter(cited)) if len(cited) == 1 and cited <= set(ROUTES) else "mixed"
+
+
+def check_routes(main: tuple[str, object], routes: dict[str, tuple[str, object]]) -> None:
+    """ValueError naming the model, the modality and the flag that routes it, for an entail
+    judge that takes media but not a modality it would be sent. A model that takes no media at
+    all, or one whose modalities are unknown (a panel), is left to refuse per call."""
+    for cited in ROUTES:
+        name, holder = routes.get(cited, main)
+        modalities = getattr(holder, "modalities", None)
+        if modalities is None or modalities == {"text"} or takes(modalities, cited):
+            continue
+        why = ""
+        unavailable = getattr(holder, "unavailable", {}) or {}
+        lost = {"visual": ("video", "image"), "audio": ("audio",)}[cited]
+        reasons = [unavailable[m] for m in lost if m in unavailable]
+        if reasons:
+            why = f" on this engine ({reasons[0]})"
+        if cited in routes:
+            raise ValueError(f"{FLAGS[cited]} {name}: model {name!r} cannot take {cited} input{why}; "
+                             f"name a model that takes {cited}")
+        raise ValueError(f"model {name!r} judges attribution but cannot take {cited} input{why}, which facts "
+                         f"citing {cited} segments send it; route them to a model that can with "
+                         f"{FLAGS[cited]} MODEL")
+
+
+class RoutedEngine:
+    """The routes as one engine holder (identity, detail, started, get, close) for provenance."""
+
+    kind = "routed"
+
+    def __init__(self, judges: dict[str, tuple[str, StageJudge]]):
+        self.holders = {route: (name, j.engine) for route, (name, j) in judges.items()}
+        blob = "|".join(f"{r}={h.identity}" for r, (_, h) in sorted(self.holders.items()))
+        self.identity = "routed:" + hashlib.sha256(blob.encode()).hexdigest()[:20]
+        self.identity_detail = {"kind": "routed", "routes": {
+            r: {"model": n, "engine": getattr(h, "kind", None), "identity": h.identity,
+                "detail": getattr(h, "identity_detail", None)} for r, (n, h) in self.holders.items()}}
+        self.neutralization = None
+
+    @property
+    def started(self) -> bool:
+        return any(h.started for _, h in self.holders.values())
+
+    def get(self) -> "RoutedEngine":
+        for _, h in self.holders.values():
+            h.get()
+        return self
+
+    def close(self) -> None:
+        pass  # the routes' holders belong to the runner, which closes them
+
+
+class RoutedCounters:
+    """The routes' counters added up, and each route's own with its model."""
+
+    def __init__(self, judges: dict[str, tuple[str, StageJudge]]):
+        self._judges = judges
+
+    def __getattr__(self, name: str):
+        if name in StageCounters.__dataclass_fields__:
+            return sum(getattr(j.counters, name) for _, j in self._judges.values())
+        raise AttributeError(name)
+
+    def as_dict(self) -> dict:
+        total = {k: getattr(self, k) for k in StageCounters.__dataclass_fields__}
+        return {**total, "routes": {r: {"model": n, **j.counters.as_dict()} for r, (n, j) in self._judges.items()}}
+
+
+class RoutedJudge:
+    """The entail stage's judge: each call goes to its route's StageJudge, results in order."""
+
+    def __init__(self, stage: str, judges: dict[str, tuple[str, StageJudge]]):
+        """`judges`: route ('visual', 'audio', 'mixed') -> (model name, StageJudge); 'mixed' is
+        the entailer, which also takes a route that has no judge of its own."""
+        self.stage = stage
+        self.judges = judges
+        main = judges["mixed"][1]
+        self.cache, self.batch_size = main.cache, main.batch_size
+        self.engine = RoutedEngine(judges)
+        self.counters = RoutedCounters(judges)
+        self.on_progress = None
+
+    @property
+    def on_progress(self):
+        return self._progress
+
+    @on_progress.setter
+    def on_progress(self, fn: Callable[[int, float], None] | None) -> None:
+        self._progress = fn
+        for _, j in self.judges.values():
+            j.on_progress = fn
+
+    def judge_for(self, call: Call) -> str:
+        route = route_of(call)
+        return route if route in self.judges else "mixed"
+
+    def run(self, calls: Sequence[Call]) -> list[Outcome]:
+        by_route: dict[str, list[int]] = {}
+        for i, c in enumerate(calls):
+            by_route.setdefault(self.judge_for(c), []).append(i)
+        out: list[Outcome | None] = [None] * len(calls)
+        for route, idx in by_route.items():
+            for i, o in zip(idx, self.judges[route][1].run([calls[i] for i in idx])):
+                out[i] = o
+        assert all(o is not None for o in out)
+        return out  # type: ignore[return-value]
+
+
+__all__ = ["FLAGS", "ROUTES", "RoutedJudge", "check_routes", "route_of", "takes"]
