@@ -29,7 +29,7 @@ from fakes import OracleEngine
 from murgat_local.cli import app
 from murgat_local.config import RunConfig
 from murgat_local.pipeline.runner import Runner
-from murgat_local.reports.html import build, json_for_script
+from murgat_local.reports.html import build, json_for_script, problems_table
 from murgat_local.reports.scan import load
 
 ARTIFACTS = ROOT / ".local" / "test-artifacts" / "report"
@@ -233,6 +233,28 @@ def test_citation_problems_and_hallucinated_audio(score_dir, run_dir):
     # qwen hears audio, except on the video that has none
     assert qwen.deaf_responses == 1 and qwen.hallucinated_audio == 1
     assert by["tiny-gemma3 / base"].hallucinated_audio == 0
+
+
+def test_visual_citations_of_a_responder_that_saw_no_picture_are_counted(tmp_path, media_root):
+    """An audio-only responder (Qwen2-Audio) is sent the soundtrack alone (media.saw_video false):
+    each visual citation it writes cites something it never received."""
+    from test_generate import CITED, Scripted, run_generate
+
+    gen = run_generate(tmp_path, media_root, {"tiny-qwen2-audio": Scripted("tiny-qwen2-audio")},
+                       strategies=("cite",), out="grid")
+    (label, path), = gen.outputs.items()
+    written = [json.loads(l) for l in path.read_text().splitlines()]
+    assert all(r["media"]["saw_video"] is False for r in written)
+    scored = _score(media_root, written, path.parent)
+    grid = {label: {**gen.summary["cells"][label], "murgat_s": scored.summary["murgat_s"],
+                    "scores": str(scored.records_path)}}
+    (tmp_path / "grid" / "run_summary.json").write_text(json.dumps({"grid": grid}, default=str))
+    (cell,), _ = load([tmp_path / "grid"], 100)
+    deaf = sum(not r["media"]["heard_audio"] for r in written)  # a video without a soundtrack
+    assert cell.blind_responses == len(written) and cell.deaf_responses == deaf
+    assert cell.hallucinated_visual == len(written) * CITED.count("(visual,")
+    html = problems_table([cell])
+    assert "visual citations without pictures" in html and f"{len(written)} responses saw none" in html
 
 
 def test_drilldown_is_capped_and_says_so(tmp_path, score_dir, media_root):

@@ -6,6 +6,9 @@
   soundtrack as a 16 kHz mono waveform.
 - Image-only models: the same frames as separate images (at most the preset's image limit),
   each preceded by its time, and no audio: the record says the model heard nothing.
+- Video models without audio (Qwen3-VL, Gemma 4 31B): the clip alone. Audio-only models
+  (Qwen2-Audio): the soundtrack alone, in windows as long as the model hears whole; the record
+  says the model saw nothing (`saw_video`).
 - A video without an audio track is sent without audio, and that is recorded.
 """
 
@@ -55,7 +58,9 @@ def plan_media(cutter: SegmentCutter, ref: MediaRef, preset: Preset) -> Responde
     hears = "audio" in preset.modalities and info.has_audio
     keys: list = []
     captions: list[str | None] = []
-    record: dict = {"duration": round(info.duration, 3), "visual": None, "audio": None, "heard_audio": hears}
+    # What reached the model: the report counts citations of a modality it never received.
+    record: dict = {"duration": round(info.duration, 3), "visual": None, "audio": None, "heard_audio": hears,
+                    "saw_video": sees}
     if sees:
         times = frame_times(0.0, info.duration, cutter.opts.fps, cutter.opts.max_frames)
         fps = sampled_rate(0.0, info.duration, cutter.opts)
@@ -73,6 +78,10 @@ def plan_media(cutter: SegmentCutter, ref: MediaRef, preset: Preset) -> Responde
         keys.append(cutter.segment_key(ref, _whole(ref, AUDIO)))
         captions.append(None)
         record["audio"] = {"seconds": round(info.duration, 3), "sample_rate": 16000}
+    if not info.has_video:
+        record["visual_missing"] = "the file has no video stream"
+    elif not sees:
+        record["visual_missing"] = f"model {preset.name} takes no images or video: it saw nothing"
     if not info.has_audio:
         record["audio_missing"] = "the video has no audio track"
     elif "audio" not in preset.modalities:

@@ -120,11 +120,14 @@ def problems_table(cells: list[Cell]) -> str:
         by = {p: sum(n for (m, v), n in c.citations.items() if v == p) for p in PROBLEMS}
         audio = (f"{c.hallucinated_audio} ({c.deaf_responses} responses heard none)"
                  if c.heard_known else "unknown (no generation rows)")
+        visual = (f"{c.hallucinated_visual} ({c.blind_responses} responses saw none)"
+                  if c.heard_known else "unknown (no generation rows)")
         rows.append(f"<tr><td>{esc(c.label)}</td><td class=num>{total}</td>"
                     + "".join(f"<td class=num>{by[p]}</td>" for p in PROBLEMS)
-                    + f"<td>{esc(audio)}</td></tr>")
+                    + f"<td>{esc(audio)}</td><td>{esc(visual)}</td></tr>")
     return (f'<table id="problems-table"><thead><tr><th>model / strategy</th><th>citations</th>{head}'
-            f'<th>audio citations without audio</th></tr></thead><tbody>{"".join(rows)}</tbody></table>')
+            f'<th>audio citations without audio</th><th>visual citations without pictures</th></tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table>')
 
 
 def stages_table(sources: list[Source]) -> str:

@@ -61,6 +61,8 @@ class Cell:
     citations: Counter = field(default_factory=Counter)   # (modality, verdict) -> n
     hallucinated_audio: int = 0   # audio citations in responses whose responder heard no audio
     deaf_responses: int = 0       # responses whose responder heard no audio
+    hallucinated_visual: int = 0  # visual citations in responses whose responder saw no picture
+    blind_responses: int = 0      # responses whose responder saw no picture (an audio-only model)
     heard_known: bool = False     # generation rows were found
     records: int = 0
     shown: list[dict] = field(default_factory=list)  # drill-down: records (+ "_generation")

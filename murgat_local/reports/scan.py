@@ -53,15 +53,15 @@ def citations_of(sentence: dict) -> list[dict]:
     return [c if isinstance(c, dict) else {} for c in cits] if isinstance(cits, list) else []
 
 
-def _audio_citations(record: dict, generation: dict | None) -> int:
+def _citations_of(record: dict, generation: dict | None, modality: str) -> int:
     sents = sentences_of(record)
     if sents:
-        return sum(modality_of(c) == "audio" for s in sents for c in citations_of(s))
+        return sum(modality_of(c) == modality for s in sents for c in citations_of(s))
     text = (generation or {}).get("model_generation") or record.get("model_generation")
     if not isinstance(text, str):
         return 0
     from ..text.citations import parse_citations
-    return sum(c.modality == "audio" for c in parse_citations(text))
+    return sum(c.modality == modality for c in parse_citations(text))
 
 
 class _RowNotes:
@@ -85,9 +85,10 @@ def _unreadable(path: pathlib.Path, n: int) -> str:
     return f"{path}: {n} unreadable line{'s' if n != 1 else ''} (not a JSON object) skipped"
 
 
-def _generations(source: Source, keep: int) -> tuple[dict[str, bool | None], dict[str, dict]]:
-    """From a cell's responses.jsonl: heard_audio per response id, and the first `keep` rows."""
-    heard: dict[str, bool | None] = {}
+def _generations(source: Source, keep: int) -> tuple[dict[str, tuple], dict[str, dict]]:
+    """From a cell's responses.jsonl: (heard_audio, saw_video) per response id (None where the
+    row does not say), and the first `keep` rows."""
+    heard: dict[str, tuple] = {}
     generations: dict[str, dict] = {}
     rows, unreadable = _RowNotes(source.responses), 0
     for i, row in enumerate(iter_jsonl(source.responses)):
@@ -99,7 +100,8 @@ def _generations(source: Source, keep: int) -> tuple[dict[str, bool | None], dic
         if media is not None and not isinstance(media, dict):
             rows.add("media", i + 1, f"media is {what(media)}, not an object: heard_audio unknown")
         h = media.get("heard_audio") if isinstance(media, dict) else None
-        heard[key] = h if isinstance(h, bool) else None
+        v = media.get("saw_video") if isinstance(media, dict) else None
+        heard[key] = (h if isinstance(h, bool) else None, v if isinstance(v, bool) else None)
         if len(generations) < keep:
             generations[key] = {k: row.get(k) for k in ("question", "options", "gold", "predicted",
                                                         "correct", "model_generation", "media")}
@@ -113,7 +115,7 @@ def scan(source: Source, budget: list[int]) -> None:
     """One pass over the source's scores.jsonl (and its generation rows, in step); the
     drill-down keeps a record while its cell's cap and the shared `budget` ([n left]) allow.
     A file that cannot be read ends its own scan with a note."""
-    heard: dict[str, bool | None] = {}
+    heard: dict[str, tuple] = {}
     generations: dict[str, dict] = {}
     if source.responses is not None:
         try:
@@ -151,9 +153,13 @@ def _scan_scores(source: Source, budget: list[int], heard: dict, generations: di
                 cell.citations[(modality_of(c), citation_verdict(c, i, facts))] += 1
         key = str(record.get("id"))
         gen = generations.get(key)
-        if heard.get(key) is False:
+        heard_audio, saw_video = heard.get(key, (None, None))
+        if heard_audio is False:
             cell.deaf_responses += 1
-            cell.hallucinated_audio += _audio_citations(record, gen)
+            cell.hallucinated_audio += _citations_of(record, gen, "audio")
+        if saw_video is False:
+            cell.blind_responses += 1
+            cell.hallucinated_visual += _citations_of(record, gen, "visual")
         if len(cell.shown) < cell.cap and budget[0] > 0:
             cell.shown.append({**record, "_generation": gen})
             budget[0] -= 1
