@@ -129,6 +129,8 @@ class GenerateRunner:
                          "posthoc_attribution", "answer_choice",
                          *(s.prompt for s in programs), *(TOOL_PROMPTS if programs else ()))}
         self._sources = self._read_from_file() if from_file else {}
+        self.benchmark: str | None = None  # the dataset's name, set by `run`
+        self.subset = None  # the drawn subset (`--sample`), set by `run`
 
     # ------------------------------------------------------------------ inputs
 
