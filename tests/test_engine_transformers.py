@@ -2,12 +2,12 @@
 
 import pytest
 
-from engine_checks import MODELS, _check_every_modality, _check_structured_types, _engine
+from engine_checks import FAMILIES, MODELS, _check_every_modality, _check_structured_types, _engine
 
 pytestmark = pytest.mark.engine
 
 
-@pytest.fixture(scope="module", params=MODELS)
+@pytest.fixture(scope="module", params=MODELS + FAMILIES)
 def hf(request):
     preset, eng = _engine("transformers", request.param)
     yield preset, eng

@@ -1,6 +1,7 @@
 """The newer families end to end on vLLM's CPU build, one engine start per model for the whole
-module: Gemma 4, Qwen3-VL, Qwen2-Audio and Qwen2.5-Omni answer the sample questions (each given
-what it can take), then score with attribution routed by modality (visual facts to Qwen3-VL,
+module: the engine checks every test model passes, then Gemma 4, Qwen3-VL, Qwen2-Audio and
+Qwen2.5-Omni answer the sample questions (each given what it can take), then score with
+attribution routed by modality (visual facts to Qwen3-VL,
 audio facts to Qwen2-Audio, facts citing both to Gemma 4, which cannot take audio on this
 engine and refuses them with the reason). Random weights: the verdicts mean nothing, the
 routes, the media and the records are what is checked."""
@@ -10,17 +11,20 @@ from __future__ import annotations
 import json
 import sqlite3
 
+import numpy as np
 import pytest
 
 from conftest import ROOT, require_model
+from engine_checks import CLAIM, FAMILIES, _check_every_modality, _check_structured_types
 from murgat_local.config import GenerateConfig, RunConfig
-from murgat_local.engines import LazyEngine, load_preset
+from murgat_local.engines import AudioPart, LazyEngine, Request, Sampling, VideoPart, load_preset
+from murgat_local.judges import JudgeRequest, YesNo
 from murgat_local.pipeline.generating import GenerateRunner
 from murgat_local.pipeline.runner import Runner
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
 
-RESPONDERS = ["tiny-gemma4", "tiny-qwen3-vl", "tiny-qwen2-audio", "tiny-qwen2.5-omni"]
+RESPONDERS = FAMILIES
 TEXT = "smollm2-135m-instruct"
 MIXED = {"id": "mixed", "video": "colors", "model": "sample-model-c", "question": "What changes at 0:01?",
          "options": ["A. the screen turns green", "B. nothing"], "answer": "A",
@@ -55,6 +59,48 @@ def generated(engines, media_root, tmp_path_factory):
 
 def rows(path):
     return [json.loads(l) for l in path.read_text().splitlines()]
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_every_modality_and_verdict_type_on_vllm(engines, name):
+    """The engine checks every local test model passes (tests/engine_checks.py), on the engines
+    this module shares; Gemma 4's audio is refused with the CPU build's reason, the engine goes on."""
+    eng = engines[name].get()
+    _check_every_modality(load_preset(name), eng)
+    _check_structured_types(eng)
+    assert eng.identity == engines[name].identity  # known before it started
+
+
+@pytest.mark.parametrize("name, stamps", [("tiny-gemma4", ("00:06", "00:00 <|image>")),
+                                          ("tiny-qwen3-vl", ("<5.0 seconds>", "<1.0 seconds>"))])
+def test_frames_reach_the_model_stamped_with_the_time_they_were_sampled_at(engines, name, stamps):
+    """Gemma 4 and Qwen3-VL write each frame's time into the prompt from the clip's metadata:
+    four frames sampled at 0.5 fps span six seconds, not the 24 fps vLLM would otherwise assume."""
+    from vllm import SamplingParams
+
+    eng = engines[name].get()
+    req = Request("x", media=(VideoPart(np.zeros((4, 64, 64, 3), np.uint8), 0.5),))
+    (out,) = eng.llm.generate([eng._prompt(req)], SamplingParams(max_tokens=1), use_tqdm=False)
+    seen = eng.renderer.tokenizer.decode(out.prompt_token_ids)
+    assert all(s in seen for s in stamps), seen[:400]
+
+
+def test_audio_longer_than_the_model_hears_whole_arrives_in_windows(engines):
+    """Qwen2-Audio's feature extractor keeps the first 30 s (vLLM truncates): 70 s go as three
+    windows, every second of them in the prompt; more windows than the prompt takes is refused."""
+    eng = engines["tiny-qwen2-audio"].get()
+    rng = np.random.default_rng(0)
+
+    def tokens(seconds):
+        media = (AudioPart((0.1 * rng.standard_normal(16000 * seconds)).astype(np.float32)),) if seconds else ()
+        (r,) = eng.judge([Request("Describe it.", media=media, sampling=Sampling(max_tokens=4))])
+        assert r.ok, r
+        return r.prompt_tokens
+
+    text = tokens(0)
+    assert tokens(70) - text == 2 * (tokens(30) - text) + (tokens(10) - text)
+    (long,) = eng.judge([JudgeRequest(CLAIM, YesNo, None, (AudioPart(np.zeros(16000 * 130, np.float32)),))])
+    assert long.error and "5 audio items" in long.error and "at most 30 s whole" in long.error
 
 
 def test_each_responder_gets_what_it_can_take_and_its_row_says_so(generated):
