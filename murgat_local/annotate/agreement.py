@@ -18,7 +18,7 @@ from collections import Counter
 from itertools import combinations, permutations
 from typing import Hashable, Mapping, Sequence
 
-from ..meta.agreement import evaluate, first_difference, match_facts
+from ..meta.agreement import align, evaluate
 from ..meta.views import ResponseView
 
 
@@ -73,40 +73,24 @@ def krippendorff_alpha(units: Sequence[Sequence[Hashable | None]]) -> dict:
 
 
 def paired_labels(truth: Mapping[str, ResponseView], other: Mapping[str, ResponseView]) -> dict[str, list]:
-    """The (truth, other) label pairs per yes/no subtask, paired as `meta.agreement.evaluate` pairs
-    them: verifiable per aligned sentence; entailed per matched fact; precise per citation of a
-    matched fact both say is entailed."""
-    out: dict[str, list] = {"subtask1": [], "subtask3": [], "precise": []}
-    for rid in sorted(set(truth) & set(other)):
-        t, o = truth[rid], other[rid]
-        if first_difference(o, t):
-            continue
-        for ts, os_ in zip(t.sentences, o.sentences):
-            if ts.verifiable is not None and os_.verifiable is not None:
-                out["subtask1"].append((ts.verifiable, os_.verifiable))
-            if ts.facts is None or os_.facts is None:
-                continue
-            for i, k in match_facts([f.text for f in os_.facts], [f.text for f in ts.facts]):
-                tf, of = ts.facts[k], os_.facts[i]
-                if tf.entailed is None or of.entailed is None:
-                    continue
-                out["subtask3"].append((tf.entailed, of.entailed))
-                if tf.entailed and of.entailed and len(tf.precise) == len(of.precise):
-                    out["precise"].extend((a, b) for a, b in zip(tf.precise, of.precise)
-                                          if a is not None and b is not None)
-    return out
+    """The (truth, other) label pairs per yes/no subtask, paired as `murgat meta-eval` pairs them
+    (`meta.agreement.align`): verifiable per aligned sentence; entailed per matched fact; precise
+    per citation of a matched fact both say is entailed."""
+    a = align(other, truth)
+    return {"subtask1": a.subtask1, "subtask3": a.subtask3, "precise": a.precise}
 
 
 def compare(truth: Mapping[str, ResponseView], other: Mapping[str, ResponseView], *,
             resamples: int = 10_000, seed: int = 0) -> dict:
     """`murgat meta-eval`'s statistics of `other` against `truth`, with kappa and alpha added to
     the yes/no subtasks (and to `precise`, the citations' necessity)."""
-    result = evaluate(other, truth, resamples=resamples, seed=seed)
-    pairs = paired_labels(truth, other)
+    aligned = align(other, truth)
+    result = evaluate(other, truth, resamples=resamples, seed=seed, aligned=aligned)
     for block in ("subtask1", "subtask3", "precise"):
-        stats = result.setdefault(block, {"n": len(pairs[block])})
-        stats["kappa"] = cohen_kappa(pairs[block])
-        stats["alpha"] = krippendorff_alpha(pairs[block])
+        pairs = getattr(aligned, block)
+        stats = result.setdefault(block, {"n": len(pairs)})
+        stats["kappa"] = cohen_kappa(pairs)
+        stats["alpha"] = krippendorff_alpha(pairs)
     return result
 
 

@@ -17,6 +17,7 @@ statistics and counted, with the first sentence that differs.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from ..metrics.stats import correlation
@@ -88,33 +89,60 @@ def binary(pairs: Sequence[tuple[bool, bool]]) -> dict:
     return out
 
 
-def evaluate(judge: Mapping[str, ResponseView], truth: Mapping[str, ResponseView], *,
-             resamples: int = 10_000, seed: int = 0) -> dict:
-    """Every statistic of one judge against the truth, over the responses both annotated."""
-    shared = sorted(set(judge) & set(truth))
-    s1: list[tuple[bool, bool]] = []
-    s3: list[tuple[bool, bool]] = []
-    judged_facts = truth_facts = matched = n_sentences = 0
-    misaligned: dict[str, str] = {}
-    for rid in shared:
+@dataclass
+class Aligned:
+    """What the judge and the truth both annotated, paired: (truth, judge) labels per yes/no
+    subtask, fact counts for subtask 2, and the responses that do not align."""
+
+    shared: list[str]
+    subtask1: list[tuple[bool, bool]] = field(default_factory=list)
+    subtask3: list[tuple[bool, bool]] = field(default_factory=list)
+    precise: list[tuple[bool, bool]] = field(default_factory=list)  # citations of facts both call entailed
+    n_sentences: int = 0
+    judge_facts: int = 0
+    truth_facts: int = 0
+    matched: int = 0
+    misaligned: dict[str, str] = field(default_factory=dict)
+
+
+def align(judge: Mapping[str, ResponseView], truth: Mapping[str, ResponseView]) -> Aligned:
+    """One pass over the responses both annotated: sentences aligned by text, facts matched one
+    to one (`FACT_MATCH`), and every pair of labels that can be compared."""
+    out = Aligned(sorted(set(judge) & set(truth)))
+    for rid in out.shared:
         j, t = judge[rid], truth[rid]
         why = first_difference(j, t)
         if why:
-            misaligned[rid] = why
+            out.misaligned[rid] = why
             continue
         for js, ts in zip(j.sentences, t.sentences):
             if js.verifiable is not None and ts.verifiable is not None:
-                s1.append((ts.verifiable, js.verifiable))
+                out.subtask1.append((ts.verifiable, js.verifiable))
             if js.facts is None or ts.facts is None:
                 continue
-            n_sentences += 1
+            out.n_sentences += 1
             pairs = match_facts([f.text for f in js.facts], [f.text for f in ts.facts])
-            judged_facts += len(js.facts)
-            truth_facts += len(ts.facts)
-            matched += len(pairs)
+            out.judge_facts += len(js.facts)
+            out.truth_facts += len(ts.facts)
+            out.matched += len(pairs)
             for i, k in pairs:
-                if js.facts[i].entailed is not None and ts.facts[k].entailed is not None:
-                    s3.append((ts.facts[k].entailed, js.facts[i].entailed))
+                jf, tf = js.facts[i], ts.facts[k]
+                if jf.entailed is None or tf.entailed is None:
+                    continue
+                out.subtask3.append((tf.entailed, jf.entailed))
+                if tf.entailed and jf.entailed and len(tf.precise) == len(jf.precise):
+                    out.precise.extend((a, b) for a, b in zip(tf.precise, jf.precise)
+                                       if a is not None and b is not None)
+    return out
+
+
+def evaluate(judge: Mapping[str, ResponseView], truth: Mapping[str, ResponseView], *,
+             resamples: int = 10_000, seed: int = 0, aligned: Aligned | None = None) -> dict:
+    """Every statistic of one judge against the truth, over the responses both annotated
+    (`aligned`: their `align`, when the caller has it already)."""
+    a = aligned or align(judge, truth)
+    shared, s1, s3, misaligned = a.shared, a.subtask1, a.subtask3, a.misaligned
+    judged_facts, truth_facts, matched, n_sentences = a.judge_facts, a.truth_facts, a.matched, a.n_sentences
     p, r = _ratio(matched, judged_facts), _ratio(matched, truth_facts)
     subtask3 = binary(s3)
     out = {
