@@ -21,18 +21,17 @@ from typing import Callable, Sequence
 
 from ..judges.calls import Call, Outcome
 from ..judges.panel import PREFIX, RULES, Rule, panel_identity, vote
+from .composite import HolderGroup, SummedCounters
 from .judging import StageJudge
 
-_SUMMED = ("calls", "unique", "cache_hits", "model_calls", "unparsed", "errors", "failed", "cache_rejected")
-
-
-class PanelEngine:
+class PanelEngine(HolderGroup):
     """The panel as an engine holder (identity, detail, started, get, close) for provenance and
     the protocol's per-item checks; the members' own holders do the work."""
 
     kind = "panel"
 
     def __init__(self, names: Sequence[str], holders: Sequence, rule: Rule):
+        super().__init__(holders)
         self.name = PREFIX + ",".join(names)
         self.holders = dict(zip(names, holders))
         self.rule = rule
@@ -47,18 +46,6 @@ class PanelEngine:
             detail["weights_from"] = {"path": str(path.resolve()), "sha256": digest}
         self.identity_detail = detail
 
-    @property
-    def started(self) -> bool:
-        return any(h.started for h in self.holders.values())
-
-    def get(self) -> "PanelEngine":
-        for h in self.holders.values():
-            h.get()
-        return self
-
-    def close(self) -> None:
-        pass  # the members' holders belong to the runner, which closes them
-
     def check_response(self, item_id: str, sentences: Sequence[str]) -> str | None:
         """A member that answers per item (human labels) must hold the response as split here,
         as when it judges alone: labels made for other sentences would vote on the wrong ones."""
@@ -70,23 +57,19 @@ class PanelEngine:
         return None
 
 
-class PanelCounters:
+class PanelCounters(SummedCounters):
     """The members' counters added up (a panel's calls are its members' calls), and its votes."""
 
     def __init__(self, names: Sequence[str], members: Sequence[StageJudge]):
+        super().__init__(members)
         self._named = list(zip(names, members))
         self.votes = 0  # unique decisions
         self.ties = 0  # of which ties (decided NO)
         self.undecided = 0  # of which no member gave a verdict
         self.wall_s = 0.0
 
-    def __getattr__(self, name: str):
-        if name in _SUMMED:
-            return sum(getattr(m.counters, name) for _, m in self._named)
-        raise AttributeError(name)
-
     def as_dict(self) -> dict:
-        return {**{k: getattr(self, k) for k in _SUMMED}, "wall_s": self.wall_s, "votes": self.votes,
+        return {**self.totals(), "wall_s": self.wall_s, "votes": self.votes,
                 "ties": self.ties, "undecided": self.undecided,
                 "members": {n: m.counters.as_dict() for n, m in self._named}}
 

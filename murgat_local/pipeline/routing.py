@@ -15,7 +15,8 @@ import hashlib
 from typing import Callable, Sequence
 
 from ..judges.calls import Call, Outcome
-from .judging import StageCounters, StageJudge
+from .composite import HolderGroup, SummedCounters
+from .judging import StageJudge
 
 ROUTES = ("visual", "audio")
 FLAGS = {"visual": "--entailer-visual", "audio": "--entailer-audio"}
@@ -56,12 +57,13 @@ def check_routes(main: tuple[str, object], routes: dict[str, tuple[str, object]]
                          f"{FLAGS[cited]} MODEL")
 
 
-class RoutedEngine:
+class RoutedEngine(HolderGroup):
     """The routes as one engine holder (identity, detail, started, get, close) for provenance."""
 
     kind = "routed"
 
     def __init__(self, judges: dict[str, tuple[str, StageJudge]]):
+        super().__init__(j.engine for _, j in judges.values())
         self.holders = {route: (name, j.engine) for route, (name, j) in judges.items()}
         blob = "|".join(f"{r}={h.identity}" for r, (_, h) in sorted(self.holders.items()))
         self.identity = "routed:" + hashlib.sha256(blob.encode()).hexdigest()[:20]
@@ -70,33 +72,21 @@ class RoutedEngine:
                 "detail": getattr(h, "identity_detail", None)} for r, (n, h) in self.holders.items()}}
         self.neutralization = None
 
-    @property
-    def started(self) -> bool:
-        return any(h.started for _, h in self.holders.values())
-
-    def get(self) -> "RoutedEngine":
-        for _, h in self.holders.values():
-            h.get()
-        return self
-
-    def close(self) -> None:
-        pass  # the routes' holders belong to the runner, which closes them
-
-
-class RoutedCounters:
-    """The routes' counters added up, and each route's own with its model."""
+class RoutedCounters(SummedCounters):
+    """The routes' counters added up (the routes run one after another, so their wall times add
+    up too), and each route's own with its model."""
 
     def __init__(self, judges: dict[str, tuple[str, StageJudge]]):
-        self._judges = judges
+        super().__init__([j for _, j in judges.values()])
+        self._routes = judges
 
-    def __getattr__(self, name: str):
-        if name in StageCounters.__dataclass_fields__:
-            return sum(getattr(j.counters, name) for _, j in self._judges.values())
-        raise AttributeError(name)
+    @property
+    def wall_s(self) -> float:
+        return sum(j.counters.wall_s for _, j in self._routes.values())
 
     def as_dict(self) -> dict:
-        total = {k: getattr(self, k) for k in StageCounters.__dataclass_fields__}
-        return {**total, "routes": {r: {"model": n, **j.counters.as_dict()} for r, (n, j) in self._judges.items()}}
+        return {**self.totals(), "wall_s": self.wall_s,
+                "routes": {r: {"model": n, **j.counters.as_dict()} for r, (n, j) in self._routes.items()}}
 
 
 class RoutedJudge:

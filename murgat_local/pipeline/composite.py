@@ -1,0 +1,49 @@
+"""What the stage judges made of other stage judges share (a panel's members, a stage's routes):
+their engine holders standing as one, and their counters added up.
+
+The members' holders belong to the runner, which starts and closes them; a composite only
+starts them when asked (`get`) and reports whether any has started.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from .judging import StageCounters, StageJudge
+
+# A composite's counts are its members' (its calls are theirs); its wall time is its own.
+COUNTED = tuple(f for f in StageCounters.__dataclass_fields__ if f != "wall_s")
+
+
+class HolderGroup:
+    """Several engine holders as one holder: `started`, `get`, `close`."""
+
+    def __init__(self, holders: Iterable) -> None:
+        self._holders = list(holders)
+
+    @property
+    def started(self) -> bool:
+        return any(h.started for h in self._holders)
+
+    def get(self) -> "HolderGroup":
+        for h in self._holders:
+            h.get()
+        return self
+
+    def close(self) -> None:
+        pass  # the members' holders belong to the runner, which closes them
+
+
+class SummedCounters:
+    """The members' counters added up, field by field (`COUNTED`)."""
+
+    def __init__(self, judges: Sequence[StageJudge]) -> None:
+        self._judges = list(judges)
+
+    def __getattr__(self, name: str):
+        if name in COUNTED:
+            return sum(getattr(j.counters, name) for j in self.__dict__["_judges"])
+        raise AttributeError(name)
+
+    def totals(self) -> dict:
+        return {k: getattr(self, k) for k in COUNTED}
