@@ -172,6 +172,17 @@ def test_labels_that_no_answer_can_honour_are_refused_not_guessed(tmp_path, medi
     assert result.summary["judge_calls"]["failed"] > 0
 
 
+def test_facts_the_decomposition_grammar_cannot_write_are_refused_with_the_reason(tmp_path, media_root):
+    # A model's decomposition is generated under a grammar whose strings hold no quote or
+    # backslash; a hand-written fact with one is refused by name, not read as a parse failure.
+    responses = [{"id": "q", "video": "colors", "model_generation": "The screen is red (visual, 0:00).\nAnswer: A"}]
+    labels = [{"id": "q", "sentences": [{"text": "The screen is red (visual, 0:00).", "verifiable": True, "facts": [
+        {"text": 'The screen reads "red".', "entailed": True, "precise": [True]}]}]}]
+    _, recs = _run(tmp_path, media_root, responses=responses, labels=labels, max_failed_calls=1.0)
+    why = recs["q"]["trace"]["sentences"][0]["unscored"]
+    assert "cannot be written as the AtomicFacts verdict" in why and "grammar" not in why.split("verdict")[0], why
+
+
 def test_a_human_entailer_refuses_a_models_facts(tmp_path, media_root):
     oracle = OracleEngine()
     lab = _write(tmp_path / "labels.jsonl", LABELS)

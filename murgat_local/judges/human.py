@@ -39,6 +39,7 @@ from typing import Sequence
 from pydantic import ValidationError
 
 from ..engines.base import EngineStats, Request, Result, Timer, finish, record
+from ..engines.constraints import ParseFailure, parse_verdict
 from ..inputs.labels import (LabelError, LabelledFact, LabelledResponse, LabelledSentence, compare_sentences,
                              normalize_ws, read_labels)
 from .evidence import describe_evidence
@@ -180,7 +181,14 @@ class HumanLabels:
             first = e.errors()[0]
             raise Refuse(f"the labelled answer does not fit the {req.verdict.__name__} verdict: "
                          f"{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
-        return finish(req, json.dumps(answer, separators=(",", ":"), ensure_ascii=False), 0, 0)
+        raw = json.dumps(answer, separators=(",", ":"), ensure_ascii=False)
+        if isinstance(parse_verdict(req.verdict, raw), ParseFailure):
+            # A model's verdict is generated under the verdict's grammar, whose strings admit no
+            # quote, backslash or control character: a label holding one could never be a
+            # model's answer, and must not read as a parse failure.
+            raise Refuse(f"the labelled answer cannot be written as the {req.verdict.__name__} verdict "
+                         f"(its grammar admits no quote, backslash or control character in a text): {raw[:160]}")
+        return finish(req, raw, 0, 0)
 
     def _response(self, req: Request) -> LabelledResponse:
         if req.item is None:
