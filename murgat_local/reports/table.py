@@ -312,6 +312,6 @@ def presets_table(presets) -> FitTable:
                                    Col("path", TEXT, "left")])
     for p in presets:
         present = (p.path / "config.json").is_file()
-        t.add_row(_cell(p.name), ",".join(sorted(p.modalities)), "yes" if present else "no", _cell(p.path))
+        t.add_row(_cell(p.name), ", ".join(sorted(p.modalities)), "yes" if present else "no", _cell(p.path))
     return t
 
