@@ -74,6 +74,17 @@ def extract_answer(text: str, options: Sequence[str] | None = None) -> AnswerExt
         options: the option texts in letter order. With them, a stated option text maps to its
             letter and a letter past the last option gives None.
     """
+    places = stated_answers(text)
+    for path, raw in places:
+        named, letter = _read_letter(raw, options)
+        if named:
+            return AnswerExtraction(letter, path if letter else None, raw)
+    return AnswerExtraction(None, None, places[0][1] if places else "")
+
+
+def stated_answers(text: str) -> list[tuple[AnswerPath, str]]:
+    """Where a response states its answer, in the order they are read: the last `\\boxed{}`,
+    then the last `Answer:` line (thinking ignored, and all after an unclosed `<think>`)."""
     body = _visible(text or "")
     places: list[tuple[AnswerPath, str]] = []
     boxed = _last_boxed(body)
@@ -82,11 +93,7 @@ def extract_answer(text: str, options: Sequence[str] | None = None) -> AnswerExt
     line = _last_answer_line(body)
     if line is not None:
         places.append(("answer_line", line))
-    for path, raw in places:
-        named, letter = _read_letter(raw, options)
-        if named:
-            return AnswerExtraction(letter, path if letter else None, raw)
-    return AnswerExtraction(None, None, places[0][1] if places else "")
+    return places
 
 
 def _visible(text: str) -> str:
@@ -123,13 +130,14 @@ def _last_answer_line(text: str) -> str | None:
         return None
     rest = text[max(ends):]
     first, _, after = rest.partition("\n")
-    if not _strip_markup(first):
+    if not strip_markup(first):
         # "**Answer:**" alone on its line: the value is the next line with something on it.
-        first = next((ln for ln in after.split("\n") if _strip_markup(ln)), "")
+        first = next((ln for ln in after.split("\n") if strip_markup(ln)), "")
     return first.strip().strip("*_ \t")
 
 
-def _strip_markup(s: str) -> str:
+def strip_markup(s: str) -> str:
+    """`s` without `$`, backquotes, emphasis marks and LaTeX wrappers (`\\text{B}` is B)."""
     s = _unwrap_latex(s.replace("$", "").replace("`", ""))
     s = re.sub(r"[*_]{1,3}", " ", s)
     return s.strip()
@@ -200,7 +208,7 @@ def _command_before(s: str, before: list[int], brace: int) -> int | None:
 
 def _read_letter(raw: str, options: Sequence[str] | None) -> tuple[bool, str | None]:
     """(whether `raw` names a choice, the letter when it is an offered one)."""
-    said = [_strip_markup(raw)]
+    said = [strip_markup(raw)]
     for _ in range(3):  # "So the answer is option B"
         shorter = _LEAD_IN.sub("", said[-1], count=1).strip()
         if shorter == said[-1]:

@@ -13,7 +13,7 @@ import math
 import re
 from fractions import Fraction
 
-from .answers import _last_answer_line, _last_boxed, _strip_markup, _visible
+from .answers import stated_answers, strip_markup
 
 _NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 _FRACTION = re.compile(r"([-+]?\d+)\s*/\s*(\d+)")
@@ -22,12 +22,10 @@ _ARTICLES = {"a", "an", "the"}
 
 def open_answer(text: str) -> str | None:
     """The response's stated short answer, or None when it states none."""
-    body = _visible(text or "")
-    for raw in (_last_boxed(body), _last_answer_line(body)):
-        if raw is not None:
-            value = _strip_markup(raw).strip().rstrip(".")
-            if value:
-                return value
+    for _, raw in stated_answers(text):
+        value = strip_markup(raw).strip().rstrip(".")
+        if value:
+            return value
     return None
 
 
@@ -48,7 +46,7 @@ def as_number(text: str) -> float | None:
 
 
 def normalize_text(text: str) -> str:
-    kept = "".join(ch if ch.isalnum() else " " for ch in _strip_markup(text).casefold())
+    kept = "".join(ch if ch.isalnum() else " " for ch in strip_markup(text).casefold())
     return " ".join(w for w in kept.split() if w not in _ARTICLES)
 
 
