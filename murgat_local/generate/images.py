@@ -2,14 +2,13 @@
 
 A responder that takes images gets each one after the video, captioned with its number, and
 the image's digest enters the call's cache identity. An image-only responder that already gets
-the video as frames gives up as many frames as there are images, so the model's image limit
-holds. A responder that takes no images gets the question with a note that the image was not
+the video as frames gives up as many frames as there are images (`plan_media(...,
+reserve_images=n)`), so the model's image limit holds. A responder that takes no images gets the question with a note that the image was not
 shown. Either way the row's `media.images` says what happened.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import io
 from typing import Callable, Sequence
 
@@ -17,20 +16,7 @@ import numpy as np
 
 from ..engines import ImagePart, MediaPart, Preset
 from ..inputs.datasets import DatasetImage
-from .media import ResponderPlan, _image_limit
-
-
-def room_for_images(preset: Preset, images: Sequence[DatasetImage]) -> Preset:
-    """The preset `plan_media` should plan frames for: an image-only model's image limit less
-    the attached images, so frames and images fit together."""
-    if not images or "image" not in preset.modalities or "video" in preset.modalities:
-        return preset
-    limit = _image_limit(preset)
-    if limit is None:
-        return preset
-    mm = dict(preset.engine_args.get("limit_mm_per_prompt") or {})
-    mm["image"] = max(limit - len(images), 1)
-    return dataclasses.replace(preset, engine_args={**preset.engine_args, "limit_mm_per_prompt": mm})
+from .media import ResponderPlan
 
 
 def attach(plan: ResponderPlan, images: Sequence[DatasetImage], preset: Preset) -> ResponderPlan:

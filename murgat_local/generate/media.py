@@ -51,7 +51,9 @@ def _whole(ref: MediaRef, modality: str) -> Citation:
     return Citation(modality, 0.0, ref.info.duration, f"(whole {modality})")
 
 
-def plan_media(cutter: SegmentCutter, ref: MediaRef, preset: Preset) -> ResponderPlan:
+def plan_media(cutter: SegmentCutter, ref: MediaRef, preset: Preset, reserve_images: int = 0) -> ResponderPlan:
+    """What `preset` gets of the whole video. `reserve_images`: images the prompt carries beside
+    the video (a question's attached image), which an image-only model's frames leave room for."""
     info = ref.info
     as_images = "video" not in preset.modalities
     sees = info.has_video and bool({"video", "image"} & preset.modalities)
@@ -66,6 +68,8 @@ def plan_media(cutter: SegmentCutter, ref: MediaRef, preset: Preset) -> Responde
         fps = sampled_rate(0.0, info.duration, cutter.opts)
         if as_images:
             limit = _image_limit(preset)
+            if limit is not None:
+                limit = max(limit - reserve_images, 1)
             if limit is not None and len(times) > limit:
                 times = [times[i] for i in _spread(len(times), limit)]
             captions.extend(f"[frame at {clock(t)}]" for t in times)

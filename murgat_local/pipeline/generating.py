@@ -19,7 +19,7 @@ from typing import Callable
 from ..config import GenerateConfig
 from ..engines import LazyEngine, Sampling, load_preset
 from ..engines.identity import runtime
-from ..generate.images import attach, images_note, room_for_images, with_images
+from ..generate.images import attach, images_note, with_images
 from ..generate.media import ResponderPlan, cut_media, media_note, plan_media
 from ..generate.qa import grade, grade_open, judge_call, judged, read_answer
 from ..generate.program_tools import TOOL_PROMPTS
@@ -237,7 +237,8 @@ class GenerateRunner:
     def _plan(self, model: str, it: _Item) -> ResponderPlan:
         preset = self.engines[model].preset
         images = it.item.images
-        return attach(plan_media(self.cutter, it.ref, room_for_images(preset, images)), images, preset)
+        reserve = len(images) if "image" in preset.modalities else 0
+        return attach(plan_media(self.cutter, it.ref, preset, reserve_images=reserve), images, preset)
 
     def _source_text(self, cell: Cell, it: _Item, k: int, first: dict) -> str | None:
         if cell.strategy.source == "from":
