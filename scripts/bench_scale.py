@@ -16,6 +16,10 @@ Three ratios from one run, each measured side by side here (prints figures, asse
 
 Usage: python scripts/bench_scale.py [--requests 500] [--concurrency 32] [--responses 48]
        [--overhead-responses 10000] [--skip server,orchestration,overhead]
+       [--engine-arg KEY=VALUE ...]
+
+Both sides of the orchestration ratio start from an empty prefix cache (the replay sends the
+pipeline's exact prompts, which the cache would otherwise serve almost whole).
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
 
 
-def bench_server(n: int, concurrency: int) -> dict:
+def bench_server(n: int, concurrency: int, engine_args: dict) -> dict:
     from murgat_local.engines import load_preset, make_engine
     from murgat_local.engines.base import Request
     from murgat_local.judges import YesNo
@@ -43,7 +47,7 @@ def bench_server(n: int, concurrency: int) -> dict:
     requests = [Request(f"Claim {i}: the screen in take {i} is {['red', 'blue', 'green'][i % 3]}. "
                         "Is the claim true? Answer YES or NO.", YesNo) for i in range(n)]
     with tempfile.TemporaryDirectory() as tmp, \
-            ServerProcess(preset, log=pathlib.Path(tmp) / "serve.log") as server:
+            ServerProcess(preset, log=pathlib.Path(tmp) / "serve.log", overrides=engine_args) as server:
         one = make_engine("openai", preset, base_url=server.base_url, max_concurrency=1)
         many = make_engine("openai", preset, base_url=server.base_url, max_concurrency=concurrency)
         many.judge(requests[:16])  # warm: grammar compiled, caches filled
@@ -78,13 +82,16 @@ class _Recorder:
         return out
 
     def replay(self) -> float:
+        # The pipeline's run filled the prefix cache with exactly these prompts: start the replay
+        # from the same empty cache the pipeline's run started from, or it measures cache hits.
+        self.engine.llm.reset_prefix_cache()
         t0 = time.perf_counter()
         for prompts, params in self.calls:
             self.engine.llm.generate(prompts, params, use_tqdm=False)
         return time.perf_counter() - t0
 
 
-def bench_orchestration(n: int) -> dict:
+def bench_orchestration(n: int, engine_args: dict) -> dict:
     from bench_stream import MEDIA, write_responses
 
     from murgat_local.config import RunConfig
@@ -92,7 +99,7 @@ def bench_orchestration(n: int) -> dict:
     from murgat_local.pipeline.runner import Runner
 
     text, media = "smollm2-135m-instruct", "tiny-qwen3-omni"
-    holders = {m: LazyEngine("vllm", load_preset(m)) for m in (text, media)}
+    holders = {m: LazyEngine("vllm", load_preset(m), **engine_args) for m in (text, media)}
     for h in holders.values():
         h.get()
     cfg_args = dict(judge=media, verifier=text, decomposer=text, bootstrap_resamples=0)
@@ -108,6 +115,8 @@ def bench_orchestration(n: int) -> dict:
             for i in range(1000, 1000 + n):
                 fh.write(json.dumps(make_response(i, 3)) + "\n")
         recorders = {m: _Recorder(h.get()) for m, h in holders.items()}
+        for h in holders.values():  # both measurements start from an empty prefix cache
+            h.get().llm.reset_prefix_cache()
         runner = Runner(RunConfig(cache=work / "run.sqlite", **cfg_args), MEDIA, work / "run", engines=holders)
         t0 = time.perf_counter()
         result = runner.run(responses)
@@ -155,17 +164,21 @@ def main() -> None:
     ap.add_argument("--responses", type=int, default=48)
     ap.add_argument("--overhead-responses", type=int, default=10_000)
     ap.add_argument("--skip", default="")
+    ap.add_argument("--engine-arg", action="append", default=[], metavar="KEY=VALUE",
+                    help="a vLLM engine argument for the server and the orchestration engines, e.g. block_size=128")
     args = ap.parse_args()
+    engine_args = {k: int(v) if v.lstrip("-").isdigit() else v
+                   for k, v in (a.split("=", 1) for a in args.engine_arg)}
     from murgat_local import offline
 
     offline.enforce()
     skip = set(filter(None, args.skip.split(",")))
     out = {}
     if "server" not in skip:
-        out["server_concurrency"] = bench_server(args.requests, args.concurrency)
+        out["server_concurrency"] = bench_server(args.requests, args.concurrency, engine_args)
         print(json.dumps({"server_concurrency": out["server_concurrency"]}), flush=True)
     if "orchestration" not in skip:
-        out["orchestration_limit"] = bench_orchestration(args.responses)
+        out["orchestration_limit"] = bench_orchestration(args.responses, engine_args)
         print(json.dumps({"orchestration_limit": out["orchestration_limit"]}), flush=True)
     if "overhead" not in skip:
         out["python_overhead"] = bench_overhead(args.overhead_responses)
