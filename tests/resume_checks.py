@@ -45,9 +45,11 @@ def structure(records_path: pathlib.Path) -> list:
     return out
 
 
-def first_rows(proc, db: pathlib.Path, stage: str | None = None, timeout: float = 600, poll: float = 0.5) -> int | None:
-    """Wait while `proc` runs until the cache at `db` holds a verdict (of `stage`, if given);
-    the number of rows then, or None when the process ended (or the time ran out) first."""
+def first_rows(proc, db: pathlib.Path, stage: str | None = None, timeout: float = 600, poll: float = 0.5,
+               more_than: int = 0) -> int | None:
+    """Wait while `proc` runs until the cache at `db` holds more than `more_than` verdicts (of
+    `stage`, if given); the number of rows then, or None when the process ended (or the time ran
+    out) first."""
     import time
 
     where = "" if stage is None else f" WHERE stage='{stage}'"
@@ -61,6 +63,6 @@ def first_rows(proc, db: pathlib.Path, stage: str | None = None, timeout: float 
                 n = c.execute(f"SELECT COUNT(*) FROM verdicts{where}").fetchone()[0]
         except sqlite3.Error:
             continue
-        if n > 0:
+        if n > more_than:
             return n
     return None

@@ -241,29 +241,6 @@ def test_swapping_the_entailer_reruns_only_attribution(first_run, responses, med
     assert s["entail"]["errors"] == 0
 
 
-def test_killed_run_resumes_to_the_same_scores(first_run, responses, media_root, small_batches, tmp_path):
-    out1, _, _ = first_run
-    out = tmp_path / "killed"
-    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1")
-    args = [sys.executable, "-m", "murgat_local.cli", *map(str, score_args(responses, media_root, out, "--config", small_batches))]
-    proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
-    db = out / "verdicts.sqlite"
-    killed_at = first_rows(proc, db, "verifiable")
-    if killed_at is not None:
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-    assert killed_at is not None, "the run finished before it could be killed"
-    assert not (out / "scores.jsonl").exists()
-    before = cache_rows(db)
-    resumed = murgat(*score_args(responses, media_root, out, "--config", small_batches))
-    assert resumed.returncode == 1, resumed.stderr[-2000:]
-    summary = json.loads((out / "summary.json").read_text())
-    assert summary["stages"]["decontext"]["cache_hits"] > 0  # work done before the kill was kept
-    check_verdicts(before, cache_rows(out1 / "verdicts.sqlite"), cache_rows(db))
-    assert structure(out / "scores.jsonl") == structure(out1 / "scores.jsonl")
-
-
 def test_rescore_recomputes_the_recorded_scores(first_run, tmp_path):
     out, _, _ = first_run
     proc = murgat("rescore", out / "scores.jsonl", "--out", tmp_path / "re.jsonl")
@@ -274,14 +251,20 @@ def test_rescore_recomputes_the_recorded_scores(first_run, tmp_path):
             assert a[m] == b[m], (a["id"], m)
 
 
-def test_sigterm_stops_cleanly_and_the_same_command_resumes(first_run, responses, media_root, small_batches, tmp_path):
+def test_a_run_stopped_by_sigterm_then_killed_resumes_to_the_same_scores(first_run, responses, media_root,
+                                                                         small_batches, tmp_path):
+    """One chain, so the engines start three times rather than four: the run is stopped by
+    SIGTERM (a clean stop), its resumption is SIGKILLed mid-stage, and the same command then
+    finishes with the uninterrupted run's records; no verdict cached along the way changes."""
     out1, _, _ = first_run
-    out = tmp_path / "term"
+    out = tmp_path / "stopped"
     env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1")
     args = [sys.executable, "-m", "murgat_local.cli", *map(str, score_args(responses, media_root, out, "--config", small_batches))]
+    db = out / "verdicts.sqlite"
+
+    # 1. SIGTERM: a clean stop, engines gone, partial results kept, the cache intact.
     proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)
-    db = out / "verdicts.sqlite"
     sent = first_rows(proc, db) is not None
     if sent:
         proc.send_signal(signal.SIGTERM)
@@ -294,12 +277,33 @@ def test_sigterm_stops_cleanly_and_the_same_command_resumes(first_run, responses
         os.killpg(proc.pid, 0)
     assert not (out / "scores.jsonl").exists() and (out / "scores.jsonl.partial").exists()
     assert sqlite3.connect(db).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    before = cache_rows(db)
+    at_stop = cache_rows(db)
+
+    # 2. The same command again, SIGKILLed (process group and engines) once it has judged new
+    #    verifiability claims: nothing is written but the cache.
+    verifiable = sum(row[0] == "verifiable" for row in at_stop.values())
+    proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    killed_at = first_rows(proc, db, "verifiable", more_than=verifiable)
+    if killed_at is not None:
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert killed_at is not None, "the resumed run finished before it could be killed"
+    assert not (out / "scores.jsonl").exists()
+    at_kill = cache_rows(db)
+    assert set(at_stop) < set(at_kill)  # the killed run added verdicts and kept the earlier ones
+
+    # 3. The same command finishes: the uninterrupted run's records.
     resumed = murgat(*score_args(responses, media_root, out, "--config", small_batches))
     assert resumed.returncode == 1, resumed.stderr[-2000:]
     summary = json.loads((out / "summary.json").read_text())
-    assert sum(s["cache_hits"] for s in summary["stages"].values()) > 0  # work before the stop was kept
-    check_verdicts(before, cache_rows(out1 / "verdicts.sqlite"), cache_rows(db))
+    s = summary["stages"]
+    assert s["decontext"]["cache_hits"] > 0 and s["verifiable"]["cache_hits"] >= killed_at  # kept, not redone
+    after = cache_rows(db)
+    # Verdicts cached before the first stop were computed as the uninterrupted run computed them;
+    # those the killed resumption computed (on a fresh engine's history) come back unchanged.
+    check_verdicts(at_stop, cache_rows(out1 / "verdicts.sqlite"), after)
+    assert all(after[k] == row for k, row in at_kill.items())
     assert structure(out / "scores.jsonl") == structure(out1 / "scores.jsonl")
 
 
