@@ -17,7 +17,7 @@ import pytest
 from conftest import ROOT, require_model
 from engine_checks import CLAIM, FAMILIES, _check_every_modality, _check_structured_types
 from murgat_local.config import GenerateConfig, RunConfig
-from murgat_local.engines import AudioPart, LazyEngine, Request, Sampling, VideoPart, load_preset
+from murgat_local.engines import AudioPart, LazyEngine, close_all, Request, Sampling, VideoPart, load_preset
 from murgat_local.judges import JudgeRequest, YesNo
 from murgat_local.pipeline.generating import GenerateRunner
 from murgat_local.pipeline.runner import Runner
@@ -40,8 +40,7 @@ def engines():
         require_model(m)
     held = {m: LazyEngine("vllm", load_preset(m), temperature=0.0, seed=0) for m in [*RESPONDERS, TEXT]}
     yield held
-    for e in held.values():
-        e.close()
+    close_all(held.values())
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from conftest import ROOT, require_model
+from murgat_local.engines import close_all
 from murgat_local.config import RunConfig
 from murgat_local.judges.panel import Rule, vote
 from murgat_local.pipeline.runner import Runner
@@ -26,8 +27,7 @@ def engines():
         require_model(m)
     shared: dict = {}
     yield shared
-    for e in shared.values():
-        e.close()
+    close_all(shared.values())
 
 
 def _responses(tmp_path):

@@ -165,7 +165,7 @@ def run(
     from pydantic import ValidationError
 
     from ..config import load_config
-    from ..engines import ModelNotFound
+    from ..engines import ModelNotFound, close_all
     from ..jsonl import dumps_record
     from ..pipeline.generating import GenerateRunner
     from ..pipeline.runner import Runner
@@ -231,8 +231,7 @@ def run(
             generator.close(engines=False)
             for r in scorers.values():
                 r.close()
-            for e in engines.values():
-                e.close()
+            close_all(engines.values())
     tables = paper_table.write(out, cells)
     summary = {"grid": grid, "reasoning_tax": result.summary["reasoning_tax"],
                "generation": str(result.summary_path), "failure": result.summary.get("failure"),

@@ -114,10 +114,29 @@ class LazyEngine:
             self._engine = None
 
 
+def close_all(holders) -> None:
+    """Close every engine in `holders` (engines, `LazyEngine`s, anything with `close()`; each
+    once) at the same time: a vLLM engine's shutdown is mostly waiting for its processes to exit
+    (about 5 s each here), so closing N of them one after another waited N times as long. The
+    first error, if any, is raised after all of them were closed."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    unique = list({id(h): h for h in holders}.values())
+    if len(unique) <= 1:
+        for h in unique:
+            h.close()
+        return
+    with ThreadPoolExecutor(max_workers=len(unique), thread_name_prefix="close-engine") as pool:
+        futures = [pool.submit(h.close) for h in unique]
+    errors = [f.exception() for f in futures if f.exception() is not None]
+    if errors:
+        raise errors[0]
+
+
 __all__ = [
     "AudioPart", "Engine", "EngineStats", "ImagePart", "JudgeRequest", "JudgeResult", "LazyEngine",
     "MediaPart", "ModelNotFound", "ParseFailure", "Preset", "Request", "Result", "Sampling", "Verdict",
-    "VideoPart", "available_presets", "check_engine", "choice_regex", "effective_args", "engine_identity",
+    "VideoPart", "available_presets", "check_engine", "choice_regex", "close_all", "effective_args", "engine_identity",
     "engine_names", "identity_material", "load_preset", "make_engine", "neutralize", "parse_verdict",
     "register_engine",
 ]

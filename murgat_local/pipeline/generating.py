@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..config import GenerateConfig
-from ..engines import LazyEngine, Sampling, load_preset
+from ..engines import LazyEngine, Sampling, close_all, load_preset
 from ..engines.identity import runtime
 from ..generate.images import attach, images_note, with_images
 from ..generate.media import ResponderPlan, cut_media, media_note, plan_media
@@ -399,7 +399,6 @@ class GenerateRunner:
 
     def close(self, *, engines: bool = True) -> None:
         if engines:
-            for e in self.engines.values():
-                e.close()
+            close_all(self.engines.values())
         self.cutter.close()
         self.cache.close()

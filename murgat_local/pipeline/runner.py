@@ -19,7 +19,7 @@ from typing import Callable, Iterator
 
 from ..config import RunConfig
 from ..inputs.responses import read_responses
-from ..engines import LazyEngine, load_preset
+from ..engines import LazyEngine, close_all, load_preset
 from ..engines.identity import runtime
 from ..judges.human import HumanLabels, is_human
 from ..media.segments import SegmentCutter
@@ -223,7 +223,6 @@ class Runner:
         return RunResult(summary, final, summary_path, errors)
 
     def close(self) -> None:
-        for e in self.engines.values():
-            e.close()
+        close_all(self.engines.values())
         self.cutter.close()
         self.cache.close()
