@@ -1,19 +1,26 @@
 """The `murgat` command line: one module per command group, each registering its commands on
 `app` (defined, with the shared consoles and helpers, in `cli.ui`)."""
 
+import inspect
+
 from .ui import app  # noqa: F401
 
 from . import annotate, compare, dataset, generate, meta, program, report, score, serve, tools  # noqa: E402,F401  (each registers its commands on `app`)
 
 
-def _one_line_summaries() -> None:
-    """The command list shows each command's first paragraph; written over several lines in a
-    docstring, rich keeps those breaks and the list reads ragged at any width. One line each,
-    wrapped by rich to the terminal."""
+def _reflowed_help() -> None:
+    """Each command's help as paragraphs that rich wraps to the terminal. Typer keeps a
+    docstring's single line breaks, so the help read ragged at 80 columns (a line break, then a
+    half line); the command list shows the first paragraph on one line. A paragraph that starts
+    with typer's verbatim mark (backspace) keeps its lines."""
     for info in app.registered_commands:
-        doc = info.callback.__doc__ if info.callback else None
-        if info.short_help is None and doc:
-            info.short_help = " ".join(doc.strip().split("\n\n")[0].split())
+        doc = inspect.getdoc(info.callback) if info.callback else None
+        if not doc or info.help is not None:
+            continue
+        paragraphs = [p if p.startswith("\b") else " ".join(p.split()) for p in doc.split("\n\n")]
+        info.help = "\n\n".join(paragraphs)
+        if info.short_help is None:
+            info.short_help = paragraphs[0]
 
 
-_one_line_summaries()
+_reflowed_help()
