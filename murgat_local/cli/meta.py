@@ -102,10 +102,10 @@ def meta_eval(
     if select is not None:
         try:
             selection = select_judges(selectable, truths[0], resamples=resamples, seed=seed)
+            config = best_config(selectable, selection.pop("chosen"))
         except ValueError as e:
             cli._error(str(e))
             raise typer.Exit(1)
-        config = best_config(selectable, selection.pop("chosen"))
         select.parent.mkdir(parents=True, exist_ok=True)
         def comment(text) -> str:  # one line, whatever a path holds
             return "# " + " ".join(str(text).split()) + "\n"

@@ -29,10 +29,19 @@ STAT = {"verifiable": ("subtask1", "balanced_accuracy"), "decompose": ("subtask2
         "entail": ("subtask3", "balanced_accuracy")}
 # Panels are built from at most this many judges per stage (the best by the subtask): 57 subsets.
 POOL = 6
-# Keys of a run's configuration that name its judges: the selection writes its own.
-JUDGE_KEYS = ("judge", "verifier", "decomposer", "entailer", "panel")
-# Run-specific keys left out of the written configuration.
-RUN_KEYS = ("cache", "limit", "group_by")
+# What best.toml takes from the decomposer's run besides the judges: the settings that change a
+# verdict (`config.RunConfig`), as they were measured. A key maps to None, or to the sub-keys of
+# its table that do. A run folder may come from anyone: where media may be read from
+# (allow_outside), which server and API key the media go to, where engines, weights and caches
+# are, and how much work a run may do are not copied; they come from the user's own
+# configuration and flags when `murgat score --config best.toml` runs.
+VERDICT_KEYS: dict[str, tuple[str, ...] | None] = {
+    "compat": None, "decontextualize": None, "parse_reasoning": None,
+    "sampling": ("temperature", "seed"),
+    # Not the memory bounds (max_open_videos, max_*_mb) nor audio_seek_after: they change how
+    # media is held and decoded, never what a judge is shown.
+    "media": ("fps", "max_frames", "max_side", "audio_point_window", "duration_tolerance"),
+}
 
 
 @dataclass
@@ -142,23 +151,32 @@ def select(runs: Mapping[str, Run], truth: Mapping[str, ResponseView], *, resamp
     return {"stages": stages, "combination": combination, "chosen": chosen}
 
 
+def measured_settings(config: Mapping) -> dict:
+    """The verdict settings (`VERDICT_KEYS`) of a run's stored configuration, and nothing else."""
+    out = {}
+    for key, fields in VERDICT_KEYS.items():
+        value = config.get(key)
+        if value is None:
+            continue
+        if fields is None:
+            out[key] = value
+        elif isinstance(value, Mapping):
+            out[key] = {f: value[f] for f in fields if value.get(f) is not None}
+        else:  # not a table: left for the validation below to name
+            out[key] = value
+    return out
+
+
 def best_config(runs: Mapping[str, Run], chosen: Mapping[str, Judge]) -> dict:
-    """The configuration `murgat score --config` runs the chosen combination with: the
-    decomposer's run's settings, each stage's judge and, for a panel, its vote."""
+    """The configuration `murgat score --config` runs the chosen combination with: each stage's
+    judge, for a panel its vote, and the verdict settings of the decomposer's run (`VERDICT_KEYS`).
+    ValueError when those settings are not valid ones, naming the run."""
+    from ..config import RunConfig
+
     d = chosen["decompose"]
-    base = runs[d.home].config or {}
-    out = {k: v for k, v in base.items() if not k.startswith(JUDGE_KEYS) and k not in RUN_KEYS and v is not None}
+    out = measured_settings(runs[d.home].config or {})
     out.update({"judge": d.model, "verifier": chosen["verifiable"].model, "decomposer": d.model,
                 "entailer": chosen["entail"].model})
-    engines = {}  # each stage's own engine, from the run its judge comes from
-    for stage, judge in (("verifiable", chosen["verifiable"]), ("decontext", d), ("decompose", d),
-                         ("entail", chosen["entail"])):
-        spec = ((runs[judge.home].config or {}).get("stage_engines") or {}).get(stage)
-        if spec:
-            engines[stage] = spec
-    out.pop("stage_engines", None)
-    if engines:
-        out["stage_engines"] = engines
     panels = {}
     for stage in ("verifiable", "entail"):
         rule = chosen[stage].rule
@@ -166,7 +184,11 @@ def best_config(runs: Mapping[str, Run], chosen: Mapping[str, Judge]) -> dict:
             panels[stage] = {"vote": rule.vote, **({"weights": dict(rule.weights)} if rule.vote == "weighted" else {})}
     if panels:
         out["panel"] = panels
+    try:
+        RunConfig.model_validate(out)
+    except ValueError as e:  # pydantic's ValidationError is one
+        raise ValueError(f"run {d.home}'s stored configuration: {e}") from None
     return out
 
 
-__all__ = ["Run", "STAT", "best_config", "select"]
+__all__ = ["Run", "STAT", "VERDICT_KEYS", "best_config", "measured_settings", "select"]
