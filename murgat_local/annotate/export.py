@@ -7,11 +7,14 @@ precision leaves that sentence's `facts` out (they are optional, and a fact need
 responses carry `unsure`, the questions answered so, which the reader ignores, as it ignores
 `judge_shown` (the judges' proposals were on the page when a label was made).
 
-The file is replaced atomically: written beside, flushed to disk, renamed over the old one.
+The file is replaced atomically: written beside, flushed to disk, renamed over the old one. One
+process writes it at a time (`LabelsLock`, a lock file beside it): two servers given the same
+file, even for two annotators on two stores, would each replace the other's labels with their own.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pathlib
 import tempfile
@@ -124,6 +127,42 @@ def write_atomic(path: pathlib.Path, lines: Iterable[str]) -> None:
         os.close(dir_fd)
 
 
+class LabelsBusy(Exception):
+    """Another live process writes this labels file."""
+
+
+class LabelsLock:
+    """Hold the right to write a labels file until `release` (or the process's end, even by
+    SIGKILL: the kernel drops the lock): `LABELS.lock` beside it, locked, holding our pid for the
+    message another process gets. The lock file is left in place: removing it would let a third
+    process lock a new file while a second still holds the old one."""
+
+    def __init__(self, labels: pathlib.Path):
+        given = pathlib.Path(labels)
+        real = given.resolve()  # one lock however the file is named (relative, through a link)
+        real.parent.mkdir(parents=True, exist_ok=True)
+        self.path = real.with_name(real.name + ".lock")
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                holder = os.read(fd, 32).decode("ascii", "replace").strip()
+            finally:
+                os.close(fd)
+            who = f"process {holder}" if holder.isdigit() else "another process"
+            raise LabelsBusy(f"{given} is being written by another murgat annotate ({who}, lock {self.path}): "
+                             "give each server its own --labels file") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._fd: int | None = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
 def write_labels(path: pathlib.Path, records: Iterable[dict]) -> int:
     """Write the labels file; returns how many responses it holds."""
     count = [0]
@@ -137,4 +176,4 @@ def write_labels(path: pathlib.Path, records: Iterable[dict]) -> int:
     return count[0]
 
 
-__all__ = ["label_record", "to_labelled", "write_atomic", "write_labels"]
+__all__ = ["LabelsBusy", "LabelsLock", "label_record", "to_labelled", "write_atomic", "write_labels"]

@@ -10,9 +10,13 @@
 Every request passes `_guard`: on loopback with no token, the Host header must name the loopback
 address the server is on (a page elsewhere cannot reach it by DNS rebinding); with a token
 (`MURGAT_ANNOTATE_TOKEN`, required off loopback) every request carries it, as a bearer header or
-as the cookie a first visit to `/?token=...` sets. A POST must be JSON, and from the page's own
-origin when the browser names one: another site cannot answer in the annotator's name. Every
-response forbids any network source but this server (Content-Security-Policy) and framing.
+as the cookie a first visit to `/?token=...` sets. A POST must be JSON. A request to the API or
+the media that the browser says comes from another site (`Sec-Fetch-Site: cross-site` or
+`same-site`, or an `Origin` not this server's) is refused, whatever its method: a page elsewhere
+can neither answer in the annotator's name nor make the server work (`<img src=.../api/agreement>`
+would run a bootstrap each time, `/api/next` claims a response); the page itself may be opened
+from a link anywhere. Every response forbids any network source but this server
+(Content-Security-Policy) and framing.
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ PAGE_FILES = {"/": ("index.html", "text/html; charset=utf-8"),
               "/style.css": ("style.css", "text/css; charset=utf-8")}
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; media-src 'self'; "
        "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+# What a page on another site may not reach: every call there does work or changes state.
+GUARDED = ("/api/", "/media/")
 HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
            "X-Frame-Options": "DENY", "Cross-Origin-Resource-Policy": "same-origin"}
 
@@ -50,6 +56,15 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def cross_site(request: Request, host: str) -> bool:
+    """Whether the browser says `request` comes from a page that is not this server's. Requests
+    with neither header (curl, scripts, older browsers on a GET) are not marked, so pass."""
+    if request.headers.get("sec-fetch-site", "").lower() in ("cross-site", "same-site"):
+        return True
+    origin = request.headers.get("origin")
+    return origin is not None and origin not in (f"http://{host}", f"https://{host}")
 
 
 def page_file(name: str) -> bytes:
@@ -91,12 +106,11 @@ def create_app(session: Session, *, token: str | None = None, hosts: frozenset[s
                 response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/")
                 return response
             return refuse(401, "a token is required (open /?token=... once, or send Authorization: Bearer ...)")
-        if request.method == "POST":
-            if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
-                return refuse(415, "send JSON (Content-Type: application/json)")
-            origin = request.headers.get("origin")
-            if origin is not None and origin not in (f"http://{host}", f"https://{host}"):
-                return refuse(403, "cross-origin request refused")
+        if (request.method != "GET" or request.url.path.startswith(GUARDED)) and cross_site(request, host):
+            return refuse(403, "cross-site request refused")
+        if request.method == "POST" and \
+                request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+            return refuse(415, "send JSON (Content-Type: application/json)")
         response = await call_next(request)
         for k, v in HEADERS.items():
             response.headers.setdefault(k, v)
@@ -125,6 +139,8 @@ def create_app(session: Session, *, token: str | None = None, hosts: frozenset[s
             body = json.loads(await request.body())
         except ValueError:
             return JSONResponse({"error": "the body is not JSON"}, status_code=422)
+        except RecursionError:  # the parser's depth limit: no answer is nested more than once
+            return JSONResponse({"error": "the body is nested too deeply"}, status_code=400)
         if not isinstance(body, dict) or "key" not in body or "answer" not in body:
             return JSONResponse({"error": 'send {"key": ..., "answer": ...}'}, status_code=422)
         status, out = await run_in_threadpool(session.answer, body["key"], body["answer"])
@@ -195,4 +211,4 @@ def serve(session: Session, sock: socket.socket, *, token: str | None = None, re
     return stopped
 
 
-__all__ = ["bind", "create_app", "is_loopback", "serve"]
+__all__ = ["bind", "create_app", "cross_site", "is_loopback", "serve"]

@@ -21,7 +21,7 @@ from typing import Mapping
 from ..media.segments import SegmentOptions, check_citation
 from ..media.source import MediaError, probe
 from ..jsonl import dumps_record
-from .export import label_record, write_atomic
+from .export import LabelsLock, label_record, write_atomic
 from .questions import UNSURE, check_answer, find, next_question, proposal, questions
 from .source import Item, Source
 from .store import Store
@@ -43,8 +43,20 @@ def _options(value: object) -> list[str] | None:
 class Session:
     def __init__(self, source: Source, store: Store, annotator: str, *, show_judge: bool = False,
                  overlap: int | None = None, labels: pathlib.Path | None = None, hold: bool = True):
-        if hold:  # an export alone only reads, and may run beside the annotator's server
-            store.lock(annotator)
+        # The labels file is this session's alone, an export's too (LabelsBusy otherwise); an
+        # export takes no annotator's lock on the store: it only reads, beside their server.
+        self._labels_lock = LabelsLock(labels) if labels is not None else None
+        try:
+            if hold:
+                store.lock(annotator)
+            self._open(source, store, annotator, show_judge, overlap, labels)
+        except BaseException:
+            if self._labels_lock is not None:
+                self._labels_lock.release()
+            raise
+
+    def _open(self, source: Source, store: Store, annotator: str, show_judge: bool, overlap: int | None,
+              labels: pathlib.Path | None) -> None:
         self.source, self.store, self.annotator = source, store, annotator
         self.show_judge, self.labels = show_judge, labels
         self.lock = threading.RLock()
@@ -286,7 +298,13 @@ class Session:
         try:
             return self.export()
         finally:
-            self.store.close()
+            self.release()
+
+    def release(self) -> None:
+        """Let go of the store and the labels file without writing it (an export has written it)."""
+        if self._labels_lock is not None:
+            self._labels_lock.release()
+        self.store.close()
 
 
 def answers_of(store: Store, source: Source) -> dict[str, dict[str, Mapping[str, object]]]:

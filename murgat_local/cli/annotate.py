@@ -40,7 +40,7 @@ def annotate(
     resamples: int = typer.Option(10_000, "--resamples", help="bootstrap resamples of the agreement view"),
 ) -> None:
     """Label responses: verifiability, atomic facts, entailment and necessity of each citation."""
-    from ..annotate import Session, SessionError, SourceError, Store, StoreBusy, load_source
+    from ..annotate import LabelsBusy, Session, SessionError, SourceError, Store, StoreBusy, load_source
     from ..annotate.server import bind, is_loopback, serve
 
     annotator = _annotator(annotator)
@@ -59,12 +59,14 @@ def annotate(
     db = Store(store_path)
     try:
         session = Session(src, db, annotator, show_judge=show_judge, overlap=overlap, labels=labels, hold=not export)
-    except (StoreBusy, SessionError) as e:
+    except (StoreBusy, SessionError, LabelsBusy) as e:
         db.close()
         ui._fail(str(e))
     if export:
-        written, left = session.export()
-        db.close()
+        try:
+            written, left = session.export()
+        finally:
+            session.release()
         _report(labels, written, left)
         return
     try:
