@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from .engine_config import RayConfig, ServerConfig, StageEngine, _engine_options
 from .generate.program.limits import Limits
+from .inputs.limits import InputLimits
 from .media.segments import SegmentOptions
 
 
@@ -36,6 +37,23 @@ class MediaConfig(BaseModel):
     def bounds(self) -> dict:
         return {"max_open": self.max_open_videos, "max_audio_bytes": int(self.max_audio_mb * 2**20),
                 "max_bytes": int(self.max_segment_mb * 2**20)}
+
+
+class InputConfig(BaseModel):
+    """`[inputs]`: how large one value of an input may be, checked before it is decoded (Arrow's
+    lengths, an image's header); a value over a limit is its row's error (or its call's, for an
+    image being sent), naming the key."""
+
+    model_config = ConfigDict(extra="forbid")
+    # Characters in one text value of a row (a response, a question, an option).
+    max_text_chars: int = Field(10_000_000, ge=1)
+    # Megabytes in one binary value of a row (an image's encoded file).
+    max_binary_mb: float = Field(64, gt=0)
+    # Width x height of an image, read from its header before it is decoded.
+    max_image_pixels: int = Field(25_000_000, ge=1)
+
+    def limits(self) -> InputLimits:
+        return InputLimits(self.max_text_chars, int(self.max_binary_mb * 2**20), self.max_image_pixels)
 
 
 class SamplingConfig(BaseModel):
@@ -66,6 +84,7 @@ class _Run(BaseModel):
     # Open questions: a numeric answer matches the gold number within this relative tolerance.
     number_tolerance: float = Field(0.01, ge=0, le=1)
     media: MediaConfig = Field(default_factory=MediaConfig)
+    inputs: InputConfig = Field(default_factory=InputConfig)
     engine_args: dict = Field(default_factory=dict)
 
     @field_validator("engine")
@@ -325,7 +344,7 @@ class GenerateConfig(_Run):
 
 
 # Settings a `[generate]` table inherits from the top level of a run file.
-SHARED_KEYS = ("engine", "server", "data_parallel", "ray", "chunk_size", "batch_size", "cache", "models_dir", "limit", "media", "engine_args",
+SHARED_KEYS = ("engine", "server", "data_parallel", "ray", "chunk_size", "batch_size", "cache", "models_dir", "limit", "media", "inputs", "engine_args",
                "allow_outside", "number_tolerance")
 
 

@@ -40,7 +40,7 @@ def segment(
         cfg = load_config(config, score_cli.judged_overrides(compat, no_decontext, parse_reasoning, limit))
     except (ValidationError, OSError, ValueError) as e:
         ui._fail(f"bad configuration: {e}")
-    for item in read_responses(responses, cfg.limit):
+    for item in read_responses(responses, cfg.limit, cfg.inputs.limits()):
         if isinstance(item, InputError):
             rec = {"index": item.index, "id": item.id, "error": item.reason, "source": item.source}
         else:

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..engines import ImagePart, MediaPart, Preset
 from ..inputs.datasets import DatasetImage
+from ..inputs.limits import DEFAULT_LIMITS, InputLimits, image_problem
 from .media import ResponderPlan
 
 
@@ -48,22 +49,28 @@ def _parts_before(plan: ResponderPlan) -> int:
     return n
 
 
-def image_parts(images: Sequence[DatasetImage]) -> tuple[MediaPart, ...]:
+def image_parts(images: Sequence[DatasetImage], limits: InputLimits = DEFAULT_LIMITS) -> tuple[MediaPart, ...]:
+    """The images decoded to RGB pixels; ValueError naming the limit, before anything is decoded,
+    for one whose header says it is larger than `limits` allow (the call's error)."""
     from PIL import Image
 
     parts = []
-    for im in images:
+    for k, im in enumerate(images):
+        why = image_problem(f"image {k + 1} ({im.name})", im.data, limits)
+        if why is not None:
+            raise ValueError(why)
         with Image.open(io.BytesIO(im.data)) as pic:
             parts.append(ImagePart(np.asarray(pic.convert("RGB"))))
     return tuple(parts)
 
 
-def with_images(media: Callable[[], tuple], plan: ResponderPlan, images: Sequence[DatasetImage]) -> Callable[[], tuple]:
+def with_images(media: Callable[[], tuple], plan: ResponderPlan, images: Sequence[DatasetImage],
+                limits: InputLimits = DEFAULT_LIMITS) -> Callable[[], tuple]:
     """The call's media: the video's parts, then the images when the plan shows them."""
     shown = (plan.record.get("images") or {}).get("shown", 0)
     if not shown:
         return media
-    return lambda: tuple(media()) + image_parts(images)
+    return lambda: tuple(media()) + image_parts(images, limits)
 
 
 def images_note(record: dict) -> str:

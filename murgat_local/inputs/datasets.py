@@ -14,14 +14,15 @@ is one `InputError` at the position it was met.
 from __future__ import annotations
 
 import hashlib
-import json
 import pathlib
 import re
 import string
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence, Union
 
-from .responses import InputError, Unparsed, iter_records, read_items
+from .jsontext import Unparsed, parse
+from .limits import DEFAULT_LIMITS, InputLimits, batch_oversize, image_problem
+from .responses import InputError, iter_records, read_items
 
 LETTERS = string.ascii_uppercase
 _BATCH_ROWS = 1024
@@ -74,19 +75,21 @@ class DatasetItem:
 DatasetRead = Union[DatasetItem, InputError]
 
 
-def read_dataset(path: str | pathlib.Path, limit: int | None = None) -> Iterator[DatasetRead]:
+def read_dataset(path: str | pathlib.Path, limit: int | None = None,
+                 limits: InputLimits = DEFAULT_LIMITS) -> Iterator[DatasetRead]:
     """Every question in input order, valid or not.
 
     Args:
         path: a `save_to_disk` folder, a `.parquet` or `.arrow` file, a JSONL file or a JSON list.
         limit: read at most this many rows (bad rows count).
+        limits: how large a row's values may be (a row over one is that row's error).
 
     Fields of a row: `id` (optional: made from `video` and a hash of `question` when absent),
     `video` and `question` (strings, required), `options` (a list of strings, or an object
     keyed by letters), `answer` (the gold letter: "B", "(b)", "B. text", an option's text, or
     an integer index into `options`). Every other field stays in `DatasetItem.row`.
     """
-    return read_items(_records(pathlib.Path(path)), limit, _item)
+    return read_items(_records(pathlib.Path(path), limits), limit, item_maker(limits), limits)
 
 
 def render_options(options: Sequence[str] | None) -> str:
@@ -108,6 +111,20 @@ def match_option(text: str, options: Sequence[str] | None) -> str | None:
 
 
 # ---------------------------------------------------------------- rows
+
+
+def item_maker(limits: InputLimits):
+    """`_item` with the row's images checked against `limits` (header only, nothing decoded)."""
+
+    def make(index: int, source: str, obj: object, seen: set[str]) -> DatasetRead:
+        made = _item(index, source, obj, seen)
+        for k, image in enumerate(getattr(made, "images", ())):
+            why = image_problem(f"image {k + 1} ({image.name})", image.data, limits)
+            if why is not None:
+                return InputError(index, made.id, source, why)
+        return made
+
+    return make
 
 
 def _item(index: int, source: str, obj: object, seen: set[str]) -> DatasetRead:
@@ -248,28 +265,35 @@ def _normalize(text: str) -> str:
 # ---------------------------------------------------------------- formats
 
 
-def _records(path: pathlib.Path) -> Iterator[tuple[int, str, object]]:
+def _records(path: pathlib.Path, limits: InputLimits = DEFAULT_LIMITS) -> Iterator[tuple[int, str, object]]:
     if path.is_dir():
-        yield from _saved_dataset(path)
+        yield from _saved_dataset(path, limits)
     elif not path.is_file():
         yield 0, str(path), Unparsed(f"{path} does not exist")
     elif path.suffix.lower() == ".parquet":
-        yield from _rows(path, _parquet_batches(path))
+        yield from _rows(path, _parquet_batches(path), limits=limits)
     elif path.suffix.lower() == ".arrow":
-        yield from _rows(path, _arrow_batches(path))
+        yield from _rows(path, _arrow_batches(path), limits=limits)
     else:
         yield from iter_records(path)
 
 
-def _saved_dataset(folder: pathlib.Path) -> Iterator[tuple[int, str, object]]:
+def _json_file(path: pathlib.Path) -> object:
+    """The JSON value of a small file beside the data (state.json), or `Unparsed` with why not."""
+    try:
+        return parse(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        return Unparsed(f"{type(e).__name__}: {e}")
+
+
+def _saved_dataset(folder: pathlib.Path, limits: InputLimits = DEFAULT_LIMITS) -> Iterator[tuple[int, str, object]]:
     state = folder / "state.json"
     if not state.is_file():
         splits = folder / "dataset_dict.json"
         if splits.is_file():
-            try:
-                names = json.loads(splits.read_text(encoding="utf-8")).get("splits") or []
-            except (ValueError, AttributeError):
-                names = []
+            listed = _json_file(splits)
+            names = listed.get("splits") if isinstance(listed, dict) else None
+            names = [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
             yield 0, str(folder), Unparsed(
                 f"{folder} holds several splits ({', '.join(names) or 'unreadable dataset_dict.json'}); "
                 f"give one split's folder, e.g. {folder / (names[0] if names else 'test')}"
@@ -277,8 +301,12 @@ def _saved_dataset(folder: pathlib.Path) -> Iterator[tuple[int, str, object]]:
         else:
             yield 0, str(folder), Unparsed(f"{folder} is not a folder written by save_to_disk (no state.json)")
         return
+    listed = _json_file(state)
+    if isinstance(listed, Unparsed):
+        yield 0, str(state), Unparsed(f"{state} does not list the data files ({listed.reason})")
+        return
     try:
-        names = [f["filename"] for f in json.loads(state.read_text(encoding="utf-8"))["_data_files"]]
+        names = [f["filename"] for f in listed["_data_files"]]
         files = [folder / _data_file_name(n) for n in names]
     except (ValueError, KeyError, TypeError) as e:
         yield 0, str(state), Unparsed(f"{state} does not list the data files ({type(e).__name__}: {e})")
@@ -292,7 +320,7 @@ def _saved_dataset(folder: pathlib.Path) -> Iterator[tuple[int, str, object]]:
             return
     start = 0
     for file in files:
-        for index, source, obj in _rows(file, _arrow_batches(file), start):
+        for index, source, obj in _rows(file, _arrow_batches(file), start, limits):
             yield index, source, obj
             start = index + 1
             if isinstance(obj, Unparsed):
@@ -305,19 +333,49 @@ def _data_file_name(name: object) -> str:
     return name
 
 
-def _rows(path: pathlib.Path, batches: Iterator, start: int = 0) -> Iterator[tuple[int, str, object]]:
+def _rows(path: pathlib.Path, batches: Iterator, start: int = 0,
+          limits: InputLimits = DEFAULT_LIMITS) -> Iterator[tuple[int, str, object]]:
     """Rows numbered from `start`; an unreadable file ends with one `Unparsed` and no more rows:
-    where its rows would have been is unknown, so later ones could not keep their numbers."""
+    where its rows would have been is unknown, so later ones could not keep their numbers. A row
+    holding a value over `limits` is an `Invalid`, found from Arrow's lengths before the batch
+    becomes Python objects, and never built."""
     import pyarrow as pa
 
     index = start
     try:
         for batch in batches:
-            for row in batch.to_pylist():
+            over = batch_oversize(batch, limits)
+            if not over:
+                rows = iter(batch.to_pylist())
+            else:
+                keep = pa.array([i not in over for i in range(batch.num_rows)])
+                rows = iter(batch.filter(keep).to_pylist())
+            for i in range(batch.num_rows):
+                row = Invalid(_arrow_id(batch, i), over[i]) if i in over else next(rows)
                 yield index, f"row {index}", row
                 index += 1
     except (OSError, pa.ArrowException) as e:
         yield index, f"row {index}", Unparsed(f"{path.name} cannot be read past row {index}: {e}")
+
+
+def _arrow_id(batch, row: int) -> str | None:
+    """The `id` of an Arrow row when it is a short string or an integer; None otherwise."""
+    import pyarrow as pa
+
+    if "id" not in batch.schema.names:
+        return None
+    column = batch.column("id")
+    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
+            or pa.types.is_integer(column.type)):
+        return None
+    value = column[row]
+    if pa.types.is_integer(column.type):
+        return None if not value.is_valid else str(value.as_py())
+    import pyarrow.compute as pc
+
+    if not value.is_valid or pc.utf8_length(column.slice(row, 1))[0].as_py() > 200:
+        return None
+    return value.as_py().strip() or None
 
 
 def _parquet_batches(path: pathlib.Path) -> Iterator:

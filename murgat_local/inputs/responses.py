@@ -18,11 +18,13 @@ README "## Bad input" lists every kind of bad input and what it gets.
 
 from __future__ import annotations
 
-import json
 import pathlib
 import re
 from dataclasses import dataclass, field
 from typing import Iterator, Union
+
+from .jsontext import Malformed, Unparsed, entries, parse
+from .limits import DEFAULT_LIMITS, InputLimits, oversize
 
 GENERATION_FIELDS = ("model_generation", "original_full_generation")
 
@@ -161,11 +163,11 @@ def _undo_escaped_bytes(text: str) -> tuple[str, int]:
 
 
 def _parsed(line: str) -> tuple[object, int]:
-    """`json.loads` of a line read with `surrogateescape`, repaired (see the module doc), and how
-    many characters were replaced."""
+    """The value of a line read with `surrogateescape` (or `Unparsed`), repaired (see the module
+    doc), and how many characters were replaced."""
     line, from_bytes = _undo_escaped_bytes(line)
-    obj = json.loads(line)
-    if not _MAY_HOLD_SURROGATE.search(line):
+    obj = parse(line)
+    if isinstance(obj, Unparsed) or not _MAY_HOLD_SURROGATE.search(line):
         return obj, from_bytes
     obj, lone = _repaired(obj)
     return obj, from_bytes + lone
@@ -204,13 +206,6 @@ def _with_repairs(source: str, replaced: int) -> str:
     return f"{source} ({replaced} character{'s' if replaced > 1 else ''} not valid Unicode replaced by U+FFFD)"
 
 
-@dataclass(frozen=True)
-class Unparsed:
-    """A record that could not be read; `reason` says why."""
-
-    reason: str
-
-
 def iter_records(path: pathlib.Path) -> Iterator[tuple[int, str, object]]:
     """(index, source, parsed object or `Unparsed`) for every record of a JSONL or JSON-list file."""
     # surrogateescape keeps the bytes that are not UTF-8 as they were until they are decoded
@@ -224,15 +219,19 @@ def iter_records(path: pathlib.Path) -> Iterator[tuple[int, str, object]]:
         return
     if _first_char(path) == "[":
         text = path.read_text(encoding="utf-8-sig", errors="surrogateescape")
-        try:
-            items = json.loads(text)
-        except json.JSONDecodeError as e:
-            yield 0, f"line {e.lineno}", Unparsed(f"the JSON list does not parse: {e.msg}")
+        # Entry by entry: one that cannot be built is that item's error; a list that does not
+        # parse as a whole is one error, as its items could not be told apart.
+        items = list(entries(text))
+        if items and items[-1][0] is None:
+            _, line, why = items[-1]
+            yield 0, f"line {line}", Unparsed(f"the JSON list {why.reason}")
             return
         repair = _MAY_HOLD_SURROGATE.search(text) is not None
         del text
-        for i, obj in enumerate(items):
-            obj, replaced = _repaired(obj, escaped_bytes=True) if repair else (obj, 0)
+        for i, (_, _, obj) in enumerate(items):
+            replaced = 0
+            if repair and not isinstance(obj, Unparsed):
+                obj, replaced = _repaired(obj, escaped_bytes=True)
             yield i, _with_repairs(f"item {i}", replaced), obj
         return
     index = 0
@@ -240,28 +239,42 @@ def iter_records(path: pathlib.Path) -> Iterator[tuple[int, str, object]]:
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
-            replaced = 0
-            try:
-                obj, replaced = _parsed(line)
-            except json.JSONDecodeError as e:
-                obj = Unparsed(f"malformed JSON on line {lineno}: {e.msg} (column {e.colno})")
+            obj, replaced = _parsed(line)
+            if isinstance(obj, Malformed):
+                obj = Unparsed(f"malformed JSON on line {lineno}: {obj.reason}")
+            elif isinstance(obj, Unparsed):
+                obj = Unparsed(f"unreadable JSON on line {lineno}: {obj.reason}")
             yield index, _with_repairs(f"line {lineno}", replaced), obj
             index += 1
 
 
-def read_items(records: Iterator[tuple[int, str, object]], limit: int | None, make) -> Iterator:
+def read_items(records: Iterator[tuple[int, str, object]], limit: int | None, make,
+               limits: InputLimits = DEFAULT_LIMITS) -> Iterator:
     """`make(index, source, obj, seen_ids)` for each record, an `InputError` for each unreadable
-    one, stopping after `limit` records; shared by the response and dataset readers."""
+    one or one holding a value over `limits`, stopping after `limit` records; shared by the
+    response and dataset readers."""
     seen: set[str] = set()
     for index, source, obj in records:
         if limit is not None and index >= limit:
             return
         if isinstance(obj, Unparsed):
             yield InputError(index, None, source, obj.reason)
+        elif (why := oversize(obj, limits)) is not None:
+            yield InputError(index, _small_id(obj), source, why)
         else:
             yield make(index, source, obj, seen)
 
 
-def read_responses(path: str | pathlib.Path, limit: int | None = None) -> Iterator[ReadItem]:
-    """Every response in input order, valid or not."""
-    return read_items(iter_records(pathlib.Path(path)), limit, _item)
+def _small_id(obj: object) -> str | None:
+    """The row's id when it is one that can be shown (a short string or an integer)."""
+    rid = obj.get("id") if isinstance(obj, dict) else None
+    if isinstance(rid, bool) or not isinstance(rid, (str, int)):
+        return None
+    rid = str(rid).strip()
+    return rid if rid and len(rid) <= 200 else None
+
+
+def read_responses(path: str | pathlib.Path, limit: int | None = None,
+                   limits: InputLimits = DEFAULT_LIMITS) -> Iterator[ReadItem]:
+    """Every response in input order, valid or not; a value over `limits` is its item's error."""
+    return read_items(iter_records(pathlib.Path(path)), limit, _item, limits)

@@ -60,7 +60,7 @@ def _counts(c) -> dict:
 def plan(runner, responses: pathlib.Path) -> dict[str, dict]:
     dry = {stage: _dry(stage, j) for stage, j in runner.judges.items()}
     protocol = Protocol(runner.protocol.options, dry, runner.cutter, runner.protocol.prompts)
-    for chunk in chunks(read_responses(responses, runner.config.limit), runner.config.chunk_size):
+    for chunk in chunks(read_responses(responses, runner.config.limit, runner.config.inputs.limits()), runner.config.chunk_size):
         protocol.run(chunk)
     out = {}
     for stage, j in dry.items():
@@ -111,8 +111,9 @@ def estimate(runner, responses: pathlib.Path, counts: dict, sample: int) -> dict
     """Judge the first `sample` responses for real (their verdicts are cached, so nothing is
     lost), time each stage's model calls with the engines already started, and extrapolate.
     Calibration batches are smaller than a real run's, so the estimate errs long."""
-    total = sum(1 for _ in read_responses(responses, runner.config.limit))
-    items = list(read_responses(responses, min(sample, total)))
+    limits = runner.config.inputs.limits()
+    total = sum(1 for _ in read_responses(responses, runner.config.limit, limits))
+    items = list(read_responses(responses, min(sample, total), limits))
     for judge in runner.judges.values():
         judge.engine.get()  # start-up is not a per-call cost
     before = {s: (j.counters.unique, j.counters.model_calls, j.counters.wall_s) for s, j in runner.judges.items()}

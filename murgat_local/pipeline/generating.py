@@ -169,7 +169,7 @@ class GenerateRunner:
         user = tpl.render(media_note=media_note(plan.record) + images_note(plan.record), question=item.question,
                           options=render_options(item.options), **extra)
         cutter, ref = self.cutter, it.ref
-        media = with_images(lambda: cut_media(cutter, ref, plan), plan, item.images)
+        media = with_images(lambda: cut_media(cutter, ref, plan), plan, item.images, self.config.inputs.limits())
         return Call(tpl, user, media_keys=plan.keys, media=media,
                     sampling=self._sampling(model, k), captions=plan.captions, pattern=pattern)
 
@@ -356,7 +356,7 @@ class GenerateRunner:
         self.benchmark = dataset.name
         self.subset = None
         if self.config.sample is not None:
-            self.subset = choose(dataset.items(self.config.limit), self.config.sample, self.config.sample_seed,
+            self.subset = choose(dataset.items(self.config.limit, self.config.inputs.limits()), self.config.sample, self.config.sample_seed,
                                  self.config.stratify)
         partial = {c: p.with_name(p.name + ".partial") for c, p in self.paths.items()}
         for stale in [*self.paths.values(), self.summary_path]:
@@ -366,7 +366,7 @@ class GenerateRunner:
         handles = {c: p.open("w", encoding="utf-8") for c, p in partial.items()}
         kept: dict[Cell, list[dict]] = {c: [] for c in self.cells}
         try:
-            items = dataset.items(self.config.limit)
+            items = dataset.items(self.config.limit, self.config.inputs.limits())
             if self.subset is not None:
                 items = (i for i in items if i.index in self.subset.indices)
             for chunk in chunks(items, self.config.chunk_size):

@@ -173,7 +173,7 @@ class Runner:
         errors: list[dict] = []
         failures = {s: 0 for s in STAGES}
         with partial.open("w", encoding="utf-8") as out:
-            for chunk in chunks(read_responses(responses, self.config.limit), self.config.chunk_size):
+            for chunk in chunks(read_responses(responses, self.config.limit, self.config.inputs.limits()), self.config.chunk_size):
                 for state in self.protocol.run(chunk):
                     rec = build_record(state, self.mode, self.config.number_tolerance)
                     out.write(dumps_record(rec, sort_keys=True) + "\n")

@@ -22,8 +22,10 @@ import pathlib
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from ..datasets import DatasetRead, _arrow_batches, _item, _parquet_batches, _records, _rows
-from ..responses import Unparsed, iter_records, read_items
+from ..datasets import DatasetRead, _arrow_batches, _parquet_batches, _records, _rows, item_maker
+from ..jsontext import Unparsed
+from ..limits import DEFAULT_LIMITS, InputLimits
+from ..responses import iter_records, read_items
 from . import videommmu, worldsense
 
 FORMATS = ("worldsense", "worldsense-table", "videommmu", "saved", "jsonl", "json", "parquet", "arrow")
@@ -40,10 +42,13 @@ class Dataset:
     format: str
     name: str  # the benchmark, as rows and tables name it
     media_root: pathlib.Path | None  # where its videos are; None: the caller must say
-    _records: Callable[[], Iterator] = None  # type: ignore[assignment]
+    # The records, given how large a value may be (Arrow rows are checked before they are built).
+    _records: Callable[[InputLimits], Iterator] = None  # type: ignore[assignment]
 
-    def items(self, limit: int | None = None) -> Iterator[DatasetRead]:
-        return read_items(self._records(), limit, _item)
+    def items(self, limit: int | None = None, limits: InputLimits = DEFAULT_LIMITS) -> Iterator[DatasetRead]:
+        """Every question in input order, valid or not; a row holding a value over `limits` (an
+        image too large to decode included) is that row's error."""
+        return read_items(self._records(limits), limit, item_maker(limits), limits)
 
 
 def open_dataset(path: str | pathlib.Path, format: str | None = None) -> Dataset:
@@ -115,7 +120,7 @@ def _table_columns(path: pathlib.Path) -> set[str]:
 def _worldsense(path: pathlib.Path) -> Dataset:
     qa = path / worldsense.QA_FILE if path.is_dir() else path
     root = qa.parent
-    return Dataset(path, "worldsense", "worldsense", root, lambda: worldsense.read_official(qa))
+    return Dataset(path, "worldsense", "worldsense", root, lambda limits: worldsense.read_official(qa))
 
 
 def _worldsense_table(path: pathlib.Path) -> Dataset:
@@ -127,11 +132,11 @@ def _worldsense_table(path: pathlib.Path) -> Dataset:
     else:
         path_table, root = path, path.parent
 
-    def rows() -> Iterator:
+    def rows(limits: InputLimits) -> Iterator:
         if path_table.suffix.lower() == ".tsv":
             source = worldsense.tsv_rows(path_table)
         else:
-            source = _rows(path_table, _parquet_batches(path_table))
+            source = _rows(path_table, _parquet_batches(path_table), limits=limits)
         return worldsense.read_table(path_table, source)
 
     return Dataset(path, "worldsense-table", "worldsense", root, rows)
@@ -145,24 +150,24 @@ def _videommmu(path: pathlib.Path) -> Dataset:
     if not tracks:
         raise DatasetFormatError(f"{path} holds none of {', '.join(videommmu.TRACKS)} with parquet shards")
 
-    def parquet_rows(shard: pathlib.Path, start: int) -> Iterator:
-        return _rows(shard, _parquet_batches(shard), start)
+    def records(limits: InputLimits) -> Iterator:
+        return videommmu.read(root, tracks, lambda shard, start: _rows(shard, _parquet_batches(shard), start, limits))
 
-    return Dataset(path, "videommmu", "videommmu", root, lambda: videommmu.read(root, tracks, parquet_rows))
+    return Dataset(path, "videommmu", "videommmu", root, records)
 
 
 def _generic(kind: str) -> Callable[[pathlib.Path], Dataset]:
     def opener(path: pathlib.Path) -> Dataset:
         if kind == "json" and worldsense.looks_official(path):
-            records = lambda: iter([(0, str(path), Unparsed(  # noqa: E731
+            records = lambda limits: iter([(0, str(path), Unparsed(  # noqa: E731
                 f"{path.name} is one JSON object of videos, not a list of questions: "
                 "it reads as --format worldsense"))])
         elif kind in ("jsonl", "json"):
-            records = lambda: iter_records(path)  # noqa: E731
+            records = lambda limits: iter_records(path)  # noqa: E731
         elif kind == "arrow":
-            records = lambda: _rows(path, _arrow_batches(path))  # noqa: E731
+            records = lambda limits: _rows(path, _arrow_batches(path), limits=limits)  # noqa: E731
         else:
-            records = lambda: _records(path)  # noqa: E731
+            records = lambda limits: _records(path, limits)  # noqa: E731
         name = path.name if path.is_dir() else path.stem
         return Dataset(path, kind, name, None, records)
 

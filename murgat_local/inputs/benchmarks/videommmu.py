@@ -19,7 +19,7 @@ import re
 from typing import Any, Iterator
 
 from ..datasets import LETTERS, DatasetImage, Invalid
-from ..responses import Unparsed
+from ..jsontext import Unparsed
 
 TRACKS = ("Perception", "Comprehension", "Adaptation")
 DISCIPLINES = {
@@ -60,7 +60,8 @@ def read(root: pathlib.Path, tracks: list[str], parquet_rows) -> Iterator[Record
                 if isinstance(row, Unparsed):
                     yield index, source, row
                     return
-                yield index, source, question(row, track)
+                # A row over a size limit was never built: it stays that row's error.
+                yield index, source, row if isinstance(row, Invalid) else question(row, track)
                 index += 1
 
 

@@ -15,37 +15,51 @@ from __future__ import annotations
 
 import ast
 import csv
-import json
 import pathlib
 import re
 import sys
 from typing import Any, Iterator
 
 from ..datasets import LETTERS, Invalid
-from ..responses import Unparsed
+from ..jsontext import Unparsed, entries, parse
 
 QA_FILE = "worldsense_qa.json"
 VIDEO_FIELDS = ("domain", "sub_category", "duration", "audio_class")
 TASK_FIELDS = ("task_domain", "task_type")
 CATEGORIES = ("domain", "sub_category", "task_domain", "task_type", "duration", "audio_class")
-_TASK_KEY = re.compile(r"task(\d+)$")
+_TASK_KEY = re.compile(r"task(\d{1,9})$")  # more digits than that name no question
 _LETTERED = re.compile(r"\s*\(?([A-Za-z])\s*[).:]\s*(.*)", re.DOTALL)
 
 Record = tuple[int, str, Any]
 
 
 def read_official(path: pathlib.Path) -> Iterator[Record]:
-    """Every question of `worldsense_qa.json`, videos in file order, tasks in number order."""
+    """Every question of `worldsense_qa.json`, videos in file order, tasks in number order.
+
+    Read video by video: a video whose JSON cannot be built (nested too deep, a number too
+    long) is that video's error and the others are read; a file that does not parse as a
+    whole is one error."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError, ValueError) as e:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as e:
         yield 0, str(path), Unparsed(f"{path.name} is not readable JSON ({type(e).__name__}: {e})")
         return
-    if not isinstance(data, dict):
-        yield 0, str(path), Unparsed(f"{path.name} should be an object keyed by video id, not a {type(data).__name__}")
+    if not text.lstrip().startswith("{"):
+        data = parse(text)
+        what = data.reason if isinstance(data, Unparsed) else f"not a {type(data).__name__}"
+        yield 0, str(path), Unparsed(f"{path.name} should be an object keyed by video id ({what})")
+        return
+    videos = list(entries(text))
+    del text
+    if videos and videos[-1][0] is None:
+        yield 0, str(path), Unparsed(f"{path.name} is not readable JSON ({videos[-1][2].reason})")
         return
     index = 0
-    for video_id, video in data.items():
+    for video_id, _, video in videos:
+        if isinstance(video, Unparsed):
+            yield index, f"video {video_id}", Invalid(str(video_id), f"video {video_id!r}: {video.reason}")
+            index += 1
+            continue
         if not isinstance(video, dict):
             yield index, f"video {video_id}", Invalid(str(video_id), f"video {video_id!r} is not an object")
             index += 1
@@ -107,9 +121,8 @@ def parse_list_text(text: str) -> list | None:
     text = text.strip()
     if not text.startswith("["):
         return None
-    try:
-        value = json.loads(text)
-    except ValueError:
+    value = parse(text)
+    if isinstance(value, Unparsed):
         try:  # the repr of a Python list; literal_eval builds values, it runs nothing
             value = ast.literal_eval(text)
         except (ValueError, SyntaxError, MemoryError, RecursionError):
