@@ -23,16 +23,20 @@ class MediaConfig(BaseModel):
     max_frames: int = Field(32, ge=2, le=512)
     max_side: int = Field(448, ge=28, le=4096)
     audio_point_window: float = Field(1.0, gt=0, le=30)
-    duration_tolerance: float = Field(1.0, ge=0, le=10)
+    # Seconds allowed past the last moment a citation can name (the duration rounded up).
+    duration_tolerance: float = Field(0.0, ge=0, le=10)
     # Audio of a file longer than this many seconds is cut by seeking to each cited window.
     audio_seek_after: float = Field(600.0, ge=0)
     # Memory bounds: how much media is held at once (they never change a number).
     max_open_videos: int = Field(8, ge=1)
     max_audio_mb: float = Field(1024, gt=0)
     max_segment_mb: float = Field(512, gt=0)
+    # Which frame stands for a cited time: the run's mode sets it (RunConfig), no [media] key.
+    _frame_rule: str = "shown"
 
     def options(self) -> SegmentOptions:
-        return SegmentOptions(**self.model_dump(exclude={"max_open_videos", "max_audio_mb", "max_segment_mb"}))
+        return SegmentOptions(**self.model_dump(exclude={"max_open_videos", "max_audio_mb", "max_segment_mb"}),
+                              frame_rule=self._frame_rule)
 
     def bounds(self) -> dict:
         return {"max_open": self.max_open_videos, "max_audio_bytes": int(self.max_audio_mb * 2**20),
@@ -221,6 +225,11 @@ class RunConfig(_Run):
     @classmethod
     def _compat(cls, v):
         return None if v in (None, "", "none", "default") else v
+
+    @model_validator(mode="after")
+    def _frames_follow_the_mode(self):
+        self.media._frame_rule = "next" if self.compat == "reference" else "shown"
+        return self
 
     @model_validator(mode="after")
     def _parse_reasoning_needs_compat(self):

@@ -2,12 +2,15 @@
 
 visual point  -> one frame, sent as an image
 visual range  -> frames at `fps` (2 by default) over the range, an even count of at least two
-audio         -> the 16 kHz mono waveform of the range (a point gets `audio_point_window` s);
+                 (which frame stands for a time: `SegmentOptions.frame_rule`)
+audio         -> the 16 kHz mono waveform of the range (a point gets `audio_point_window` s,
+                 from the point on, moved back inside the file where it would run past the end);
                  a file longer than `audio_seek_after` s has each window decoded by seeking to
                  it, a shorter one its whole track decoded once
 
-Segments are cached by (file content hash, modality, start, end, rate): the same citation in a
-hundred responses is decoded once. Videos stay open in a small LRU.
+Times are quantized to the millisecond once (`to_ms`): the cache key and the cut use the same
+values. Segments are cached by (file content hash, modality, start, end, rate): the same
+citation in a hundred responses is decoded once. Videos stay open in a small LRU.
 """
 
 from __future__ import annotations
@@ -19,9 +22,9 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from .parts import AudioPart, ImagePart, MediaPart, VideoPart
-from ..text.citations import AUDIO, VISUAL, Citation
-from .source import (AUDIO_SEEK_AFTER, TARGET_SR, MediaError, MediaInfo, MediaRef, VideoSource, content_hash, probe,
-                     resolve_video, seeks_audio)
+from ..text.citations import AUDIO, VISUAL, Citation, format_time
+from .source import (AUDIO_SEEK_AFTER, NEXT, SHOWN, TARGET_SR, MediaError, MediaInfo, MediaRef, VideoSource,
+                     content_hash, probe, resolve_video, seeks_audio)
 
 
 @dataclass(frozen=True)
@@ -30,12 +33,31 @@ class SegmentOptions:
     max_frames: int = 32
     max_side: int = 448
     audio_point_window: float = 1.0
-    # Citations name whole seconds: "0:10" on a 10.0 s video is the last moment, not beyond it.
-    duration_tolerance: float = 1.0
+    # Citations name whole seconds: the last moment one can name is the duration rounded up to
+    # the second ("0:10" on a 10.0 s video, "0:11" on a 10.4 s one); this much more is allowed.
+    duration_tolerance: float = 0.0
     # Audio of a file longer than this (seconds) is cut by seeking to each window rather than
     # from the whole track decoded once (which for an hour is ~230 MB at 16 kHz, and a citation
     # at 59:30 would decode all of it first).
     audio_seek_after: float = AUDIO_SEEK_AFTER
+    # The frame for a cited time: SHOWN, the one on screen then; NEXT (`--compat reference`),
+    # the first starting at or after it, as the reference's `ffmpeg -ss t -frames:v 1` takes.
+    frame_rule: str = SHOWN
+
+    def __post_init__(self):
+        if self.frame_rule not in (SHOWN, NEXT):
+            raise ValueError(f"frame_rule is {SHOWN!r} or {NEXT!r}, not {self.frame_rule!r}")
+
+
+def to_ms(seconds: float) -> int:
+    """A time quantized to the millisecond: the one value the cache key holds and the cut uses
+    (a citation names nothing finer; `format_time` writes no more)."""
+    return int(round(seconds * 1000))
+
+
+def last_nameable(info: MediaInfo) -> int:
+    """The last whole second a citation can name: the duration rounded up (to the ms first)."""
+    return math.ceil(to_ms(info.duration) / 1000)
 
 
 def check_citation(c: Citation, info: MediaInfo, opts: SegmentOptions) -> str | None:
@@ -46,11 +68,12 @@ def check_citation(c: Citation, info: MediaInfo, opts: SegmentOptions) -> str | 
         return "audio citation on a video with no audio track"
     if c.modality == VISUAL and not info.has_video:
         return "visual citation on a file with no video stream"
-    limit = info.duration + opts.duration_tolerance
-    if c.start is not None and c.start > limit:
-        return f"starts at {c.start:g}s, beyond the media's duration ({info.duration:.2f}s)"
-    if c.end is not None and c.end > limit:
-        return f"ends at {c.end:g}s, beyond the media's duration ({info.duration:.2f}s)"
+    limit = to_ms(last_nameable(info) + opts.duration_tolerance)
+    last = f"the last moment a citation can name is {format_time(last_nameable(info))}"
+    if c.start is not None and to_ms(c.start) > limit:
+        return f"starts at {c.start:g}s, beyond the media's duration ({info.duration:.2f}s): {last}"
+    if c.end is not None and to_ms(c.end) > limit:
+        return f"ends at {c.end:g}s, beyond the media's duration ({info.duration:.2f}s): {last}"
     return None
 
 
@@ -188,12 +211,12 @@ class SegmentCutter:
         decoding began). Audio of a short file keeps the key it always had."""
         o = self.opts
         if c.modality == VISUAL:
-            how = ("fps", o.fps, "max_frames", o.max_frames, "max_side", o.max_side)
+            how = ("fps", o.fps, "max_frames", o.max_frames, "max_side", o.max_side, "frame", o.frame_rule)
         else:
             how = ("sr", TARGET_SR, "point_window", o.audio_point_window)
             if seeks_audio(src.info, o.audio_seek_after):
                 how += ("cut", "seek")
-        return (src.hash, c.modality, round(c.start, 3), round(c.end, 3), *how)
+        return (src.hash, c.modality, to_ms(c.start) / 1000, to_ms(c.end) / 1000, *how)
 
     def cut(self, ref: MediaRef, c: Citation) -> MediaPart:
         """The cited segment; raises MediaError when it cannot be cut."""
@@ -217,23 +240,29 @@ class SegmentCutter:
         return part
 
     def _cut(self, src: VideoSource, c: Citation) -> MediaPart:
+        # Everything below is derived from the times the key holds (whole ms), nothing finer.
         info = src.info
-        start = min(c.start, info.duration)
-        end = min(c.end, info.duration)
+        end_of_file = to_ms(info.duration)
+        start, end = min(to_ms(c.start), end_of_file), min(to_ms(c.end), end_of_file)
+        past = (f"{format_time(c.start)} is past the end ({info.duration:.2f}s): the end is used"
+                if to_ms(c.start) > end_of_file else None)
         if c.modality == VISUAL:
+            rule = self.opts.frame_rule
             if c.is_point:
-                last = max(info.duration - 1e-3, 0.0)
-                return ImagePart(src.frames_at([min(start, last)])[0])
+                return ImagePart(src.frames_at([start], rule)[0], t=start / 1000, note=past)
             end = max(end, start)
-            times = frame_times(start, end, self.opts.fps, self.opts.max_frames)
-            times = [min(t, max(info.duration - 1e-3, 0.0)) for t in times]
-            return VideoPart(src.frames_at(times), fps=sampled_rate(start, end, self.opts), start=start)
+            times = [to_ms(t) for t in frame_times(start / 1000, end / 1000, self.opts.fps, self.opts.max_frames)]
+            return VideoPart(src.frames_at(times, rule), fps=sampled_rate(start / 1000, end / 1000, self.opts),
+                             start=start / 1000, times=tuple(t / 1000 for t in times), note=past)
         if c.modality == AUDIO:
-            if end <= start:
-                end = min(start + self.opts.audio_point_window, info.duration)
-                if end <= start:
-                    start = max(end - self.opts.audio_point_window, 0.0)
-            return AudioPart(src.audio_between(start, end), TARGET_SR)
+            a, b, note = start / 1000, end / 1000, past
+            if c.is_point:  # the window, moved back inside the file where it would run past it
+                window = self.opts.audio_point_window
+                a = max(min(a, info.duration - window), 0.0)
+                b = min(a + window, info.duration)
+                if info.duration < window:
+                    note = f"the file ({info.duration:.2f}s) is shorter than the {window:g}s audio window"
+            return AudioPart(src.audio_between(a, b), TARGET_SR, start=a, note=note)
         raise MediaError(f"cannot cut modality {c.modality!r}")
 
     def _bound_audio(self, keep: VideoSource) -> None:

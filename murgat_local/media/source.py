@@ -1,9 +1,9 @@
 """One video file: located safely, probed once, decoded in memory (no subprocess).
 
 Times are seconds on the file's presentation timeline, 0 at the earliest stream's start, which
-is what a viewer's player shows and what a citation names. decord reports frame times relative
-to the video stream's own start, and an audio stream may start later than the video: both
-offsets are measured here and applied.
+is what a viewer's player shows and what a citation names. A stream may start later than
+another: frame times are kept as integer timestamps in the video stream's time base and placed
+on that timeline exactly; the audio's offset is measured here and applied.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ import math
 import pathlib
 import threading
 from dataclasses import dataclass
+from fractions import Fraction
+from typing import Sequence
 
 import numpy as np
 
@@ -19,6 +21,10 @@ from ..digests import shared_memo
 from .paths import PathRefused, resolve_within
 
 TARGET_SR = 16000
+# Which frame stands for a cited time: the one on screen then (default mode), or the first one
+# starting at or after it (`--compat reference`: the reference's `ffmpeg -ss t -frames:v 1`).
+SHOWN = "shown"
+NEXT = "next"
 # Audio of a file longer than this (seconds) is cut by seeking to each window instead of from
 # the whole track decoded once (see `VideoSource.audio_between`).
 AUDIO_SEEK_AFTER = 600.0
@@ -136,7 +142,7 @@ class MediaRef:
 
 
 class VideoSource:
-    """A video opened once: frames through decord (which seeks), audio through PyAV: the whole
+    """A video opened once: frames and audio through PyAV. Frames are decoded by seeking; audio is the whole
     track decoded once, or for a file longer than `audio_seek_after` seconds, each window
     decoded by seeking to it."""
 
@@ -147,45 +153,123 @@ class VideoSource:
         self.hash = ref.hash if ref is not None else content_hash(path)
         self.max_side = max_side
         self.audio_seek_after = audio_seek_after
-        self._reader = None
-        self._frame_starts: np.ndarray | None = None
+        self._video = None  # the open container, its frame table and where decoding stands:
+        self._frame_pts: np.ndarray | None = None
+        self._key_pts: np.ndarray | None = None
+        self._origin = Fraction(0)
+        self._cursor: tuple | None = None  # (the frame generator, the last pts it gave)
         self._audio: np.ndarray | None = None
         self._audio_head: tuple | None = None  # (first frame's pts, its time base, sample rate)
         self._lock = threading.Lock()
 
     # -------------------------------------------------------------- video
+    # Frames are decoded by PyAV (libavcodec, as ffmpeg decodes them), and the frame table is the
+    # video packets' integer timestamps in the stream's own time base, less the packets the
+    # demuxer flags for discard (those before an edit list's start, as a stream-copy cut from
+    # mid-GOP leaves them): the decoder never delivers those, so the table lists exactly the
+    # frames it delivers. Times are compared in integers: a cited time (whole milliseconds) is
+    # turned into the stream's units once, rounded the way the frame rule needs.
 
-    def _open_reader(self):
-        if self._reader is None:
-            import decord
+    def _open_video(self):
+        if self._video is None:
+            import av
 
-            info = self.info
-            w, h = info.width or 0, info.height or 0
-            kwargs = {}
-            if w and h and max(w, h) > self.max_side:
-                scale = self.max_side / max(w, h)
-                kwargs = {"width": max(2, int(w * scale) // 2 * 2), "height": max(2, int(h * scale) // 2 * 2)}
             try:
-                self._reader = decord.VideoReader(str(self.path), ctx=decord.cpu(0), **kwargs)
-                stamps = self._reader.get_frame_timestamp(range(len(self._reader)))
+                container = av.open(str(self.path))
+                stream = container.streams.video[0]
+                pts, keys = [], []
+                for packet in container.demux(stream):
+                    if packet.pts is None or packet.is_discard:
+                        continue
+                    pts.append(packet.pts)
+                    if packet.is_keyframe:
+                        keys.append(packet.pts)
+                container.seek(0)
             except Exception as e:
                 raise MediaError(f"{self.path.name}: cannot decode video ({e})") from e
-            self._frame_starts = np.asarray(stamps)[:, 0] + info.video_offset
-        return self._reader
+            if not pts:
+                container.close()
+                raise MediaError(f"{self.path.name}: the video stream holds no frames")
+            self._frame_pts = np.sort(np.asarray(pts, dtype=np.int64))
+            self._key_pts = np.sort(np.asarray(keys or pts[:1], dtype=np.int64))
+            # the timeline's 0, as `probe` places it: the earliest of the first video and audio
+            # streams' starts, here exact
+            first = [container.streams.video[0]] + list(container.streams.audio[:1])
+            self._origin = min((Fraction(s.start_time or 0) * s.time_base for s in first),
+                               default=Fraction(0))
+            self._video = container
+            self._cursor = None
+        return self._video
 
-    def frames_at(self, times: list[float]) -> np.ndarray:
-        """RGB frames (N,H,W,3 uint8): for each time, the frame on screen at that moment."""
+    def frame_index(self, t_ms: int, rule: str = SHOWN) -> int:
+        """The frame for `t_ms` ms on the file's timeline: SHOWN, the one on screen then (the
+        first frame before it starts); NEXT, the first starting at or after it (the last after
+        the last one starts)."""
+        with self._lock:
+            container = self._open_video()
+            return self._index(t_ms, rule, container.streams.video[0].time_base)
+
+    def _index(self, t_ms: int, rule: str, tb: Fraction) -> int:
+        units = (Fraction(t_ms, 1000) + self._origin) / tb
+        n = len(self._frame_pts)
+        if rule == NEXT:
+            i = int(np.searchsorted(self._frame_pts, math.ceil(units), side="left"))
+            return min(i, n - 1)
+        i = int(np.searchsorted(self._frame_pts, math.floor(units), side="right")) - 1
+        return max(i, 0)
+
+    def frames_at(self, times_ms: Sequence[int], rule: str = SHOWN) -> np.ndarray:
+        """RGB frames (N,H,W,3 uint8), one per time (whole ms on the file's timeline), chosen by
+        `rule` (see `frame_index`)."""
         if not self.info.has_video:
             raise MediaError(f"{self.path.name}: no video stream")
         with self._lock:
-            reader = self._open_reader()
-            starts = self._frame_starts
-            idx = np.searchsorted(starts, np.asarray(times, dtype=np.float64) + 1e-6, side="right") - 1
-            idx = np.clip(idx, 0, len(starts) - 1)
+            container = self._open_video()
+            stream = container.streams.video[0]
+            wanted = [self._index(int(t), rule, stream.time_base) for t in times_ms]
             try:
-                return reader.get_batch(list(map(int, idx))).asnumpy()
-            except Exception as e:
-                raise MediaError(f"{self.path.name}: frame decode failed near {times[0]:.2f}s ({e})") from e
+                pictures = self._decode(container, stream, sorted(set(wanted)))
+            except MediaError:
+                raise
+            except Exception as e:  # PyAV raises many types for damaged files
+                self._cursor = None
+                raise MediaError(f"{self.path.name}: frame decode failed near {times_ms[0] / 1000:.2f}s ({e})") from e
+            return np.stack([pictures[i] for i in wanted])
+
+    def _size(self) -> dict:
+        w, h = self.info.width or 0, self.info.height or 0
+        if w and h and max(w, h) > self.max_side:
+            scale = self.max_side / max(w, h)
+            return {"width": max(2, int(w * scale) // 2 * 2), "height": max(2, int(h * scale) // 2 * 2)}
+        return {}
+
+    def _decode(self, container, stream, indices: list[int]) -> dict[int, np.ndarray]:
+        """The frames at `indices` (sorted table positions): decoding on from where the last
+        call stopped when no keyframe lies between, else from a seek to the keyframe before."""
+        out: dict[int, np.ndarray] = {}
+        size = self._size()
+        for i in indices:
+            target = int(self._frame_pts[i])
+            key = int(self._key_pts[max(int(np.searchsorted(self._key_pts, target, side="right")) - 1, 0)])
+            cursor = self._cursor
+            if cursor is None or not (key <= cursor[1] < target):
+                container.seek(target, stream=stream, backward=True)
+                cursor = self._cursor = (container.decode(stream), None)
+            frames, last = cursor
+            for frame in frames:
+                if frame.pts is None:
+                    raise MediaError(f"{self.path.name}: a video frame carries no timestamp")
+                last = frame.pts
+                if frame.pts >= target:  # the frame itself (or the next one delivered)
+                    out[i] = frame.to_ndarray(format="rgb24", **size)
+                    break
+            else:
+                self._cursor = None
+                if i not in out:
+                    raise MediaError(f"{self.path.name}: the decoder delivered no frame at {float(target * stream.time_base):.3f}s")
+                continue
+            self._cursor = (frames, last)
+        return out
 
     # -------------------------------------------------------------- audio
 
@@ -335,7 +419,10 @@ class VideoSource:
 
     def close(self) -> None:
         with self._lock:  # never while another thread is decoding from it
-            self._reader = None
+            if self._video is not None:
+                self._video.close()
+            self._video = None
+            self._cursor = None
             self._audio = None
 
 
