@@ -2,7 +2,7 @@
 
 1. judge throughput: the pipeline (stage-wise batches) vs the very same judge requests sent one
    at a time to the same engines (the reference's pattern);
-2. segment extraction: in-memory cutting (decord / PyAV) vs one `ffmpeg` subprocess per
+2. segment extraction: in-memory cutting (PyAV) vs one `ffmpeg` subprocess per
    citation re-encoding the segment (the reference's method), same citations;
 3. a re-run served from the cache vs the cold run;
 4. peak RSS of a scoring run at N and 10N responses.
@@ -223,7 +223,7 @@ def bench_segments(work: pathlib.Path, n: int) -> dict:
             continue
         seen.add((video, modality, start, end))
         cits.append((video, Citation(modality, start, end, f"({modality}, {start}-{end})")))
-    import av, decord, librosa  # noqa: F401
+    import av, librosa  # noqa: F401
 
     import numpy as np
 

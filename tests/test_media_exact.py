@@ -61,8 +61,9 @@ def reference(files):
 
 def cut(media: pathlib.Path, citations: list[str], out: pathlib.Path, *extra: str) -> list[dict]:
     r = CliRunner().invoke(app, ["cut", str(media), *citations, "--out", str(out), "--json", *extra])
-    assert r.exit_code == 0, r.output
-    return json.loads(r.stdout)
+    rows = json.loads(r.stdout)
+    assert r.exit_code == (1 if any(row["error"] for row in rows) else 0), r.output
+    return rows
 
 
 def _wav(path: pathlib.Path) -> np.ndarray:
@@ -81,10 +82,10 @@ def check_frames(row: dict, out: pathlib.Path, frames, duration: float, referenc
     assert row["frames"], row
     for f in row["frames"]:
         t = f["t"]
-        if start == end:  # the cited time itself, never the frame's own start
-            assert t == pytest.approx(min(start, duration), abs=1e-9)
+        if start == end:  # the cited time itself (to the ms), never the frame's own start
+            assert t == pytest.approx(min(start, duration), abs=5e-4)
         else:  # a time inside the cited range
-            assert start - 1e-9 <= t <= min(end, duration) + 1e-9
+            assert start - 5e-4 <= t <= min(end, duration) + 5e-4
         shown = frame_number(np.asarray(Image.open(out / f["file"]).convert("RGB")))
         want = frames.first_from(t) if reference_rule else frames.shown_at(t)
         assert shown == want, (row["citation"], t, shown, want)
@@ -118,8 +119,10 @@ def test_every_frame_and_burst_is_where_ffmpeg_puts_it(files, reference, tmp_pat
     cutter.close()
     for mode in ((), ("--compat", "reference")):
         out = tmp_path / ("ref" if mode else "default")
-        rows = cut(files[name], CASES[name], out, *mode)
-        assert [r["citation"] for r in rows] == CASES[name]
+        # the reference's grammar reads M:SS only: its decimal citations are not citations
+        citations = [c for c in CASES[name] if not mode or "." not in c]
+        rows = cut(files[name], citations, out, *mode)
+        assert [r["citation"] for r in rows] == citations
         for row in rows:
             assert row["error"] is None, row
             if row["citation"].startswith("visual"):

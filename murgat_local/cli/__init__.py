@@ -5,7 +5,7 @@ import inspect
 
 from .ui import app  # noqa: F401
 
-from . import annotate, compare, dataset, generate, meta, program, report, score, serve, tools  # noqa: E402,F401  (each registers its commands on `app`)
+from . import annotate, compare, cut, dataset, generate, meta, program, report, score, serve, tools  # noqa: E402,F401  (each registers its commands on `app`)
 
 
 def _reflowed_help() -> None:
