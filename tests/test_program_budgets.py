@@ -24,6 +24,8 @@ from hypothesis import strategies as st
 
 from murgat_local.generate.program import Evidence, Limits, Span, parse_logic, run_logic_source
 from murgat_local.generate.program.budget import RunBudget
+from murgat_local.generate.program.trace import bounded_record
+from murgat_local.generate.program.values import error_text
 from murgat_local.pipeline.rounds import RoundBatcher
 
 
@@ -276,3 +278,93 @@ def test_any_shared_structure_and_operation_ends_within_its_limit(build, turns, 
         assert trace.error.kind in ("stopped", "failed"), (source, trace.error)
         if trace.error.kind == "stopped":
             assert "(limit max_" in trace.error.reason
+
+
+# ---------------------------------------------------------------- messages no limit charged
+
+WRONG_MODALITY = [
+    ("query", 'z = video.query("0:01", "q", x)'),
+    ("find", 'z = video.find("a", x)'),
+]
+
+
+@pytest.mark.parametrize("tool,call", WRONG_MODALITY, ids=[w[0] for w in WRONG_MODALITY])
+def test_a_wrong_argument_is_named_by_its_kind_and_size_never_rendered(tool, call):
+    # rendering x would walk 2**60 paths inside one C call, holding the GIL
+    with hang_guard(30.0), Watcher() as w:
+        t0 = time.monotonic()
+        trace = run_logic_source(SHARED + call, Tools(), imperative=True)
+        took = time.monotonic() - t0
+    assert trace.status == "failed", trace.error
+    assert trace.error.reason == f"video.{tool}: modality must be 'visual' or 'audio', got a list of 2 items"
+    assert took < 2.0, took
+    assert w.gap < GAP_S, w.gap
+    quoted = run_logic_source('z = video.query("0:01", "q", "v" * 5000)', Tools(), imperative=False)
+    assert quoted.status == "failed" and len(quoted.error.reason) < 200, quoted.error
+    assert "'vvvv" in quoted.error.reason and "5000 characters" in quoted.error.reason
+
+
+# A key built from shared tuples of one 20,000-character string: its cost fits `max_work` (each
+# string reference is charged its length / 64), but `repr` of it is 163,913,734 characters.
+HUGE_KEY = 's = "a" * 20000\nk = (s, s)\nfor i in range(12):\n    k = (k, k)\n'
+HUGE_ERRORS = [
+    ("lookup", HUGE_KEY + "z = {1: 2}[k]"),
+    ("string key", 's = "a" * 20000\nz = {1: 2}[s]'),
+    ("augmented", HUGE_KEY + "d = {1: 2}\nd[k] += 1"),
+]
+
+
+@pytest.mark.parametrize("name,source", HUGE_ERRORS, ids=[h[0] for h in HUGE_ERRORS])
+def test_an_error_about_a_huge_value_is_a_short_message_built_at_once(name, source):
+    with hang_guard(30.0):
+        t0 = time.monotonic()
+        trace = run_logic_source(source, Tools(), imperative=False)
+        took = time.monotonic() - t0
+    assert trace.status == "failed", trace.error
+    assert trace.error.reason.startswith("KeyError: "), trace.error.reason[:300]
+    assert len(trace.error.reason) < 300, len(trace.error.reason)
+    assert took < 1.0, took
+    assert len(json.dumps(trace.to_dict())) < 4000
+
+
+def test_error_text_describes_an_exceptions_arguments_without_rendering_them():
+    shared: tuple = (1,)
+    for _ in range(60):
+        shared = (shared, shared)
+    t0 = time.monotonic()
+    assert error_text(KeyError(shared)) == "KeyError: a tuple of 2 items"
+    assert error_text(KeyError([shared] * 3, "x")) == "KeyError: a list of 3 items, 'x'"
+    assert time.monotonic() - t0 < 0.1
+    long = error_text(ValueError("x" * 10**6))
+    assert long.startswith("ValueError: xxx") and len(long) < 300 and "1000000 characters" in long
+    assert error_text(ZeroDivisionError("division by zero")) == "ZeroDivisionError: division by zero"
+    assert error_text(KeyError(7)) == "KeyError: 7" and error_text(RuntimeError()) == "RuntimeError"
+
+
+# ---------------------------------------------------------------- a plan's record, as a whole
+
+BIG_TRACE = (
+    's = "a" * 20000\nev = ["e" * 600] * 64\n'  # 38,400 characters: within max_tool_chars
+    "for i in range(64):\n    answer(s[0:1000], ev, None)\nreturn s[0:19000]"
+)
+
+
+def test_a_plans_record_is_bounded_as_a_whole_and_says_what_was_cut():
+    limits = Limits(max_record_chars=50_000)
+    trace = run_logic_source(BIG_TRACE, Tools(), imperative=False, limits=limits)
+    assert trace.ok, trace.error
+    record = {"style": "logic", "plan": "x" * 100_000, "parsed": "y" * 100_000, "trace": trace.to_dict()}
+    full = len(json.dumps(record))
+    assert full > 1_000_000
+    kept = bounded_record(record, limits.max_record_chars)
+    size = len(json.dumps(kept))
+    assert size <= limits.max_record_chars, size
+    cut = kept["cut"]
+    assert cut["chars"] == full and cut["limit"] == limits.max_record_chars
+    assert 0 < cut["calls_dropped"] < 64 and cut["strings_clipped"] >= 3
+    calls = kept["trace"]["calls"]
+    assert [c["index"] for c in calls] == list(range(1, 65 - cut["calls_dropped"]))  # the first ones, whole
+    assert kept["trace"]["counts"]["tool_calls"] == 64 and kept["trace"]["status"] == "ok"
+    assert kept["plan"].startswith("xxx") and "100000 characters" in kept["plan"]
+    small = {"style": "logic", "trace": {"calls": [], "status": "ok"}}
+    assert bounded_record(small, 1000) == small  # nothing cut, no note

@@ -7,6 +7,7 @@ import time
 
 from ..generate.qa import accuracy
 from ..inputs.benchmarks import Dataset
+from .programs import OUTCOMES, outcome_counts
 from .provenance import file_digest, versions
 from .runner import failed_calls
 
@@ -20,7 +21,12 @@ def summarize(runner, dataset: Dataset, kept: dict, t0: float) -> dict:
         errors += [{"cell": cell.label, "id": r["id"], "error": r["error"]} for r in bad]
         cells[cell.label] = {"model": cell.model, "strategy": cell.strategy.label, "rows": len(rows),
                              "errors": len(bad), "output": str(runner.paths[cell]), **accuracy(rows)}
+        if cell.strategy.name == "program":  # how its plans ended; `internal`: our bug, not the plan's
+            cells[cell.label]["programs"] = outcome_counts(rows)
     summary: dict = {"cells": cells, "reasoning_tax": reasoning_tax(cells)}
+    programs = [c["programs"] for c in cells.values() if "programs" in c]
+    if programs:
+        summary["programs"] = {k: sum(p[k] for p in programs) for k in OUTCOMES}
     judges = list(runner.judges.values()) + list(runner.answerers.values()) + list(runner.toolers.values())
     summary["calls"] = {**{f"generate:{n}": j.counters.as_dict() for n, j in runner.judges.items()},
                         **{f"program:{n}": j.counters.as_dict() for n, j in runner.toolers.items()

@@ -4,6 +4,10 @@ The plan itself is generated with the other first answers (the narrative style u
 grammar); here every plan of a chunk is parsed, checked and interpreted, each in its own
 thread, while their tool calls go to the engine in rounds (`rounds.RoundBatcher`) through the
 same cache as every other call. The response is then written from the calls that ran.
+
+A row's error starts with a fixed phrase per outcome (`PROBLEMS`), which `outcome` reads back for
+the run summary: a bug in our own code (the interpreter, a tool, this module) is `internal`, never
+counted as the plan's failure.
 """
 
 from __future__ import annotations
@@ -19,7 +23,10 @@ from ..generate.media import ResponderPlan
 from ..generate.program import (Limits, LogicPlan, NarrativePlan, ProgramError, Trace, check_narrative,
                                 narrative_regex, parse_logic, refused_trace, run_logic, run_narrative)
 from ..generate.program.budget import RunBudget
+from ..generate.program.limits import raised_at
 from ..generate.program.render import render_response
+from ..generate.program.trace import bounded_record
+from ..generate.program.values import error_text
 from ..generate.program_tools import VideoTools
 from ..generate.strategies import Strategy
 from ..judges import PromptTemplate
@@ -31,6 +38,16 @@ from .judging import StageJudge
 from .rounds import RoundBatcher
 
 _FENCE = re.compile(r"```[a-zA-Z]*\n(.*?)(?:```|$)", re.S)
+
+# How a program row's error begins, per outcome (read back by `outcome`).
+PROBLEMS = {
+    "refused": "the program was refused",
+    "stopped": "the program was stopped",
+    "failed": "the program failed",
+    "internal": "an internal error stopped the program",
+    "no_answer": "the program ended without an answer",
+}
+OUTCOMES = ("ok", *PROBLEMS, "not_run")
 
 
 def plan_pattern(strategy: Strategy, limits: Limits) -> str | None:
@@ -82,8 +99,9 @@ def execute(jobs: Sequence[ProgramJob], judge: StageJudge, cutter: SegmentCutter
     results = batcher.run([job_fn(j) for j in jobs])
     out = {}
     for job, res in zip(jobs, results):
-        if isinstance(res, BaseException):  # a fault in our own code stays with its item
-            res = ProgramResult(None, f"failed while running the program: {type(res).__name__}: {res}")
+        if isinstance(res, BaseException):  # a fault in our own code (a tool's, this module's) stays with its item
+            why = f"internal: {error_text(res)}; raised at {raised_at(res)}"
+            res = ProgramResult(None, f"{PROBLEMS['internal']} ({why})")
         out[job.key] = res
     return out
 
@@ -109,6 +127,7 @@ def _run_one(job: ProgramJob, ask, cutter, prompts, limits: Limits, budget: RunB
     record["trace"] = trace.to_dict()
     record["time"] = {"wall_s": round(wall, 4), "model_s": round(tools.waited, 4),
                       "interpreter_s": round(max(wall - tools.waited, 0.0), 4)}
+    record = bounded_record(record, limits.max_record_chars)
     error = _problem(trace, tools)
     if error is not None:
         return ProgramResult(None, error, record)
@@ -127,9 +146,23 @@ def parsed_form(plan):
 
 def _problem(trace: Trace, tools: VideoTools) -> str | None:
     if trace.error is not None:
-        what = {"refused": "the program was refused", "stopped": "the program was stopped",
-                "failed": "the program failed"}.get(trace.status, "the program did not run")
-        return f"{what} ({trace.error.message})"
+        return f"{PROBLEMS[trace.error.kind]} ({trace.error.message})"
     if tools.synthesis is None:
-        return "the program ended without an answer (no successful answer/synthesize call)"
+        return f"{PROBLEMS['no_answer']} (no successful answer/synthesize call)"
     return None
+
+
+def outcome(status: str, error: str | None) -> str:
+    """A program row's outcome, one of `OUTCOMES`, from its status and error: `not_run` when the
+    plan never reached the interpreter (it could not be written, the item had no media...)."""
+    if status == "ok":
+        return "ok"
+    return next((kind for kind, phrase in PROBLEMS.items() if (error or "").startswith(phrase + " (")), "not_run")
+
+
+def outcome_counts(rows: Sequence[dict]) -> dict[str, int]:
+    """How many rows of a program cell ended each way (every kind of `OUTCOMES`, zeros included)."""
+    counts = dict.fromkeys(OUTCOMES, 0)
+    for r in rows:
+        counts[outcome(r["status"], r["error"])] += 1
+    return counts

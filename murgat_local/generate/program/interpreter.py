@@ -5,7 +5,10 @@ meaning of its construct. Every statement and expression costs a step (and a clo
 loop turn costs an iteration; every value is sized by `values.Values` before it is built; every
 tool call goes through the run's `Meter`, which records it. Errors inside the plan become a
 `ProgramError` in the returned `Trace`; only a tool's own bug (an exception other than
-`ToolError`, or a wrong result type) propagates, since hiding it would hide a broken engine.
+`ToolError`, or a wrong result type) propagates, since hiding it would hide a broken engine. An
+exception no branch raised on purpose is a bug here, not the plan's fault: it ends the plan as
+`internal`, named by its type and where it was raised (never its text, which may render a plan
+value).
 """
 
 from __future__ import annotations
@@ -16,11 +19,11 @@ import time
 from typing import Any
 
 from .budget import RunBudget
-from .limits import Limits, ProgramError, ProgramStop, failed
+from .limits import Limits, ProgramError, ProgramStop, failed, internal
 from .logic import BUILTINS, QUERY_NO_TIMES, LogicPlan, parse_logic
 from .tools import MODALITIES, Evidence, Span, Tools
 from .trace import Clock, Meter, ToolCrash, Trace, refused_trace
-from .values import Values, kind_of
+from .values import Values, describe, kind_of
 
 
 class _Break(Exception):
@@ -58,8 +61,8 @@ def run_logic(plan: LogicPlan, tools: Tools, limits: Limits = Limits(), clock: C
         error = ProgramError("stopped", "expressions nested too deeply for the interpreter (limit max_depth)", run.line)
     except MemoryError:
         error = ProgramError("stopped", "out of memory", run.line)
-    except Exception as e:  # a plan value reached a Python error no branch above anticipated
-        error = ProgramError("failed", f"internal error: {type(e).__name__}: {e}"[:300], run.line)
+    except Exception as e:  # a bug in the interpreter: no branch raises anything else on purpose
+        error = internal(e, run.line)
     return meter.trace("logic", plan.imperative, error, returned)
 
 
@@ -91,7 +94,7 @@ def _str_arg(tool: str, what: str, v: Any, line: int | None) -> str:
 
 def _modality(tool: str, v: Any, line: int | None) -> str:
     if not isinstance(v, str) or v not in MODALITIES:
-        raise failed(f"{tool}: modality must be 'visual' or 'audio', got {v!r}"[:200], line)
+        raise failed(f"{tool}: modality must be 'visual' or 'audio', got {describe(v)}", line)
     return v
 
 
@@ -181,7 +184,7 @@ class _Interpreter:
 
     def lookup(self, name: str, line: int | None) -> Any:
         if name not in self.env:
-            raise failed(f"name '{name}' is not defined", line)
+            raise failed(f"name {describe(name)} is not defined", line)
         return self.env[name]
 
     # ------------------------------------------------------------ expressions

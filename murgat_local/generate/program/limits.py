@@ -9,10 +9,12 @@ the `Limits` it used in its trace, so a stopped run can be explained after the f
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass
 from typing import Literal
 
-ErrorKind = Literal["refused", "stopped", "failed"]
+ErrorKind = Literal["refused", "stopped", "failed", "internal"]
+REASON_CHARS = 300  # the longest reason kept: a last guard, messages are built short
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,7 @@ class Limits:
     max_int_bits: int = 64  # integers larger than this stop the run (no big-number bombs)
     max_seconds: float = 600.0  # wall time, tools included, checked between steps and inside walks
     max_plan_lines: int = 32  # narrative plans: lines, synthesize included
+    max_record_chars: int = 200_000  # a plan's record as JSON (plan, parsed form, trace); the rest is cut, noted
 
     def __post_init__(self) -> None:
         for name, value in asdict(self).items():
@@ -46,15 +49,21 @@ class Limits:
 
 @dataclass(frozen=True)
 class ProgramError:
-    """Why a plan was refused (before running), stopped (a limit), or failed (a runtime error).
+    """Why a plan was refused (before running), stopped (a limit), failed (a runtime error), or
+    ended by a bug in our own code (`internal`, never the plan's fault).
 
     `line` is the plan's 1-based line when one is known. `message` is the one-line form used in
-    logs and traces: `stopped: line 4: more than 64 tool calls (limit max_tool_calls)`.
+    logs and traces: `stopped: line 4: more than 64 tool calls (limit max_tool_calls)`. The reason
+    is cut to `REASON_CHARS`.
     """
 
     kind: ErrorKind
     reason: str
     line: int | None = None
+
+    def __post_init__(self) -> None:
+        if len(self.reason) > REASON_CHARS:
+            object.__setattr__(self, "reason", self.reason[: REASON_CHARS - 1] + "…")
 
     @property
     def message(self) -> str:
@@ -88,3 +97,20 @@ def over_limit(what: str, limit: int | float, name: str, line: int | None) -> Pr
 def failed(reason: str, line: int | None) -> ProgramStop:
     """The stop for a runtime error in the plan itself (a bad argument, division by zero...)."""
     return ProgramStop(ProgramError("failed", reason, line))
+
+
+def internal(e: BaseException, line: int | None) -> ProgramError:
+    """A bug in our own code, met while running a plan: its type and the place it was raised.
+    Never its text: `str(KeyError(k))` is `repr(k)`, and `k` may be a plan value of any size."""
+    return ProgramError("internal", f"{type(e).__name__} in the interpreter ({raised_at(e)})", line)
+
+
+def raised_at(e: BaseException) -> str:
+    """`file.py:line in function` of the innermost frame of `e`'s traceback."""
+    tb = e.__traceback__
+    if tb is None:
+        return "no traceback"
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code
+    return f"{os.path.basename(code.co_filename)}:{tb.tb_lineno} in {code.co_name}"

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ...text.citations import parse_time
-from .limits import Limits, ProgramError, ProgramStop
+from .limits import Limits, ProgramError, ProgramStop, internal
 from .tools import Evidence, Span, Time, Tools
 from .trace import Clock, Meter, ToolCrash, Trace, refused_trace
 
@@ -163,6 +163,7 @@ def run_narrative(
     spans_of: dict[int, list[Time]] = {}
     evidence: list[Evidence] = []
     error: ProgramError | None = None
+    step: NarrativeStep | None = None
     try:
         for step in plan.steps:
             meter.step(step.number)
@@ -182,6 +183,8 @@ def run_narrative(
         error = stop.error
     except ToolCrash as crash:
         raise crash.original
+    except Exception as e:  # a bug in this runner, never the plan's fault
+        error = internal(e, None if step is None else step.number)
     return meter.trace("narrative", plan.imperative, error, None)
 
 

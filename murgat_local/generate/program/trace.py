@@ -7,6 +7,7 @@ call costs, how a failed one is recorded, or what the trace says.
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
@@ -15,11 +16,12 @@ from .budget import RunBudget, text_size
 from .limits import Limits, ProgramError, over_limit
 from .tools import Evidence, Span, ToolError
 
-Status = Literal["ok", "refused", "stopped", "failed"]
+Status = Literal["ok", "refused", "stopped", "failed", "internal"]
 Clock = Callable[[], float]
 SUMMARY_CHARS = 200
 ARG_CHARS = 300  # a string argument is recorded up to this, with its full length noted
 ARG_ITEMS = 64  # a list argument is recorded up to this many items, with the count noted
+RECORD_STRING_CHARS = 2_000  # in a record over its limit, longer strings are cut to this first
 
 
 def _clip(text: str, n: int = SUMMARY_CHARS) -> str:
@@ -240,3 +242,47 @@ def _checked_result(tool: str, value: Any, max_items: int) -> tuple[Any, str]:
         raise TypeError(f"tool answer returned {type(value).__name__}, expected str")
     return value, _clip(value)
 
+
+def _size(value: Any) -> int:
+    return len(json.dumps(value, default=str))
+
+
+def bounded_record(record: dict, max_chars: int) -> dict:
+    """A plan's record (plan, parsed form, `Trace.to_dict()` under `"trace"`...) as JSON of at most
+    `max_chars` characters; unchanged when it fits. Otherwise every string longer than
+    `RECORD_STRING_CHARS` is cut to that, its length noted, then the trace's calls are dropped
+    from the end, the first ones kept whole (`counts` still says how many ran), and `cut` notes
+    the full size, the limit and what was cut."""
+    full = _size(record)
+    if full <= max_chars:
+        return record
+    clipped = 0
+
+    def clip(v: Any) -> Any:
+        nonlocal clipped
+        if isinstance(v, str) and len(v) > RECORD_STRING_CHARS:
+            clipped += 1
+            return f"{v[:RECORD_STRING_CHARS]}… [{len(v)} characters]"
+        if isinstance(v, dict):
+            return {k: clip(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [clip(x) for x in v]
+        return v
+
+    out = clip(record)
+    trace = out.get("trace")
+    calls = (trace.get("calls") or []) if isinstance(trace, dict) else []
+    # measured with the widest count the note can hold, so the final note is no longer
+    out["cut"] = note = {"chars": full, "limit": max_chars, "strings_clipped": clipped, "calls_dropped": len(calls)}
+    kept = len(calls)
+    if calls and _size(out) > max_chars:
+        room = max_chars - _size({**out, "trace": {**trace, "calls": []}})
+        kept = 0
+        for call in calls:
+            room -= _size(call) + (2 if kept else 0)  # ", " between two calls
+            if room < 0:
+                break
+            kept += 1
+        trace["calls"] = calls[:kept]
+    note["calls_dropped"] = len(calls) - kept
+    return out

@@ -9,6 +9,10 @@ built from shared children cannot make one C-level call run for hours. Every val
 charged its bytes (`sys.getsizeof`, counted as built). String `%` formatting is refused (its width
 field is an allocation bomb), and `str()` is our own renderer, bounded by a budget, so a
 self-containing list cannot make it loop.
+
+A message never renders a plan value: `repr` of a value built from shared children walks every
+path, and `str(KeyError(k))` is `repr(k)`. Messages name a value's kind and size (`describe`) and
+build an exception's text from its type and bounded descriptions of its arguments (`error_text`).
 """
 
 from __future__ import annotations
@@ -114,7 +118,7 @@ class Values:
         try:
             result = _ARITH[kind](a, b)
         except _ERRORS as e:
-            raise failed(f"{type(e).__name__}: {e}", line) from None
+            raise failed(error_text(e), line) from None
         if isinstance(result, complex):
             raise failed("the result is a complex number", line)
         if isinstance(result, int) and not isinstance(result, bool):
@@ -127,7 +131,7 @@ class Values:
         try:
             return -v if isinstance(op, ast.USub) else +v
         except _ERRORS as e:
-            raise failed(f"{type(e).__name__}: {e}", line) from None
+            raise failed(error_text(e), line) from None
 
     def compare(self, op: ast.cmpop, a: Any, b: Any, line: int | None) -> bool:
         kind = type(op)
@@ -138,7 +142,7 @@ class Values:
         try:
             return bool(_CMP[type(op)](a, b))
         except _ERRORS as e:
-            raise failed(f"{type(e).__name__}: {e}", line) from None
+            raise failed(error_text(e), line) from None
 
     def subscript(self, v: Any, key: Any, line: int | None) -> Any:
         if not isinstance(v, (str, list, tuple, dict, range)):
@@ -148,7 +152,7 @@ class Values:
         try:
             result = v[key]
         except _ERRORS as e:
-            raise failed(f"{type(e).__name__}: {e}", line) from None
+            raise failed(error_text(e), line) from None
         if isinstance(key, slice) and isinstance(result, _SEQ):
             self.built(result, line)
         return result
@@ -166,7 +170,7 @@ class Values:
                     self.fit(len(v) + 1, "items", line)
             v[key] = value
         except _ERRORS as e:
-            raise failed(f"{type(e).__name__}: {e}", line) from None
+            raise failed(error_text(e), line) from None
         self.grew(v, before, line)
 
     def iterate(self, v: Any, line: int | None) -> Any:
@@ -236,7 +240,7 @@ class Values:
         try:
             return min(values) if name == "min" else max(values)
         except _ERRORS as e:
-            raise failed(f"{type(e).__name__}: {e}", line) from None
+            raise failed(error_text(e), line) from None
 
     def _range(self, args: list[Any], line: int | None) -> range:
         """Its length is computed here, in Python integers: `len()` of a range past a C integer
@@ -259,7 +263,7 @@ class Values:
         try:
             return self.new(int(v), line)
         except _ERRORS as e:
-            raise failed(f"{type(e).__name__}: {e}", line) from None
+            raise failed(error_text(e), line) from None
 
 
 class _Raw:
@@ -296,3 +300,41 @@ def kind_of(v: Any) -> str:
     if isinstance(v, Evidence):
         return "evidence"
     return type(v).__name__
+
+
+QUOTED_CHARS = 40  # how much of a string value a message quotes
+MESSAGE_CHARS = 200  # how much of an exception's own text a message keeps
+
+
+def _clipped(text: str, n: int) -> str:
+    return text if len(text) <= n else f"{text[:n]}… ({len(text)} characters)"
+
+
+def describe(v: Any) -> str:
+    """A plan value as a message names it, in under a hundred characters, whatever its size: a
+    short quote of a string, a number, or a container's kind and top-level length (never its
+    rendering)."""
+    if isinstance(v, str):
+        return repr(v) if len(v) <= QUOTED_CHARS else f"{v[:QUOTED_CHARS]!r}… ({len(v)} characters)"
+    if isinstance(v, (bool, float)) or v is None:
+        return repr(v)
+    if isinstance(v, int):
+        return repr(v) if v.bit_length() <= 64 else f"an integer of {v.bit_length()} bits"
+    if isinstance(v, (list, tuple, dict)):
+        return f"a {kind_of(v)} of {len(v)} item{'' if len(v) == 1 else 's'}"
+    kind = kind_of(v)
+    return f"{'an' if kind[:1] in 'aeiou' else 'a'} {kind}"
+
+
+def error_text(e: BaseException) -> str:
+    """`Type: arguments` for an exception raised over plan values, without `str(e)` (which may
+    render a plan value of any size). A `KeyError`'s arguments are keys, so described; other
+    string arguments are Python's own message, kept up to `MESSAGE_CHARS`."""
+    parts = [
+        _clipped(a, MESSAGE_CHARS) if isinstance(a, str) and not isinstance(e, KeyError) else describe(a)
+        for a in e.args[:3]
+    ]
+    if len(e.args) > 3:
+        parts.append(f"… ({len(e.args)} arguments)")
+    name = type(e).__name__
+    return f"{name}: {', '.join(parts)}" if parts else name
