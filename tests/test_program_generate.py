@@ -157,7 +157,8 @@ def test_tool_calls_of_all_items_share_rounds_and_are_cached(tmp_path, media_roo
     engine = Planner()
     run(tmp_path, media_root, engine, ["program:narrative-declarative"], out="a", batch_size=64)
     # 6 plans in one batch, then round 1 (first describe of each item), round 2, synthesize
-    assert engine.batches[0] == 6 and max(engine.batches[1:]) >= 5
+    # (not for the silent video nor the 4.0 s one: their `0:05` audio describe is refused)
+    assert engine.batches[0] == 6 and max(engine.batches[1:]) >= 4
     again = Planner()
     run(tmp_path, media_root, again, ["program:narrative-declarative"], out="a", batch_size=64)
     assert again.seen == []  # a finished run reruns from the cache
