@@ -27,8 +27,8 @@ def serve(
     """Start `vllm serve` for PRESET. Arguments after the options go to vLLM unchanged (except
     those that would undo a guarantee: --host, --api-key, --allowed-*-media-*, --config).
 
-    Off loopback the server needs an API key, taken from VLLM_API_KEY (never the command line).
-    It takes media inline only: a URL a client names is never fetched. Scorers reach it with
+    Off loopback the server needs an API key, taken from VLLM_API_KEY (never the command line);
+    with a key set, every route but /health and /ping asks for it. It takes media inline only: a URL a client names is never fetched. Scorers reach it with
     `--engine openai --base-url http://HOST:PORT/v1` (and `--api-key-env VLLM_API_KEY`); on
     another machine, where the weights are not readable, add `--fingerprint` with the value
     printed here, and `--tokenizer DIR` with a copy of the model's tokenizer files.

@@ -9,9 +9,11 @@ generation_config (the in-process engine uses vLLM's defaults too), and the pres
 the served model name.
 
 What a server exposes is decided here too, so every starter (`murgat serve`, `--data-parallel`,
-the tests) gets the same rules: off loopback it needs an API key, read by vLLM itself from
-`VLLM_API_KEY` (never on the command line, which `ps` shows to every user), and it takes media
-inline only (`serving.connector`): a URL a client names is never fetched.
+the tests) gets the same rules: off loopback it needs an API key, read from `VLLM_API_KEY` by
+vLLM and by the project's guard (`serving.guard`, which asks for it on every route but /health
+and /ping; vLLM's own check covers /v1 only), never from the command line, which `ps` shows to
+every user; and it takes media inline only (`serving.connector`): a URL a client names is never
+fetched.
 """
 
 from __future__ import annotations
@@ -26,10 +28,12 @@ from ..engines.presets import Preset
 from ..engines.vllm import ENGINE_KEYS
 from ..offline import LOCAL_DEFAULTS, OFFLINE_ENV
 
-# vLLM's server reads its key from this variable itself (vllm.envs), so the key stays out of argv.
+# vLLM (vllm.envs) and the guard (serving.guard) read the key from this variable, so it stays out of argv.
 API_KEY_VAR = "VLLM_API_KEY"
 # The media connector (`serving.connector`) that takes inline data only.
 MEDIA_CONNECTOR = "murgat-inline-only"
+# The middleware (`serving.guard`) that asks for the key on every route, not only vLLM's /v1.
+GUARD = f"{__package__}.guard.APIKeyGuard"
 
 # `vllm serve` flags a caller may not add: they would undo what the launcher guarantees.
 _REFUSED_FLAGS = {
@@ -70,16 +74,30 @@ def check_exposure(host: str, env: dict | None = None) -> None:
             f"(vLLM reads it; scorers pass --api-key-env {API_KEY_VAR}), or serve on 127.0.0.1")
 
 
+def option_named(arg: str) -> str | None:
+    """The option vLLM's parser takes `arg` to name (before argparse expands an abbreviation),
+    or None for a value or a short option. vLLM rewrites a dotted flag into JSON for the flag
+    before the dot (`--api-key.x SECRET` and `--api-key.x=SECRET` are `--api-key '{"x":
+    "SECRET"}'`, `--host.x+ a,b` a list), and reads underscores as dashes up to that dot."""
+    if not arg.startswith("--") or arg == "--":
+        return None
+    name = arg.split("=", 1)[0].split(".", 1)[0]
+    return "--" + name[2:].replace("_", "-")
+
+
 def check_extra(extra: list[str] | tuple[str, ...]) -> None:
-    """Refuse those flags however vLLM's parser would read them: with underscores, and
-    abbreviated (argparse takes `--hos` for `--host`)."""
+    """Refuse those flags however vLLM's parser would read them: dotted, with `=`, with
+    underscores, and abbreviated (vLLM's parser keeps argparse's allow_abbrev: `--hos` is
+    `--host`). Every argument is checked, values and those after `--` too: vLLM rewrites dotted
+    flags wherever they stand. The refusal names the flag, never what follows it."""
     for arg in extra:
-        if not arg.startswith("--") or arg == "--":
+        name = option_named(arg)
+        if name is None:
             continue
-        flag = "--" + arg[2:].split("=", 1)[0].replace("_", "-")
         for refused, why in _REFUSED_FLAGS.items():
-            if refused.startswith(flag):
-                raise ServeRefused(f"{arg.split('=', 1)[0]} ({refused}) is not passed to vLLM: {why}")
+            if refused.startswith(name):
+                spelled = arg.split("=", 1)[0].split(".", 1)[0]
+                raise ServeRefused(f"{spelled} ({refused}) is not passed to vLLM: {why}")
 
 
 # Engine arguments that are not `vllm serve` flags of the same name.
@@ -114,7 +132,9 @@ def serve_argv(preset: Preset, *, host: str = "127.0.0.1", port: int = 8000, ove
             # slower than --fps); these keyword arguments come from the scorer, never from
             # the text under evaluation. Safe only because every client holding the key (or,
             # without one, every process on this machine) is trusted: see the README.
-            "--trust-request-mm-kwargs"]
+            "--trust-request-mm-kwargs",
+            # vLLM's own key check covers /v1 and a few prefixes only: see serving.guard.
+            "--middleware", GUARD]
     if preset.trust_remote_code:
         argv.append("--trust-remote-code")
     for key in sorted(args):
