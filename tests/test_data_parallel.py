@@ -39,7 +39,10 @@ def test_each_gpu_replica_sees_one_device(monkeypatch):
 
 @pytest.mark.engine
 @pytest.mark.slow
-def test_two_cpu_replicas_split_a_batch_and_keep_its_order():
+def test_two_cpu_replicas_split_a_batch_and_keep_its_order(monkeypatch):
+    # A key exported in the caller's shell reaches the replicas' servers, which then ask it on
+    # every route: the replicas' own clients must send it.
+    monkeypatch.setenv("VLLM_API_KEY", "replica-test-key")
     require_model("smollm2-135m-instruct")
     preset = load_preset("smollm2-135m-instruct")
     holder = LazyEngine("replicas", preset, data_parallel=2)

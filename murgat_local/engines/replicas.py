@@ -52,6 +52,7 @@ class ReplicaEngine:
 
     def __init__(self, preset: Preset, *, data_parallel: int, temperature: float = 0.0,
                  max_concurrency: int = 64, **engine_args):
+        from ..serving.launcher import API_KEY_VAR
         from ..serving.process import ServerProcess
 
         if data_parallel < 1:
@@ -68,7 +69,10 @@ class ReplicaEngine:
                 s.start()
             for s in self.servers:
                 s.wait_ready()
-            self.clients = [OpenAIEngine(preset, base_url=s.base_url, temperature=temperature,
+            # A key in the caller's environment reaches the replicas (they inherit it, and the
+            # server's guard then asks it on every route): their clients must send it.
+            keyed = API_KEY_VAR if (os.environ.get(API_KEY_VAR) or "").strip() else None
+            self.clients = [OpenAIEngine(preset, base_url=s.base_url, temperature=temperature, api_key_env=keyed,
                                          max_concurrency=max_concurrency, **self._args) for s in self.servers]
         except BaseException:
             self.close()
