@@ -211,6 +211,9 @@ LINE_CASES = [
     # ---- input lines and fields
     Case("malformed-line", "{not json", error("malformed JSON on line 1: Expecting property name")),
     Case("non-object-line", "[1, 2]", error("expected a JSON object, got list")),
+    Case("too-many-digits", '{"id": ' + "9" * 5000 + ', "video": "colors", "model_generation": "x"}',
+         error("a number with 5,000 digits")),
+    Case("nested-too-deep", "[" * 100_000 + "]" * 100_000, error("nested too deeply (more than 100 levels)")),
     Case("blank-line", "   ", None),
     Case("missing-id", {"video": "colors", "model_generation": GOOD}, error("missing field 'id'")),
     Case("blank-id", row("  "), error("missing field 'id'")),
