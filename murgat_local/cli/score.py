@@ -104,6 +104,11 @@ def score(
         runner = Runner(cfg, media_root, out)
     except (ModelNotFound, ValueError) as e:
         ui._fail(str(e))
+    try:  # so is a judge that cannot take what the input cites (as far as its first chunk tells)
+        runner.check_input(responses)
+    except ValueError as e:
+        runner.close()
+        ui._fail(str(e))
     with ui._running(out, quiet=not (verbose or dry_run)), \
             stage_progress(ui.console, ["decontext", "verifiable", "decompose", "entail"]) as progress:
         runner.attach_progress(progress)

@@ -6,15 +6,20 @@ that call refused with the reason. Each route is an ordinary StageJudge on its o
 verdicts are cached under its own identity: the cache key holds the judge that answered, and a
 judge that ran alone before lends its verdicts to the routes.
 
-`check_routes` refuses a run at start whose entail judges cannot take what they would be sent.
+`check_routes` refuses a run at start whose entail judges cannot take what its input cites, as
+far as the input has been read (`Cited`: no model is needed to know what a response cites); a call
+of a response read later that cites such a modality is refused on its own, with the reason.
 """
 
 from __future__ import annotations
 
 import hashlib
-from typing import Callable, Sequence
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Sequence
 
 from ..judges.calls import Call, Outcome
+from ..text.segment import segment
 from .composite import HolderGroup, SummedCounters
 from .judging import StageJudge
 
@@ -34,27 +39,82 @@ def route_of(call: Call) -> str:
     return next(iter(cited)) if len(cited) == 1 and cited <= set(ROUTES) else "mixed"
 
 
-def check_routes(main: tuple[str, object], routes: dict[str, tuple[str, object]]) -> None:
-    """ValueError naming the model, the modality and the flag that routes it, for an entail
-    judge that takes media but not a modality it would be sent. A model that takes no media at
-    all, or one whose modalities are unknown (a panel), is left to refuse per call."""
-    for cited in ROUTES:
-        name, holder = routes.get(cited, main)
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+@dataclass
+class Cited:
+    """What the responses read so far cite, per modality: citations, the sentences holding them
+    and the responses holding those. Facts are known only after decomposition (a model), so
+    sentences are what can be counted before anything is judged."""
+
+    responses: int = 0
+    citations: Counter = field(default_factory=Counter)
+    sentences: Counter = field(default_factory=Counter)
+    by_response: Counter = field(default_factory=Counter)
+
+    def add(self, sentences: Iterable) -> None:
+        """One response's sentences (`text.segment.Sentence`s)."""
+        self.responses += 1
+        found: set[str] = set()
+        for s in sentences:
+            # An unreadable citation is never sent: it says nothing about what a judge gets.
+            mods = [c.modality for c in s.citations if c.valid and c.modality in ROUTES]
+            self.citations.update(mods)
+            self.sentences.update(set(mods))
+            found.update(mods)
+        self.by_response.update(found)
+
+    def describe(self, modality: str) -> str:
+        return (f"{_plural(self.sentences[modality], 'sentence')} in {self.by_response[modality]} of "
+                f"{_plural(self.responses, 'response')} read cite {modality} segments "
+                f"({_plural(self.citations[modality], 'citation')})")
+
+
+def cited_in(items: Iterable, options) -> Cited:
+    """What `items` (responses; an input error is skipped) cite, split as the protocol splits
+    them under `options` (`ProtocolOptions`)."""
+    cited = Cited()
+    for item in items:
+        generation = getattr(item, "generation", None)
+        if generation is None:
+            continue
+        try:
+            seg = segment(generation, compat=options.compat, parse_reasoning=options.parse_reasoning,
+                          decontextualize=options.decontextualize,
+                          decontextualized_text=item.record.get("decontextualized_text"))
+        except Exception:  # the protocol records this response's error when it prepares it
+            continue
+        cited.add(seg.sentences)
+    return cited
+
+
+def check_routes(main: tuple[str, object], routes: dict[str, tuple[str, object]], cited: Cited) -> None:
+    """ValueError naming the model, the modality, how much of the input cites it and the flag
+    that routes it, for an entail judge that takes media but not a modality the input read so
+    far (`cited`) would send it. A model that takes no media at all, or one whose modalities
+    are unknown (a panel), is left to refuse per call."""
+    for modality in ROUTES:
+        if not cited.sentences[modality]:
+            continue
+        name, holder = routes.get(modality, main)
         modalities = getattr(holder, "modalities", None)
-        if modalities is None or modalities == {"text"} or takes(modalities, cited):
+        if modalities is None or modalities == {"text"} or takes(modalities, modality):
             continue
         why = ""
         unavailable = getattr(holder, "unavailable", {}) or {}
-        lost = {"visual": ("video", "image"), "audio": ("audio",)}[cited]
+        lost = {"visual": ("video", "image"), "audio": ("audio",)}[modality]
         reasons = [unavailable[m] for m in lost if m in unavailable]
         if reasons:
             why = f" on this engine ({reasons[0]})"
-        if cited in routes:
-            raise ValueError(f"{FLAGS[cited]} {name}: model {name!r} cannot take {cited} input{why}; "
-                             f"name a model that takes {cited}")
-        raise ValueError(f"model {name!r} judges attribution but cannot take {cited} input{why}, which facts "
-                         f"citing {cited} segments send it; route them to a model that can with "
-                         f"{FLAGS[cited]} MODEL")
+        count = cited.describe(modality)
+        if modality in routes:
+            raise ValueError(f"{FLAGS[modality]} {name}: model {name!r} cannot take {modality} input{why}, and "
+                             f"{count}; name a model that takes {modality}")
+        raise ValueError(f"model {name!r} judges attribution but cannot take {modality} input{why}: {count}, "
+                         f"and their facts would be sent to it; route them to a model that can with "
+                         f"{FLAGS[modality]} MODEL")
 
 
 class RoutedEngine(HolderGroup):
@@ -129,4 +189,4 @@ class RoutedJudge:
         return out  # type: ignore[return-value]
 
 
-__all__ = ["FLAGS", "ROUTES", "RoutedJudge", "check_routes", "route_of", "takes"]
+__all__ = ["FLAGS", "ROUTES", "Cited", "RoutedJudge", "check_routes", "cited_in", "route_of", "takes"]

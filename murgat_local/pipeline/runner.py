@@ -33,7 +33,7 @@ from .judging import StageJudge
 from .panel import PanelJudge
 from .outputs import check_writable
 from .protocol import STAGES, Protocol, ProtocolOptions
-from .routing import RoutedJudge, check_routes
+from .routing import RoutedJudge, check_routes, cited_in
 from .provenance import provenance
 from .records import build_record, stage_failures
 from .streaming import chunks
@@ -125,16 +125,28 @@ class Runner:
                           on_progress=on_progress)
 
     def _route_entail(self, model: str, progress) -> None:
-        """Attribution judges per modality (`entailer_visual` / `entailer_audio`), each checked
-        at start against what it would be sent, as is the entailer for what it keeps."""
+        """Attribution judges per modality (`entailer_visual` / `entailer_audio`); each, and the
+        entailer for what it keeps, is checked against what the input cites (`check_input`)."""
         routes = {r: (m, self._stage_judge("entail", m)) for r, m in self.config.entail_routes().items()}
         main = self.judges["entail"]
+        self._entail_holders = None  # a panel's members are checked per call
         if isinstance(main, StageJudge):
-            check_routes((model, main.engine), {r: (m, j.engine) for r, (m, j) in routes.items()})
+            self._entail_holders = ((model, main.engine), {r: (m, j.engine) for r, (m, j) in routes.items()})
         if routes:
             self.judges["entail"] = RoutedJudge("entail", {**routes, "mixed": (model, main)})
             if progress:
                 self.judges["entail"].on_progress = progress("entail")
+
+    def check_input(self, responses: pathlib.Path) -> None:
+        """ValueError, before anything is judged, when the responses a run holds first (its first
+        chunk) cite a modality an attribution judge of theirs cannot take, with how many do. A
+        judge is refused only for what its input cites: a response read later that cites such
+        a modality has those calls refused one by one, with the reason."""
+        if self._entail_holders is None:
+            return
+        read = read_responses(responses, self.config.limit, self.config.inputs.limits())
+        first = next(chunks(read, self.config.chunk_size), [])
+        check_routes(*self._entail_holders, cited_in(first, self.protocol.options))
 
     def attach_progress(self, progress: Callable[[str], Callable[[int, float], None]]) -> None:
         """Report each stage's progress to `progress(stage)` from now on."""
