@@ -106,3 +106,36 @@ def test_every_tiny_checkpoint_stays_under_10_mb():
         size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
         assert size < 10_000_000, (name, size)
     assert MODELS.is_dir()
+
+
+GIB = 1024 ** 3
+
+
+def test_a_folder_is_sized_on_vllms_cpu_build_by_the_rule_that_sizes_presets(tmp_path):
+    """On the CPU build gpu_memory_utilization is the share of the machine's RAM an engine
+    reserves and must find free: a folder no longer asks for vLLM's GPU default (0.92)."""
+    from murgat_local.engines.identity import effective_args
+    from murgat_local.engines.folder import CPU_RUNTIME_GIB, KV_CONTEXTS
+    from murgat_local.engines.presets import memory_share
+
+    folder = tmp_path / "a-copy-of-tiny-qwen3-vl"
+    shutil.copytree(require_model("tiny-qwen3-vl"), folder)
+    bare = load_preset(str(folder))
+    cpu = bare.on_runtime(cpu=True, memory_bytes=24 * GIB)
+    weights = (folder / "model.safetensors").stat().st_size
+    kv = 2 * 1 * 64 * 2 * 2  # layers x kv heads x head dim x (K, V) x bf16
+    need = weights + KV_CONTEXTS * 32768 * kv + CPU_RUNTIME_GIB * GIB
+    share = cpu.engine_args["gpu_memory_utilization"]
+    assert share == memory_share(need, 24 * GIB) and need / (24 * GIB) <= share < need / (24 * GIB) + 0.01
+    assert effective_args("vllm", cpu, {})["gpu_memory_utilization"] == share < 0.2
+    assert effective_args("vllm", cpu, {"gpu_memory_utilization": 0.5})["gpu_memory_utilization"] == 0.5
+    # the preset of the same model is sized by the same function (its context is 4096)
+    preset = load_preset("tiny-qwen3-vl").on_runtime(cpu=True, memory_bytes=24 * GIB)
+    assert preset.engine_args["gpu_memory_utilization"] == memory_share(
+        weights + KV_CONTEXTS * 4096 * kv + CPU_RUNTIME_GIB * GIB, 24 * GIB)
+    # on a GPU the share is of the GPU: vLLM's default, or what a preset names
+    assert "gpu_memory_utilization" not in bare.on_runtime(cpu=False).engine_args
+    assert load_preset("qwen3-vl-32b-instruct").engine_args["gpu_memory_utilization"] == 0.92
+    # printed and recorded with the folder's other assumed defaults
+    (said,) = [a for a in bare.assumed if a.startswith("gpu_memory_utilization")]
+    assert "vLLM's CPU build" in said and f"{KV_CONTEXTS} contexts of 32768 tokens" in said, said

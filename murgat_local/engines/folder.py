@@ -47,6 +47,14 @@ _VISION_KEYS = ("vision_config", "vision_tower_config", "visual")
 DEFAULT_MAX_MODEL_LEN = 32768
 DEFAULT_MM_LIMITS = {"image": 8, "video": 2, "audio": 4}
 
+# What a model needs in memory beside its weights, on vLLM's CPU build (`memory_need`): a KV
+# cache of this many full contexts, and the worker's own runtime (torch, kernels, buffers:
+# 1.44 GiB measured for tiny-qwen3-vl under vLLM 0.32, so the rest of it goes to the cache).
+KV_CONTEXTS = 4
+CPU_RUNTIME_GIB = 2
+_WEIGHTS = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
+_WIDE = ("float32", "float", "fp32")
+
 
 def _read(path: pathlib.Path) -> dict:
     try:
@@ -111,6 +119,42 @@ def _context(config: dict, assumed: list[str]) -> int:
     return DEFAULT_MAX_MODEL_LEN
 
 
+def kv_bytes_per_token(config: dict, dtype: str | None = None) -> int | None:
+    """Bytes of KV cache one token takes in every layer (keys and values), from the config's
+    text model; None where the config does not say."""
+    text = _text_config(config)
+    layers, heads = text.get("num_hidden_layers"), text.get("num_attention_heads")
+    if not isinstance(layers, int) or not isinstance(heads, int) or heads <= 0:
+        return None
+    kv_heads = text.get("num_key_value_heads") or heads
+    head_dim = text.get("head_dim") or (text.get("hidden_size") or 0) // heads
+    if dtype in (None, "auto"):  # the model's own
+        dtype = text.get("dtype") or text.get("torch_dtype") or config.get("dtype") or config.get("torch_dtype")
+    width = 4 if str(dtype).lower() in _WIDE else 2
+    return layers * kv_heads * head_dim * 2 * width
+
+
+def memory_need(directory: pathlib.Path, engine_args: dict) -> int | None:
+    """Bytes an engine of the model in `directory` needs on vLLM's CPU build: its weights as
+    stored, a KV cache of `KV_CONTEXTS` contexts of `max_model_len` tokens, and the runtime.
+    None where the folder cannot be read (its engine then fails to start on its own)."""
+    config = _read(directory / "config.json")
+    kv = kv_bytes_per_token(config, engine_args.get("kv_cache_dtype") or engine_args.get("dtype"))
+    if kv is None:
+        return None
+    context = engine_args.get("max_model_len") or _text_config(config).get("max_position_embeddings")
+    if not isinstance(context, int):
+        return None
+    # The folder's own files only: vLLM reads no weights from a subfolder (some checkpoints keep
+    # a second copy in `original/`).
+    weights = sum(p.stat().st_size for p in directory.iterdir() if p.is_file() and p.name.endswith(_WEIGHTS))
+    return weights + KV_CONTEXTS * context * kv + CPU_RUNTIME_GIB * 1024**3
+
+
+def _size(n: float) -> str:
+    return f"{n / 1024**3:.2f} GiB" if n >= 1024**3 else f"{n / 1024**2:.1f} MiB"
+
+
 def audio_window(model_type: str, processor: dict) -> float | None:
     """The longest clip the model hears whole, where its processor cuts longer ones."""
     extractor = processor.get("feature_extractor") or {}
@@ -138,6 +182,12 @@ def read_folder(directory: pathlib.Path) -> dict:
     if media:
         engine["limit_mm_per_prompt"] = {m: DEFAULT_MM_LIMITS[m] for m in media}
         assumed.append("limit_mm_per_prompt " + ", ".join(f"{m}={DEFAULT_MM_LIMITS[m]}" for m in media))
+    need = memory_need(directory, engine) if config else None
+    if need is not None:  # as every preset is sized there (`Preset.on_runtime`)
+        kv = need - CPU_RUNTIME_GIB * 1024**3
+        assumed.append(f"gpu_memory_utilization on vLLM's CPU build: the share of the machine's memory that holds "
+                       f"{_size(need)} (weights and a KV cache of {KV_CONTEXTS} contexts of {engine['max_model_len']} "
+                       f"tokens, {_size(kv)}, and {CPU_RUNTIME_GIB} GiB for the runtime); on a GPU, vLLM's default")
     return {
         "architecture": arch,
         "modalities": modalities,

@@ -19,6 +19,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import dataclasses
+import math
 import os
 import pathlib
 import tomllib
@@ -54,6 +55,9 @@ PRESETS_DIR = package_data("presets")
 DEFAULT_MODELS_ROOT = _default_models_root(PACKAGE_ROOT)
 
 MODALITIES = ("text", "image", "video", "audio")
+
+# vLLM's default share, and the most any engine is given: a model that needs more does not fit.
+MAX_MEMORY_SHARE = 0.92
 
 
 class ModelNotFound(FileNotFoundError):
@@ -122,13 +126,26 @@ class Preset:
     # What a folder without a preset was assumed to be (`folder.read_folder`); empty for a preset.
     assumed: tuple[str, ...] = ()
 
-    def on_runtime(self, cpu: bool) -> "Preset":
+    def on_runtime(self, cpu: bool, memory_bytes: int | None = None) -> "Preset":
         """This preset as an engine on vLLM's CPU build (`cpu`) runs it: the modalities that
-        build cannot run are taken away, and kept in `unavailable` with their reason."""
-        gone = {m: why for m, why in self.cpu_refuses.items() if cpu and m in self.modalities}
-        if not gone:
+        build cannot run are taken away, and kept in `unavailable` with their reason; and its
+        `gpu_memory_utilization`, there a share of the machine's memory (`memory_bytes`, else
+        all of this machine's) that the engine must find free when it starts, is what the model
+        needs (`memory_share`): the same rule for every preset and model folder. A preset's own
+        value is a share of a GPU, and counts there."""
+        if not cpu:
             return self
-        return dataclasses.replace(self, modalities=self.modalities - set(gone), unavailable=gone)
+        changes: dict = {}
+        gone = {m: why for m, why in self.cpu_refuses.items() if m in self.modalities}
+        if gone:
+            changes.update(modalities=self.modalities - set(gone), unavailable=gone)
+        from .folder import memory_need
+
+        need = memory_need(self.path, self.engine_args) if self.path.is_dir() else None
+        if need is not None:
+            share = memory_share(need, memory_bytes or _machine_memory())
+            changes["engine_args"] = {**self.engine_args, "gpu_memory_utilization": share}
+        return dataclasses.replace(self, **changes) if changes else self
 
     def as_json(self) -> dict:
         """What `murgat models --json` prints for this preset."""
@@ -152,6 +169,16 @@ class Preset:
             )
             raise ModelNotFound(f"model directory {self.path} {what} (preset {self.name!r}).{hint}")
         return self.path
+
+
+def memory_share(need_bytes: float, total_bytes: int) -> float:
+    """The share of `total_bytes` that holds `need_bytes`, rounded up to a hundredth, at most
+    `MAX_MEMORY_SHARE`: an engine's `gpu_memory_utilization` on vLLM's CPU build."""
+    return min(math.ceil(need_bytes / total_bytes * 100) / 100, MAX_MEMORY_SHARE)
+
+
+def _machine_memory() -> int:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
 def available_presets(presets_dir: pathlib.Path = PRESETS_DIR) -> list[str]:
