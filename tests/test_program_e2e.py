@@ -63,6 +63,7 @@ def test_every_variant_is_generated_and_scored_and_a_bad_plan_is_its_items_error
             assert r["program"]["variant"] == v
             if r["status"] == "error":  # random weights: the reason is named, and scoring reports it
                 assert any(w in r["error"] for w in NAMED), r["error"]
+                assert "internal" not in r["error"], r["error"]  # a bug of ours is never the model's
                 assert s["status"] == "error"
                 continue
             trace = r["program"]["trace"]
