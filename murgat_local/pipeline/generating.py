@@ -137,7 +137,7 @@ class GenerateRunner:
     def _read_from_file(self) -> dict[str, str]:
         """`--from FILE`: the answers a posthoc pass edits, by id."""
         found = {}
-        for item in read_responses(self.from_file):
+        for item in read_responses(self.from_file, None, self.config.inputs.limits()):
             if not isinstance(item, InputError):
                 found[item.id] = item.generation
         return found
