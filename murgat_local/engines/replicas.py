@@ -1,8 +1,9 @@
 """`--data-parallel N`: N vLLM replicas on one box, each stage batch split between them.
 
 vLLM's offline engine refuses `data_parallel_size > 1`, so each replica is its own `vllm serve`
-process (the launcher `murgat serve` uses) with its own `CUDA_VISIBLE_DEVICES` (on the CPU build:
-its own cores), driven by the server engine. A batch is cut into N contiguous shards sent at
+process (the launcher `murgat serve` uses) with its own `CUDA_VISIBLE_DEVICES`: as many GPUs as
+its tensor (and pipeline) parallel ranks (on the CPU build: its own cores, a list per rank),
+driven by the server engine. A batch is cut into N contiguous shards sent at
 once; the results come back in the batch's order. Every replica runs the same weights and
 arguments as the in-process engine, so the identity, and the cache, are the in-process one's.
 """
@@ -19,20 +20,59 @@ from .openai import OpenAIEngine
 from .presets import Preset
 
 
-def replica_devices(n: int, visible: str | None = None) -> list[dict]:
-    """The environment each of `n` replicas gets: one GPU each (from CUDA_VISIBLE_DEVICES, else
-    0..n-1), or on the CPU build a disjoint set of cores each when there are enough."""
+def devices_per_replica(args: dict) -> int:
+    """The devices one replica runs on: one per rank of its tensor and pipeline parallel layout
+    (`args`: the engine arguments in effect, the preset's with the run's overrides)."""
+    return int(args.get("tensor_parallel_size") or 1) * int(args.get("pipeline_parallel_size") or 1)
+
+
+def _gpu_count() -> int:
+    import torch
+
+    return torch.cuda.device_count()
+
+
+def _layout(n: int, per: int) -> str:
+    return f"--data-parallel {n}" + (f" at tensor parallel {per}" if per > 1 else "")
+
+
+def replica_devices(n: int, per: int = 1, *, visible: str | None = None, gpus: int | None = None,
+                    cores: Sequence[int] | None = None) -> list[dict]:
+    """The environment each of `n` replicas of `per` devices gets.
+
+    GPUs: `per` consecutive devices each, taken from `visible` (CUDA_VISIBLE_DEVICES when not
+    given) or, when that is unset, from the `gpus` the machine has (counted when not given); a
+    ValueError when fewer than `n * per` are visible. On the CPU build: a disjoint set of
+    `cores` (this process's affinity when not given) each, cut into one list per rank as vLLM's
+    VLLM_CPU_OMP_THREADS_BIND reads them ('|' between ranks); with too few cores to share,
+    vLLM binds each replica itself."""
     if vllm_cpu_build():
-        cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
-        if len(cores) < n:
+        if cores is None:
+            cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else range(os.cpu_count() or 1)
+        cores = list(cores)
+        if len(cores) < n * per:
             return [{} for _ in range(n)]
-        per = len(cores) // n
-        return [{"VLLM_CPU_OMP_THREADS_BIND": ",".join(map(str, cores[i * per:(i + 1) * per]))} for i in range(n)]
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES") if visible is None else visible
-    gpus = [d for d in visible.split(",") if d.strip()] if visible else [str(i) for i in range(n)]
-    if len(gpus) < n:
-        raise ValueError(f"--data-parallel {n} needs {n} GPUs; CUDA_VISIBLE_DEVICES names {len(gpus)}")
-    return [{"CUDA_VISIBLE_DEVICES": gpus[i]} for i in range(n)]
+        share = len(cores) // n
+        rank = share // per
+        out = []
+        for i in range(n):
+            mine = cores[i * share:(i + 1) * share]
+            ranks = [mine[r * rank:(r + 1) * rank] for r in range(per)]
+            out.append({"VLLM_CPU_OMP_THREADS_BIND": "|".join(",".join(map(str, r)) for r in ranks)})
+        return out
+    if visible is None:
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    need = n * per
+    if visible is None:
+        count = _gpu_count() if gpus is None else gpus
+        if count < need:
+            raise ValueError(f"{_layout(n, per)} needs {need} GPUs; {count} are visible")
+        devices = [str(i) for i in range(need)]
+    else:
+        devices = [d.strip() for d in visible.split(",") if d.strip()]
+        if len(devices) < need:
+            raise ValueError(f"{_layout(n, per)} needs {need} GPUs; CUDA_VISIBLE_DEVICES names {len(devices)}")
+    return [{"CUDA_VISIBLE_DEVICES": ",".join(devices[i * per:(i + 1) * per])} for i in range(n)]
 
 
 def shards(n_items: int, n: int) -> list[range]:
@@ -63,7 +103,7 @@ class ReplicaEngine:
         self.temperature = temperature
         self._args = effective_args("replicas", preset, engine_args)
         self.servers = [ServerProcess(preset, overrides=self._args, env={**os.environ, **extra})
-                        for extra in replica_devices(data_parallel)]
+                        for extra in replica_devices(data_parallel, devices_per_replica(self._args))]
         try:
             for s in self.servers:  # all start at once; each is waited for
                 s.start()
