@@ -95,18 +95,78 @@ def rescore(
 
 @app.command()
 def models(
+    names: Optional[List[str]] = typer.Argument(None, help="with --verify: presets or model folders "
+                                                "(default: every preset whose folder is present)"),
     as_json: bool = typer.Option(False, "--json", help="every preset as a JSON list (name, modalities, present, "
                                  "path, architecture, engine arguments, quirks)"),
+    verify: bool = typer.Option(False, "--verify", help="check that model folders are whole: shards, headers, "
+                                "tokenizer and processor files, and the sha256 of every file a MANIFEST.json lists"),
 ) -> None:
-    """List the model presets and whether their weights are present."""
+    """List the model presets and whether their weights are present; with --verify, check that
+    their folders are whole (exit 1 naming each file that is not)."""
     from ..engines import available_presets, engine_names, load_preset
     from ..reports.table import presets_table
 
+    if verify:
+        _verify_models(names or [], as_json)
+        return
+    if names:
+        ui._fail("model names go with --verify")
     if as_json:
         sys.stdout.write(json.dumps([load_preset(n).as_json() for n in available_presets()], indent=2) + "\n")
         return
     ui.console.print(presets_table([load_preset(n) for n in available_presets()]))
     ui.console.print(f"engines (--engine): {', '.join(engine_names())}", markup=False)
+
+
+def _verify_models(names: list[str], as_json: bool) -> None:
+    """`murgat models --verify`: each folder's report. Without names, a preset whose folder is
+    absent is listed, not checked; a name that is no folder is a usage error (exit 2)."""
+    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+
+    from ..engines import ModelNotFound, available_presets, load_preset
+    from ..engines.verify import verify_folder
+
+    try:
+        presets = [load_preset(n) for n in names or available_presets()]
+    except (ModelNotFound, ValueError) as e:
+        ui._fail(str(e))
+    for n, p in zip(names, presets):
+        if not p.path.is_dir():
+            ui._fail(f"{n}: {p.path} is not a folder")
+    rows, failed = [], 0
+    with Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+                  console=ui.err, transient=True) as progress:
+        for p in presets:
+            row = {"name": p.name, "path": str(p.path), "present": (p.path / "config.json").is_file() or bool(names)}
+            if row["present"]:
+                task = progress.add_task(f"sha256 {p.name}", total=None)
+                report = verify_folder(p.path, p.modalities,
+                                       on_total=lambda n, t=task: progress.update(t, total=n),
+                                       on_bytes=lambda n, t=task: progress.advance(t, n))
+                progress.remove_task(task)
+                row.update(report.as_json())
+                failed += not report.whole
+            else:
+                row["whole"] = None
+            rows.append(row)
+    if as_json:
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+    else:
+        for row in rows:
+            if row["whole"] is None:
+                ui.console.print(f"{row['name']}: absent ({row['path']}), not checked", markup=False, soft_wrap=True)
+                continue
+            checked = f"{row['headers']} safetensors headers read"
+            if row["manifest"]:
+                checked += f", sha256 of {row['hashed']} files matches {row['manifest']}"
+            state = f"whole ({row['path']}; {checked})" if row["whole"] else f"NOT WHOLE ({row['path']})"
+            ui.console.print(f"{row['name']}: {state}", markup=False, soft_wrap=True)
+            for problem in row["problems"]:
+                ui.console.print(f"  {problem['path']}: {problem['reason']}", markup=False, soft_wrap=True)
+    if failed:
+        ui.err.print(f"[red]error:[/red] {failed} model folder(s) not whole", soft_wrap=True)
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -122,6 +182,7 @@ def smoke(
     import tempfile
 
     from ..engines import ModelNotFound, check_engine, load_preset
+    from ..engines.verify import require_whole
     from ..judges.smoke import run_smoke, smoke_models
     from ..reports.table import smoke_table
 
@@ -129,6 +190,8 @@ def smoke(
     try:  # a usage error, before anything starts
         check_engine(engine)
         presets = [load_preset(name) for name in names]
+        for p in presets:  # every folder whole (the quick check), before the first engine
+            require_whole(p)
     except (ModelNotFound, ValueError) as e:
         ui._fail(str(e))
     for p in presets:  # a folder without a preset: what it was taken to be

@@ -17,6 +17,7 @@ from .constraints import ParseFailure, Verdict, choice_regex, parse_verdict
 from .identity import effective_args, engine_identity, identity_material, vllm_cpu_build
 from .presets import ModelNotFound, Preset, available_presets, load_preset
 from .render import neutralization_of
+from .verify import require_whole
 
 # name -> ("module:Class", the optional package it needs)
 _REGISTRY: dict[str, tuple[str, str]] = {}
@@ -74,6 +75,9 @@ class LazyEngine:
 
     def __init__(self, kind: str, preset: Preset, **options):
         check_engine(kind)
+        # Every command makes its holders before its first engine starts: a half-copied folder
+        # is refused here, naming its files, before its weights are hashed for the identity.
+        require_whole(preset)
         self.kind = kind
         self.preset = preset
         self.options = options
