@@ -60,6 +60,14 @@ TRANSPORT = frozenset({"base_url", "api_key_env", "max_concurrency", "timeout_s"
                        "replica_resources", "rows_per_batch", "local_cpus"})
 
 
+# How a prompt becomes token ids, named so that a change to it is a new identity. Before it was
+# named, the in-process vLLM engine sent Gemma 4 no BOS (vLLM tokenizes its text prompts without
+# special tokens, after the renderer had dropped the template's): verdicts cached then are not
+# reused. Now: the chat template's text, BOS included, tokenized once without added special
+# tokens (`render.ChatRenderer.prompt_ids`), on every route.
+PROMPT_TOKENS = "template-text-once"
+
+
 class FingerprintMismatch(ValueError):
     """A stated weights fingerprint that the weights readable here contradict."""
 
@@ -123,6 +131,7 @@ def identity_material(kind: str, preset: Preset, temperature: float, args: dict,
         "temperature": float(temperature),
         "engine_args": {k: args[k] for k in sorted(args) if k not in THROUGHPUT_ONLY},
         "quirks": preset.quirks.model_dump(),
+        "prompt_tokens": PROMPT_TOKENS,
     }
     if neutralization == "generic":
         material["neutralization"] = "generic"

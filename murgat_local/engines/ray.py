@@ -1,9 +1,9 @@
 """Ray engine: each stage batch runs over a Ray cluster with Ray Data LLM, one vLLM replica per
 GPU (or per declared CPU bundle).
 
-The driver renders every prompt itself (the model's own chat template over neutralized text,
-exactly as the in-process engine does), so Ray's chat-template and tokenize stages are off. A
-row carries its prompt, its sampling parameters (with the output constraint as vLLM's
+The driver renders and tokenizes every prompt itself (the model's own chat template over
+neutralized text, exactly as the in-process engine does), so Ray's chat-template and tokenize
+stages are off. A row carries its prompt's token ids, its sampling parameters (with the output constraint as vLLM's
 `structured_outputs`) and its media as plain values: cited segments as `SegmentRef`s (file
 digest, modality, start, end, cut options), cut by the worker where the file lives, never a
 reader. Requests are checked and fitted to the model as in-process (`limits.prepare`): on the
@@ -76,16 +76,16 @@ def _cut_and_fit(request: Request, preset: Preset, args: dict) -> Fitted | str:
     return fit_or_refuse(fitter, cut)
 
 
-def _preprocess(row: dict, fallback: str, preset: Preset, args: dict) -> dict:
+def _preprocess(row: dict, fallback: list[int], preset: Preset, args: dict) -> dict:
     """On a worker: cut the row's segments, fit the request to the model (as the driver does for
     media it holds), and hand vLLM its prompt, media and sampling. A row that cannot go on gets
     a one-token stand-in prompt, which keeps its place in the batch, and its error."""
-    out = {"idx": row["idx"], "row_error": "", "note": "", "prompt": row["prompt"],
+    out = {"idx": row["idx"], "row_error": "", "note": "", "tokenized_prompt": list(row["prompt_ids"]),
            "sampling_params": json.loads(row["sampling"])}
     request = pickle.loads(row["request"])
     fitted = _cut_and_fit(request, preset, args)
     if isinstance(fitted, str):
-        out.update(row_error=fitted, prompt=fallback, sampling_params={"temperature": 0.0, "max_tokens": 1})
+        out.update(row_error=fitted, tokenized_prompt=fallback, sampling_params={"temperature": 0.0, "max_tokens": 1})
         return out
     out["note"] = fitted.note or ""
     data, processor_kwargs = multimodal_inputs(fitted.request.media)
@@ -157,7 +157,7 @@ class RayEngine:
             chat_template_stage=False, tokenize_stage=False, detokenize_stage=False,
             prepare_multimodal_stage=False, should_continue_on_error=True)
         self.fitter = RequestFitter(preset, self._args, self.renderer)
-        fallback = self.renderer.render(build_messages(Request("Reply."), preset.quirks)[0])
+        fallback = self.renderer.prompt_ids(build_messages(Request("Reply."), preset.quirks)[0])
         small = {"num_cpus": 0.25}
         prep = functools.partial(_preprocess, fallback=fallback, preset=preset, args=self._args)
         self.processor = build_processor(config, preprocess=prep,
@@ -186,7 +186,7 @@ class RayEngine:
             req, notes[i] = ready
             try:
                 messages, _ = build_messages(req, self.preset.quirks)
-                rows.append({"idx": i, "prompt": self.renderer.render(messages),
+                rows.append({"idx": i, "prompt_ids": self.renderer.prompt_ids(messages),
                              "sampling": json.dumps(_sampling(req, self.temperature, extra)),
                              "request": pickle.dumps(req)})
             except Exception as e:

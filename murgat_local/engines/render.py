@@ -60,20 +60,21 @@ class ChatRenderer:
         else:
             self.tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
         self.special_tokens = special_tokens_of(self.tokenizer)
-        ids = self.tokenizer("x")["input_ids"]
-        self._adds_bos = bool(ids) and ids[0] == self.tokenizer.bos_token_id
 
     def render(self, messages: list[dict]) -> str:
-        """The prompt text, ready to be tokenized *with* the tokenizer's special tokens: a BOS
-        the template writes is dropped when tokenizing adds one anyway (Gemma), so there is
-        exactly one."""
+        """The prompt text exactly as the chat template writes it, its BOS included: to be
+        tokenized *without* the tokenizer's special tokens (`prompt_ids`), as `vllm serve`'s chat
+        route and transformers' `apply_chat_template` do. Tokenizing it with them would add a
+        second BOS on the models whose tokenizer adds one (Gemma)."""
         safe = [self._neutralized(m) for m in messages]
         owner = self.processor if self.processor is not None else self.tokenizer
-        text = owner.apply_chat_template(safe, tokenize=False, add_generation_prompt=True)
-        bos = self.tokenizer.bos_token
-        if bos and text.startswith(bos) and self._adds_bos:
-            text = text[len(bos):]
-        return text
+        return owner.apply_chat_template(safe, tokenize=False, add_generation_prompt=True)
+
+    def prompt_ids(self, messages: list[dict]) -> list[int]:
+        """The prompt's token ids, tokenized here once: what every route sends. vLLM's default
+        for a text prompt differs by family (its Gemma 4 processor adds no special tokens, its
+        Gemma 3 one does), so the in-process engines hand it these ids, never the text."""
+        return list(self.tokenizer(self.render(messages), add_special_tokens=False)["input_ids"])
 
     def _neutralized(self, message: dict) -> dict:
         content = message["content"]
@@ -146,8 +147,8 @@ def processor_inputs(renderer: ChatRenderer, messages: list[dict], media: list[M
     pixel/feature tensors) exactly as transformers would feed them to the model."""
     text = renderer.render(messages)
     if renderer.processor is None:
-        return renderer.tokenizer(text, return_tensors="pt")
-    kwargs: dict = {"text": [text], "return_tensors": "pt"}
+        return renderer.tokenizer(text, add_special_tokens=False, return_tensors="pt")
+    kwargs: dict = {"text": [text], "add_special_tokens": False, "return_tensors": "pt"}
     images = [m.pixels for m in media if isinstance(m, ImagePart)]
     videos = [m for m in media if isinstance(m, VideoPart)]
     audios = [m.waveform for m in media if isinstance(m, AudioPart)]

@@ -3,8 +3,8 @@
 A whole batch goes to one `LLM.generate` call so continuous batching and prefix caching work.
 Each request carries its verdict type's regex as a per-request structured-output constraint;
 whitespace is disabled engine-wide (vLLM ignores the per-request flag). The chat template is
-rendered here, from the model directory's own processor or tokenizer, after every text part has
-been neutralized, so no message can forge a turn.
+rendered and tokenized here, from the model directory's own processor or tokenizer, after every
+text part has been neutralized, so no message can forge a turn; vLLM gets the token ids.
 """
 
 from __future__ import annotations
@@ -132,9 +132,10 @@ class VLLMEngine:
 
     def _prompt(self, request: Request) -> dict:
         messages, media = build_messages(request, self.preset.quirks)
-        text = self.renderer.render(messages)
         data, processor_kwargs = multimodal_inputs(media)
-        prompt: dict = {"prompt": text}
+        # Token ids, not text: vLLM would tokenize a text prompt with its family's own default
+        # for special tokens (Gemma 4: none, so no BOS; Gemma 3: a second BOS).
+        prompt: dict = {"prompt_token_ids": self.renderer.prompt_ids(messages)}
         if data:
             prompt["multi_modal_data"] = data
         if processor_kwargs:
