@@ -66,7 +66,8 @@ def test_every_input_of_a_verdict_changes_the_key_and_nothing_else_does(qwen):
     assert _key(LazyEngine("vllm", qwen, gpu_memory_utilization=0.9)) == base
 
 
-def test_the_transformers_identity_names_the_dtype_it_runs(qwen):
+def test_the_transformers_identity_names_the_dtype_it_runs(qwen, monkeypatch):
+    monkeypatch.setattr("murgat_local.engines.identity.cuda_available", lambda: False)  # the CPU's default
     hf = LazyEngine("transformers", qwen)
     assert hf.identity_detail["engine_args"]["dtype"] == "float32"
     assert "max_num_seqs" not in hf.identity_detail["engine_args"]  # vLLM's arguments do not apply

@@ -47,6 +47,24 @@ def vllm_cpu_build() -> bool:
         return False
 
 
+@functools.cache
+def cuda_available() -> bool:
+    """Whether torch sees a CUDA device (asked only for the transformers engine)."""
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def transformers_placement(cuda: bool, preset_dtype: str | None, dtype: str | None = None) -> tuple[str | None, str]:
+    """(device_map, dtype) the transformers engine loads a model with: on a GPU, spread over the
+    visible devices (`"auto"`) in the dtype asked for, else the preset's (vLLM's `"auto"`, or
+    none: the checkpoint's own); without one, on the CPU (no map) in the dtype asked for, else
+    float32 (a half-precision matmul on the CPU is slow, and bfloat16 rounds differently)."""
+    if cuda:
+        return "auto", dtype or preset_dtype or "auto"
+    return None, dtype or "float32"
+
+
 # Engines that drive vLLM elsewhere (a `vllm serve` over HTTP, replicas, a Ray cluster) compute
 # exactly what the in-process vLLM engine computes on the same weights and arguments, so they
 # share its identity: a run can move between them and resume from the same cache.
@@ -98,9 +116,11 @@ def effective_args(kind: str, preset: Preset, options: dict) -> dict:
             args.setdefault("block_size", 32)
         return args
     if kind == "transformers":
-        # transformers runs on the CPU in float32 unless told otherwise; the preset's vLLM
-        # arguments do not apply to it.
-        return {"dtype": options.get("dtype", "float32"), "seed": options.get("seed", 0)}
+        # The preset's vLLM arguments do not apply to transformers, but its dtype does on a GPU.
+        # The device is named: float32 on a GPU and on the CPU are different kernels.
+        device_map, dtype = transformers_placement(cuda_available(), preset.engine_args.get("dtype"),
+                                                   options.get("dtype"))
+        return {"device": "cuda" if device_map else "cpu", "dtype": dtype, "seed": options.get("seed", 0)}
     return dict(options)
 
 

@@ -1,4 +1,8 @@
-"""transformers engine: the CPU fallback, one request at a time.
+"""transformers engine: the fallback, one request at a time, on the GPU when there is one.
+
+On a GPU the model is spread over the visible devices (`device_map="auto"`) in the preset's dtype;
+without one it runs on the CPU in float32 (`identity.transformers_placement`, named in the
+identity).
 
 Inputs are built with the model directory's own processor, so one request may mix images, video
 and audio. The verdict grammar is enforced by an outlines-core logits processor compiled from
@@ -24,11 +28,13 @@ from .render import ChatRenderer, adapt_media, processor_inputs
 from .identity import effective_args, engine_identity
 
 
-def _load_model(preset: Preset, dtype):
+def _load_model(preset: Preset, dtype, device_map: str | None):
     import transformers
 
     path = preset.require_path()
     kwargs = {"dtype": dtype, "trust_remote_code": preset.trust_remote_code}
+    if device_map is not None:
+        kwargs["device_map"] = device_map
     arch = preset.architecture
     if arch.startswith("Qwen3OmniMoe"):
         full = transformers.Qwen3OmniMoeForConditionalGeneration.from_pretrained(path, **kwargs)
@@ -47,9 +53,10 @@ def _load_model(preset: Preset, dtype):
 
 
 class TransformersEngine:
-    """Judges with `transformers` generate + outlines-core constraints. Slow; always available."""
+    """Judges with `transformers` generate + outlines-core constraints. Slow; always available.
+    `dtype`: none for the placement's (the preset's on a GPU, float32 on the CPU)."""
 
-    def __init__(self, preset: Preset, *, dtype: str = "float32", temperature: float = 0.0, seed: int = 0):
+    def __init__(self, preset: Preset, *, dtype: str | None = None, temperature: float = 0.0, seed: int = 0):
         import torch
 
         self.preset = preset
@@ -58,10 +65,13 @@ class TransformersEngine:
         self.stats = EngineStats()
         self.temperature = temperature
         self.seed = seed
-        self._args = effective_args("transformers", preset, {"dtype": dtype, "seed": seed})
+        options = {"seed": seed} if dtype is None else {"dtype": dtype, "seed": seed}
+        self._args = effective_args("transformers", preset, options)
         path = preset.require_path()
         self.renderer = ChatRenderer(path, preset, trust_remote_code=preset.trust_remote_code)
-        self.model = _load_model(preset, getattr(torch, dtype)).eval()
+        dtype = self._args["dtype"]
+        device_map = "auto" if self._args["device"] == "cuda" else None
+        self.model = _load_model(preset, dtype if dtype == "auto" else getattr(torch, dtype), device_map).eval()
         self._indexes: dict[str, object] = {}
         self._vocabulary = None
 
@@ -91,12 +101,20 @@ class TransformersEngine:
         messages, media = build_messages(request, self.preset.quirks)
         return processor_inputs(self.renderer, messages, media)
 
+    def _placed(self, value):
+        """An input tensor on the model's (first) device; features in the model's dtype."""
+        if not hasattr(value, "to") or self._args["device"] == "cpu":
+            return value
+        if value.is_floating_point():
+            return value.to(self.model.device, self.model.dtype)
+        return value.to(self.model.device)
+
     def _generate(self, request: Request) -> Result:
         import torch
         from transformers import LogitsProcessorList
 
         inputs = self._inputs(request)
-        inputs = {k: v for k, v in inputs.items() if v is not None}
+        inputs = {k: self._placed(v) for k, v in inputs.items() if v is not None}
         n_prompt = int(inputs["input_ids"].shape[-1])
         tok = self.renderer.tokenizer
         eos = [t for t in {tok.eos_token_id, tok.convert_tokens_to_ids("<|im_end|>")} if t is not None]
