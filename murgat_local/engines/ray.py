@@ -80,7 +80,7 @@ def _preprocess(row: dict, fallback: list[int], preset: Preset, args: dict) -> d
     """On a worker: cut the row's segments, fit the request to the model (as the driver does for
     media it holds), and hand vLLM its prompt, media and sampling. A row that cannot go on gets
     a one-token stand-in prompt, which keeps its place in the batch, and its error."""
-    out = {"idx": row["idx"], "row_error": "", "note": "", "tokenized_prompt": list(row["prompt_ids"]),
+    out = {"idx": row["idx"], "row_error": "", "note": "", "tokenized_prompt": [int(t) for t in row["prompt_ids"]],
            "sampling_params": json.loads(row["sampling"])}
     request = pickle.loads(row["request"])
     fitted = _cut_and_fit(request, preset, args)
