@@ -5,9 +5,11 @@ import io
 import json
 import re
 
+import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
+from conftest import ROOT
 from murgat_local.cli import app
 from murgat_local.reports import table as tables
 
@@ -225,3 +227,22 @@ def test_table_cells_from_a_model_are_text_never_markup():
              "prompt_tokens": 1, "output_tokens": 1}]
     out = "\n".join(shown(tables.smoke_table(rows, "vllm"), width=200))
     assert "[red]boom[/red]" in out and "\\x1b[2J" in out
+
+
+@pytest.mark.parametrize("flags, key", [
+    (["--temperature", "99"], "temperature"),
+    (["--max-tokens", "-5"], "max_tokens"),
+    (["--top-p", "0"], "top_p"),
+    (["--top-k", "-1"], "top_k"),
+    (["--limit", "-1"], "limit"),
+    (["--samples", "0"], "samples"),
+])
+def test_generate_flags_are_validated_as_their_toml_keys(tmp_path, media_root, flags, key):
+    """A flag is an override of the typed configuration, refused before any model starts
+    (exit 2) exactly as the same key in a TOML file is, naming the key. The model named does not
+    exist: were the flag let through, the run would stop later on the model instead."""
+    questions = ROOT / "samples" / "questions.jsonl"
+    r = runner.invoke(app, ["generate", str(questions), "--media-root", str(media_root), "--out",
+                            str(tmp_path / "o.jsonl"), "--model", "no-such-model", *flags])
+    assert r.exit_code == 2, r.output
+    assert "bad configuration" in said(r) and key in said(r), r.output

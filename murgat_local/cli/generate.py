@@ -105,9 +105,8 @@ def generate(
                                                            fingerprint, data_parallel, tokenizer),
                                     "allow_outside": allow_outside or None,
                                     **_subset(sample, seed, stratify), "dataset_format": dataset_format,
-                                    "models_dir": models_dir, "cache": cache})
-    if sampling:
-        cfg = cfg.model_copy(update={"sampling": cfg.sampling.model_copy(update=sampling)})
+                                    # the flags override the [generate.sampling] keys, validated as they are
+                                    "sampling": sampling, "models_dir": models_dir, "cache": cache})
     try:
         runner = GenerateRunner(cfg, media_root, out, from_file=from_file)
     except (ModelNotFound, ValueError) as e:
