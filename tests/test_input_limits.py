@@ -264,3 +264,32 @@ def test_murgat_dataset_prints_the_other_rows_past_a_deep_video(tmp_path):
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     bad, ok = map(json.loads, proc.stdout.splitlines())
     assert bad["error"] == f"video 'bad': {TOO_DEEP}" and ok["id"] == "ok/task0"
+
+
+def test_a_pngs_size_is_read_from_its_header_as_pil_reads_it():
+    from PIL import Image
+
+    from murgat_local.inputs.limits import image_size
+
+    for size in ((1, 1), (640, 360), (12000, 3)):
+        buf = io.BytesIO()
+        Image.new("L", size).save(buf, format="PNG")
+        assert image_size(buf.getvalue()) == size == Image.open(io.BytesIO(buf.getvalue())).size
+    broken = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16  # the signature, no IHDR: PIL says why
+    assert isinstance(image_size(broken), str) and "not a readable image" in image_size(broken)
+
+
+def test_a_text_file_longer_than_the_limit_still_has_each_value_checked(tmp_path):
+    """Values parsed from text are never longer than the text: a file under the limit needs no
+    walk over its values, and one over it gets one, row by row."""
+    from murgat_local.inputs.responses import read_responses
+
+    f = tmp_path / "r.jsonl"
+    rows = [{"id": "a", "video": "v", "model_generation": "x" * 50},
+            {"id": "b", "video": "v", "model_generation": "y" * 500}]
+    f.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    small = InputLimits(max_text_chars=100)
+    got = list(read_responses(f, None, small))
+    assert not isinstance(got[0], InputError)
+    assert isinstance(got[1], InputError) and "500 characters" in got[1].reason
+    assert not any(isinstance(r, InputError) for r in read_responses(f, None, InputLimits()))

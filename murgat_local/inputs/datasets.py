@@ -22,7 +22,7 @@ from typing import Iterator, Sequence, Union
 
 from .jsontext import Unparsed, parse
 from .limits import DEFAULT_LIMITS, InputLimits, batch_oversize, image_problem
-from .responses import InputError, iter_records, read_items
+from .responses import InputError, iter_records, read_items, text_size
 
 LETTERS = string.ascii_uppercase
 _BATCH_ROWS = 1024
@@ -89,7 +89,9 @@ def read_dataset(path: str | pathlib.Path, limit: int | None = None,
     keyed by letters), `answer` (the gold letter: "B", "(b)", "B. text", an option's text, or
     an integer index into `options`). Every other field stays in `DatasetItem.row`.
     """
-    return read_items(_records(pathlib.Path(path), limits), limit, item_maker(limits), limits)
+    path = pathlib.Path(path)
+    arrow = path.is_dir() or path.suffix.lower() in (".parquet", ".arrow")
+    return read_items(_records(path, limits), limit, item_maker(limits), limits, 0 if arrow else text_size(path))
 
 
 def render_options(options: Sequence[str] | None) -> str:

@@ -55,8 +55,17 @@ def oversize(row: object, limits: InputLimits) -> str | None:
     return None
 
 
+_PNG = b"\x89PNG\r\n\x1a\n"
+
+
 def image_size(data: bytes) -> tuple[int, int] | str:
     """(width, height) from an encoded image's header, nothing decoded; or why it cannot be read."""
+    # A PNG's size is the first chunk's (IHDR) first 8 bytes: read here, as opening it with PIL
+    # costs ~0.1 ms, the most of reading a benchmark row with an image.
+    if data[:8] == _PNG and data[12:16] == b"IHDR" and len(data) >= 24:
+        width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+        if width and height:
+            return width, height
     from PIL import Image
 
     try:

@@ -249,17 +249,21 @@ def iter_records(path: pathlib.Path) -> Iterator[tuple[int, str, object]]:
 
 
 def read_items(records: Iterator[tuple[int, str, object]], limit: int | None, make,
-               limits: InputLimits = DEFAULT_LIMITS) -> Iterator:
+               limits: InputLimits = DEFAULT_LIMITS, text_bytes: int | None = None) -> Iterator:
     """`make(index, source, obj, seen_ids)` for each record, an `InputError` for each unreadable
     one or one holding a value over `limits`, stopping after `limit` records; shared by the
-    response and dataset readers."""
+    response and dataset readers. `text_bytes`: the size of the JSON or TSV text every record was
+    parsed from (0: Arrow rows, whose lengths were checked before they were built; None: not
+    known). A value parsed from text is never longer than that text, so the walk over each
+    record's values is needed only when the text is longer than the limit."""
     seen: set[str] = set()
+    walk = text_bytes is None or text_bytes > limits.max_text_chars
     for index, source, obj in records:
         if limit is not None and index >= limit:
             return
         if isinstance(obj, Unparsed):
             yield InputError(index, None, source, obj.reason)
-        elif (why := oversize(obj, limits)) is not None:
+        elif walk and (why := oversize(obj, limits)) is not None:
             yield InputError(index, _small_id(obj), source, why)
         else:
             yield make(index, source, obj, seen)
@@ -277,4 +281,13 @@ def _small_id(obj: object) -> str | None:
 def read_responses(path: str | pathlib.Path, limit: int | None = None,
                    limits: InputLimits = DEFAULT_LIMITS) -> Iterator[ReadItem]:
     """Every response in input order, valid or not; a value over `limits` is its item's error."""
-    return read_items(iter_records(pathlib.Path(path)), limit, _item, limits)
+    path = pathlib.Path(path)
+    return read_items(iter_records(path), limit, _item, limits, text_size(path))
+
+
+def text_size(path: pathlib.Path) -> int | None:
+    """The bytes of a text file the records are parsed from; None when it cannot be told."""
+    try:
+        return path.stat().st_size
+    except OSError:
+        return None

@@ -25,7 +25,7 @@ from typing import Callable, Iterator
 from ..datasets import DatasetRead, _arrow_batches, _parquet_batches, _records, _rows, item_maker
 from ..jsontext import Unparsed
 from ..limits import DEFAULT_LIMITS, InputLimits
-from ..responses import iter_records, read_items
+from ..responses import iter_records, read_items, text_size
 from . import videommmu, worldsense
 
 FORMATS = ("worldsense", "worldsense-table", "videommmu", "saved", "jsonl", "json", "parquet", "arrow")
@@ -44,11 +44,14 @@ class Dataset:
     media_root: pathlib.Path | None  # where its videos are; None: the caller must say
     # The records, given how large a value may be (Arrow rows are checked before they are built).
     _records: Callable[[InputLimits], Iterator] = None  # type: ignore[assignment]
+    # The JSON or TSV file the rows are parsed from; None: Arrow data.
+    text_file: pathlib.Path | None = None
 
     def items(self, limit: int | None = None, limits: InputLimits = DEFAULT_LIMITS) -> Iterator[DatasetRead]:
         """Every question in input order, valid or not; a row holding a value over `limits` (an
         image too large to decode included) is that row's error."""
-        return read_items(self._records(limits), limit, item_maker(limits), limits)
+        text_bytes = 0 if self.text_file is None else text_size(self.text_file)
+        return read_items(self._records(limits), limit, item_maker(limits), limits, text_bytes)
 
 
 def open_dataset(path: str | pathlib.Path, format: str | None = None) -> Dataset:
@@ -120,7 +123,7 @@ def _table_columns(path: pathlib.Path) -> set[str]:
 def _worldsense(path: pathlib.Path) -> Dataset:
     qa = path / worldsense.QA_FILE if path.is_dir() else path
     root = qa.parent
-    return Dataset(path, "worldsense", "worldsense", root, lambda limits: worldsense.read_official(qa))
+    return Dataset(path, "worldsense", "worldsense", root, lambda limits: worldsense.read_official(qa), qa)
 
 
 def _worldsense_table(path: pathlib.Path) -> Dataset:
@@ -139,7 +142,8 @@ def _worldsense_table(path: pathlib.Path) -> Dataset:
             source = _rows(path_table, _parquet_batches(path_table), limits=limits)
         return worldsense.read_table(path_table, source)
 
-    return Dataset(path, "worldsense-table", "worldsense", root, rows)
+    return Dataset(path, "worldsense-table", "worldsense", root, rows,
+                   path_table if path_table.suffix.lower() == ".tsv" else None)
 
 
 def _videommmu(path: pathlib.Path) -> Dataset:
@@ -169,7 +173,8 @@ def _generic(kind: str) -> Callable[[pathlib.Path], Dataset]:
         else:
             records = lambda limits: _records(path, limits)  # noqa: E731
         name = path.name if path.is_dir() else path.stem
-        return Dataset(path, kind, name, None, records)
+        text = path.is_file() and path.suffix.lower() not in (".parquet", ".arrow")
+        return Dataset(path, kind, name, None, records, path if text else None)
 
     return opener
 
