@@ -98,8 +98,8 @@ def test_a_run_keeps_nothing_per_response(tmp_path, media_root, monkeypatch):
     snapshots = {}
     read = runner_module.read_responses
 
-    def watched(responses, limit=None):
-        for i, item in enumerate(read(responses, limit)):
+    def watched(responses, *args):
+        for i, item in enumerate(read(responses, *args)):
             if i in (early, late):  # both at a chunk's start
                 snapshots[i] = tracemalloc.take_snapshot()
             yield item
