@@ -112,11 +112,29 @@ def models(
         return
     if names:
         ui._fail("model names go with --verify")
+    presets = [load_preset(n) for n in available_presets()]
     if as_json:
-        sys.stdout.write(json.dumps([load_preset(n).as_json() for n in available_presets()], indent=2) + "\n")
+        sys.stdout.write(json.dumps([{**p.as_json(), "reach": _reach_status(p)} for p in presets], indent=2) + "\n")
         return
-    ui.console.print(presets_table([load_preset(n) for n in available_presets()]))
+    ui.console.print(presets_table(presets))
+    present = {p.name: _reach_status(p) for p in presets
+               if (p.path / "config.json").is_file() and p.modalities - {"text"}}
+    if present:
+        from ..reports.reach_probe import verified_table
+
+        ui.console.print(verified_table(present))
     ui.console.print(f"engines (--engine): {', '.join(engine_names())}", markup=False)
+
+
+def _reach_status(preset) -> dict:
+    """What `murgat smoke --reach` found on this machine for each media modality of `preset`."""
+    from ..judges.reach_probe import AUDIO_IN_VIDEO
+    from ..judges.reach_record import reach_status
+
+    media = [m for m in ("image", "video", "audio") if m in preset.modalities]
+    if {"video", "audio"} <= preset.modalities:
+        media.append(AUDIO_IN_VIDEO)
+    return reach_status(preset.name, preset.path, media)
 
 
 def _verify_models(names: list[str], as_json: bool) -> None:
@@ -174,11 +192,17 @@ def smoke(
     model: list[str] = typer.Option(None, "--model", help="preset(s) or model folder(s); default: every local test model"),
     engine: str = typer.Option("vllm", "--engine"),
     verbose: bool = typer.Option(False, "--verbose", help="show engine logs here instead of a log file"),
+    reach: bool = typer.Option(False, "--reach", help="send each modality cut and neutralised (frames blanked, "
+                               "audio muted) and check that it moves the decision token's log-probabilities"),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="with --engine openai: the server's /v1 URL"),
 ) -> None:
     """Start each model on an engine and judge one request per modality it accepts.
 
-    Engine output goes to a log file, named on stderr (as for `murgat score`); exit 1 when a
-    model fails to start or a probe gets no verdict."""
+    With --reach, each modality is sent twice, cut from the sample media and neutralised, and
+    the table says whether that moved the output; the outcome is recorded beside the models for
+    `murgat models`. Engine output goes to a log file, named on stderr (as for `murgat score`);
+    exit 1 when a model fails to start, a probe gets no verdict, or a modality never moves the
+    output."""
     import tempfile
 
     from ..engines import ModelNotFound, check_engine, load_preset
@@ -197,15 +221,47 @@ def smoke(
     for p in presets:  # a folder without a preset: what it was taken to be
         for what in p.assumed:
             ui.err.print(f"{p.name}: assumed {what}", markup=False, soft_wrap=True)
+    if (base_url is None) != (engine != "openai"):
+        ui._fail("--base-url goes with --engine openai, and --engine openai needs it")
+    options = {"base_url": base_url} if base_url else {}
     if verbose:
         os.environ["VLLM_LOGGING_LEVEL"] = "INFO"
     work = pathlib.Path(tempfile.mkdtemp(prefix="murgat-smoke-"))
+    if reach:
+        _reach(names, presets, engine, options, work, verbose)
+        return
     with ui._running(work, quiet=not verbose):
-        rows = run_smoke(names, engine)
+        rows = run_smoke(names, engine, **options)
     ui.console.print(smoke_table(rows, engine))
     failed = sum(r["verdict"] is None and not r.get("skipped") for r in rows)
     if failed:
         where = "above" if verbose else f"in {work / 'engine.log'}"
         message = f"{failed} of {len(rows)} probes got no verdict; the engines' own output is {where}"
         ui.err.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)  # the path on one line
+    raise typer.Exit(1 if failed else 0)
+
+
+def _reach(names: list[str], presets: list, engine: str, options: dict, work: pathlib.Path, verbose: bool) -> None:
+    """`murgat smoke --reach`: the table, the record beside the models, exit 1 when a modality
+    did not move the output or could not be probed."""
+    from ..judges.reach_probe import run_reach, sample_media, unreached
+    from ..judges.reach_record import record_reach
+    from ..reports.reach_probe import reach_table
+
+    media = sample_media(work)
+    with ui._running(work, quiet=not verbose):
+        rows = run_reach(names, engine, media, **options)
+    ui.console.print(reach_table(rows, engine))
+    for name, p in zip(names, presets):
+        mine = [r for r in rows if r["model"] == name]
+        if any(isinstance(r.get("moved"), bool) for r in mine):
+            path = record_reach(name, p.path, engine, mine)
+            ui.err.print(f"{name}: recorded in {path}", markup=False, soft_wrap=True)
+    failed = unreached(rows)
+    if failed:
+        where = "above" if verbose else f"in {work / 'engine.log'}"
+        listed = ", ".join(f"{r['model']} {r['modality']}" for r in failed)
+        message = f"{len(failed)} modalities did not move the output or could not be probed ({listed}); " \
+                  f"the engines' own output is {where}"
+        ui.err.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)
     raise typer.Exit(1 if failed else 0)

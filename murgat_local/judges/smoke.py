@@ -37,9 +37,9 @@ def smoke_models(models: list[str] | None) -> list[str]:
     return list(models or [m for m in LOCAL_TEST_MODELS if m in available_presets()])
 
 
-def run_smoke(models: list[str] | None, engine: str = "vllm") -> list[dict]:
+def run_smoke(models: list[str] | None, engine: str = "vllm", **options) -> list[dict]:
     """One row per probe; a model that cannot start (or fails while judging) is one row naming
-    the reason, and the next model is tried."""
+    the reason, and the next model is tried. `options` go to the engine (`base_url`)."""
     rows = []
     for name in smoke_models(models):
         preset = load_preset(name)
@@ -52,7 +52,7 @@ def run_smoke(models: list[str] | None, engine: str = "vllm") -> list[dict]:
                     for m, why in sorted(runtime.unavailable.items()))
         eng = None
         try:
-            eng = make_engine(engine, preset)
+            eng = make_engine(engine, preset, **options)
             results = eng.judge([r for _, r in probes])
         except Exception as e:  # noqa: BLE001  (the engine's reason, reported as this model's row)
             rows.append({"model": name, "modality": "(start)" if eng is None else "(all)", "verdict": None,
