@@ -51,12 +51,20 @@ def _check_every_modality(preset, eng):
     for (modality, _), res in zip(probes, results):
         assert res.ok, f"{preset.name} {modality}: {res}"
         assert res.verdict.label in ("YES", "NO") and res.output_tokens > 0
+        # What reached the model, counted from the engine's own prompt ids: exactly what was sent.
+        sent = "image" if modality == "video" and runtime.quirks.video_as_images else modality
+        assert res.reached is not None and reached_modalities(res) == ({sent} - {"text"}), \
+            f"{preset.name} {modality}: {res.reached}"
     for (modality, req), res in zip(extra, results[len(probes):]):
         if preset.quirks.video_as_images and modality == "video" and "image" in preset.modalities:
-            assert res.ok  # sent as separate frames
+            assert res.ok and reached_modalities(res) == {"image"}, res  # sent as separate frames
         else:
             assert res.error and f"does not accept {modality}" in res.error
     assert eng.stats.calls >= len(probes) and eng.stats.wall_s > 0
+
+
+def reached_modalities(res) -> set[str]:
+    return {m for m, n in (res.reached or {}).items() if n}
 
 
 def _check_structured_types(eng):
@@ -97,3 +105,4 @@ def check_fitted(results) -> None:
     assert three.error and three.error.startswith("refused before the engine") and "video=2" in three.error, three
     assert wordy.error and wordy.error.startswith("refused before the engine") and "max_model_len=4096" in wordy.error
     assert fine.ok and fine.note is None, fine
+    assert reached_modalities(long_clip) == reached_modalities(fine) == {"video"}, (long_clip.reached, fine.reached)

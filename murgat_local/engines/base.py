@@ -93,6 +93,10 @@ class Result:
     prompt_tokens: int = 0
     output_tokens: int = 0
     note: str | None = None  # what the engine changed to make the request fit (frames reduced)
+    # Prompt tokens per media modality the engine actually placed in the prompt (`reach.count`),
+    # or None where they cannot be counted, with the reason in `reached_unknown`.
+    reached: dict[str, int] | None = None
+    reached_unknown: str | None = None
 
     @property
     def ok(self) -> bool:

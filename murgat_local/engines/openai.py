@@ -33,6 +33,7 @@ from .base import EngineStats, EngineUnavailable, Request, Result, TIMED_OUT, fi
 from .identity import effective_args, engine_identity
 from .limits import RequestFitter, prepare
 from .presets import Preset
+from .reach import count, placeholder_tokens
 from .render import ChatRenderer, neutralization_of, tokenizer_special_tokens
 from .wire import body
 
@@ -61,6 +62,19 @@ def _local_renderer(preset: Preset) -> ChatRenderer | None:
     except Exception as e:
         raise ValueError(f"the tokenizer or processor in {preset.path} does not load "
                          f"({type(e).__name__}: {e})") from None
+
+
+def _placeholders(preset: Preset, renderer: ChatRenderer | None, tokenizer) -> dict[int, str] | None:
+    """The served model's placeholder token ids (`reach.placeholder_tokens`) from its folder when
+    readable here, else from the tokenizer folder given; None when neither is."""
+    if renderer is not None:
+        return placeholder_tokens(preset.path, renderer.tokenizer)
+    if tokenizer is None:
+        return None
+    from transformers import AutoTokenizer
+
+    return placeholder_tokens(tokenizer, AutoTokenizer.from_pretrained(tokenizer,
+                                                                       trust_remote_code=preset.trust_remote_code))
 
 
 class OpenAIEngine:
@@ -101,6 +115,7 @@ class OpenAIEngine:
             self.special_tokens = tokenizer_special_tokens(tokenizer, trust_remote_code=preset.trust_remote_code)
         else:
             self.special_tokens = []
+        self.placeholders = _placeholders(preset, renderer, tokenizer)
         self.server_model = self._check_server(served_model or preset.name)
         if renderer is None and tokenizer is not None:
             self._check_tokenizer(tokenizer)
@@ -188,8 +203,11 @@ class OpenAIEngine:
                 continue
             req, notes[i] = ready
             try:
-                bodies.append(body(req, quirks, self.server_model["id"], self.temperature, self.special_tokens,
-                                   quirks.extra_output_tokens))
+                wire = body(req, quirks, self.server_model["id"], self.temperature, self.special_tokens,
+                            quirks.extra_output_tokens)
+                # The server's own prompt ids, its placeholders expanded: what reached the model.
+                wire["return_token_ids"] = True
+                bodies.append(wire)
             except Exception as e:  # a bad media item fails its own request only
                 results[i] = Result(error=f"could not build the request ({type(e).__name__}: {e})")
                 continue
@@ -217,10 +235,20 @@ class OpenAIEngine:
             if thinking:  # the server split a thinking model's reasoning off: put it back, as raw
                 text = f"<think>{thinking}</think>{text}"
             usage = data.get("usage") or {}
-            return finish(request, text, int(usage.get("prompt_tokens") or 0),
-                          int(usage.get("completion_tokens") or 0))
+            res = finish(request, text, int(usage.get("prompt_tokens") or 0),
+                         int(usage.get("completion_tokens") or 0))
         except (KeyError, IndexError, TypeError, ValueError) as e:
             return Result(error=f"the server's answer has no completion ({type(e).__name__}: {e})")
+        ids = data.get("prompt_token_ids")
+        if not request.media and (ids is None or self.placeholders is None):
+            return res  # nothing cited: nothing to miss
+        if self.placeholders is None:
+            return dataclasses.replace(res, reached_unknown="the model's placeholder tokens are not known here "
+                                                            "(its folder is not readable; --tokenizer names one)")
+        if ids is None:
+            return dataclasses.replace(res, reached_unknown="the server returned no prompt token ids "
+                                                            "(vLLM before return_token_ids?)")
+        return dataclasses.replace(res, reached=count(ids, self.placeholders))
 
     async def _send_all(self, bodies: list[dict]) -> list:
         import httpx

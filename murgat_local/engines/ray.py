@@ -30,6 +30,7 @@ from .base import EngineStats, Request, Result, build_messages, finish, record
 from .identity import effective_args, engine_identity, vllm_cpu_build
 from .limits import Fitted, RequestFitter, fit_or_refuse, prepare
 from .presets import Preset
+from .reach import count, placeholder_tokens
 from .render import ChatRenderer
 from .vllm import ENGINE_KEYS, multimodal_inputs, structured_outputs_config
 
@@ -96,8 +97,10 @@ def _preprocess(row: dict, fallback: list[int], preset: Preset, args: dict) -> d
     return out
 
 
-def _postprocess(row: dict) -> dict:
+def _postprocess(row: dict, placeholders: dict[int, str]) -> dict:
+    ids = row.get("prompt_token_ids")  # vLLM's, its placeholders expanded: what reached the model
     return {"idx": row["idx"], "text": row.get("generated_text") or "", "note": row.get("note") or "",
+            "reached": json.dumps(count(ids, placeholders)) if ids is not None else "",
             "prompt_tokens": int(row.get("num_input_tokens") or 0),
             "output_tokens": int(row.get("num_generated_tokens") or 0),
             "row_error": row.get("row_error") or "", "engine_error": row.get("__inference_error__") or ""}
@@ -157,11 +160,12 @@ class RayEngine:
             chat_template_stage=False, tokenize_stage=False, detokenize_stage=False,
             prepare_multimodal_stage=False, should_continue_on_error=True)
         self.fitter = RequestFitter(preset, self._args, self.renderer)
+        post = functools.partial(_postprocess, placeholders=placeholder_tokens(path, self.renderer.tokenizer))
         fallback = self.renderer.prompt_ids(build_messages(Request("Reply."), preset.quirks)[0])
         small = {"num_cpus": 0.25}
         prep = functools.partial(_preprocess, fallback=fallback, preset=preset, args=self._args)
         self.processor = build_processor(config, preprocess=prep,
-                                         postprocess=_postprocess, preprocess_map_kwargs=small,
+                                         postprocess=post, preprocess_map_kwargs=small,
                                          postprocess_map_kwargs=small)
 
     @property
@@ -205,7 +209,9 @@ class RayEngine:
                     results[i] = Result(error=f"the engine failed on this request ({row['engine_error']})")
                 else:
                     res = finish(requests[i], row["text"], row["prompt_tokens"], row["output_tokens"])
-                    results[i] = dataclasses.replace(res, note=row["note"] or notes.get(i))
+                    reach = {"reached": json.loads(row["reached"])} if row.get("reached") else \
+                        {"reached_unknown": "the Ray job returned no prompt token ids"}
+                    results[i] = dataclasses.replace(res, note=row["note"] or notes.get(i), **reach)
             missing = [i for i, r in enumerate(results) if r is None]
             for i in missing:  # never silently lost
                 results[i] = Result(error="the Ray job returned no row for this request")

@@ -11,6 +11,7 @@ the same regex the vLLM engine uses; indexes are compiled once per verdict type.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Sequence
 
 from .base import (
@@ -26,6 +27,7 @@ from .base import (
 from .presets import Preset
 from .render import ChatRenderer, adapt_media, processor_inputs
 from .identity import effective_args, engine_identity
+from .reach import count, placeholder_tokens
 
 
 def _load_model(preset: Preset, dtype, device_map: str | None):
@@ -69,6 +71,7 @@ class TransformersEngine:
         self._args = effective_args("transformers", preset, options)
         path = preset.require_path()
         self.renderer = ChatRenderer(path, preset, trust_remote_code=preset.trust_remote_code)
+        self.placeholders = placeholder_tokens(path, self.renderer.tokenizer)
         dtype = self._args["dtype"]
         device_map = "auto" if self._args["device"] == "cuda" else None
         self.model = _load_model(preset, dtype if dtype == "auto" else getattr(torch, dtype), device_map).eval()
@@ -116,6 +119,8 @@ class TransformersEngine:
         inputs = self._inputs(request)
         inputs = {k: self._placed(v) for k, v in inputs.items() if v is not None}
         n_prompt = int(inputs["input_ids"].shape[-1])
+        # The processor's ids, its placeholders expanded: what the model's forward pass reads.
+        reached = count(inputs["input_ids"][0].tolist(), self.placeholders)
         tok = self.renderer.tokenizer
         eos = [t for t in {tok.eos_token_id, tok.convert_tokens_to_ids("<|im_end|>")} if t is not None]
         s = request.sampling
@@ -140,7 +145,7 @@ class TransformersEngine:
             out = self.model.generate(**inputs, **gen_kwargs)
         new = out[0, n_prompt:]
         raw = tok.decode(new, skip_special_tokens=True)
-        return finish(request, raw, n_prompt, int(new.shape[0]))
+        return dataclasses.replace(finish(request, raw, n_prompt, int(new.shape[0])), reached=reached)
 
     def judge(self, requests: Sequence[Request]) -> list[Result]:
         results = []

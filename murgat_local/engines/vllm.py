@@ -24,6 +24,7 @@ from .base import (
 )
 from .identity import effective_args, engine_identity, vllm_cpu_build
 from .limits import RequestFitter, prepare
+from .reach import count, placeholder_tokens
 from .presets import Preset
 from .render import ChatRenderer, video_metadata
 
@@ -103,6 +104,7 @@ class VLLMEngine:
             **args,
         )
         self.renderer = ChatRenderer(path, preset, trust_remote_code=preset.trust_remote_code)
+        self.placeholders = placeholder_tokens(path, self.renderer.tokenizer)
         self._warm: set[str] = set()  # output grammars this engine has compiled
         # Checks every request against limit_mm_per_prompt and max_model_len before vLLM sees it.
         self.fitter: RequestFitter | None = RequestFitter(preset, self._engine_args, self.renderer)
@@ -167,9 +169,9 @@ class VLLMEngine:
                 results[i] = Result(error=f"the engine failed on this request ({type(out).__name__}: {out})")
                 continue
             completion = out.outputs[0]
-            res = finish(requests[i], completion.text, len(out.prompt_token_ids or []),
-                         len(completion.token_ids))
-            results[i] = dataclasses.replace(res, note=notes.get(i))
+            ids = out.prompt_token_ids or []  # as the processor expanded them: one per media token
+            res = finish(requests[i], completion.text, len(ids), len(completion.token_ids))
+            results[i] = dataclasses.replace(res, note=notes.get(i), reached=count(ids, self.placeholders))
         final = [r for r in results if r is not None]
         assert len(final) == len(requests)
         record(self.stats, final)
