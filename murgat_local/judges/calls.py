@@ -74,6 +74,10 @@ class Outcome:
     cached: bool = False
     key: str = ""
     note: str | None = None  # what the engine changed to fit the request
+    # Prompt tokens per media modality that reached the model (`engines.reach`); None with
+    # `reached_unknown` saying why where they could not be counted.
+    reached: dict | None = None
+    reached_unknown: str | None = None
     # A panel's decision: each member's own outcome (name, Outcome) and how the vote went.
     members: tuple = ()
     panel: dict | None = None
@@ -96,4 +100,8 @@ class Outcome:
             d["error"] = self.error
         if self.note:
             d["note"] = self.note
+        if self.reached is not None or self.reached_unknown:
+            d["reached"] = self.reached
+            if self.reached_unknown:
+                d["reached_unknown"] = self.reached_unknown
         return d

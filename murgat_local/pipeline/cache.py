@@ -29,7 +29,9 @@ CREATE TABLE IF NOT EXISTS verdicts (
     prompt_tokens INTEGER,
     output_tokens INTEGER,
     created REAL NOT NULL,
-    note TEXT                      -- what the engine changed to fit the request (frames reduced)
+    note TEXT,                     -- what the engine changed to fit the request (frames reduced)
+    reached TEXT,                  -- prompt tokens per media modality that reached the model (JSON)
+    reached_unknown TEXT           -- why they could not be counted
 );
 CREATE INDEX IF NOT EXISTS verdicts_stage ON verdicts(stage);
 """
@@ -49,6 +51,8 @@ class CachedVerdict:
     prompt_tokens: int
     output_tokens: int
     note: str | None = None
+    reached: str | None = None  # JSON object: modality -> prompt tokens
+    reached_unknown: str | None = None
 
 
 class VerdictCache:
@@ -75,8 +79,9 @@ class VerdictCache:
                 raise sqlite3.DatabaseError(f"integrity check failed: {check}")
             conn.executescript(SCHEMA)
             columns = {row[1] for row in conn.execute("PRAGMA table_info(verdicts)")}
-            if "note" not in columns:  # a cache written before notes existed
-                conn.execute("ALTER TABLE verdicts ADD COLUMN note TEXT")
+            for column in ("note", "reached", "reached_unknown"):  # a cache written before they existed
+                if column not in columns:
+                    conn.execute(f"ALTER TABLE verdicts ADD COLUMN {column} TEXT")
 
     def _set_aside(self, why: str) -> pathlib.Path:
         stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -104,7 +109,8 @@ class VerdictCache:
         for i in range(0, len(unique), 500):
             part = unique[i : i + 500]
             rows = conn.execute(
-                "SELECT key, status, verdict, raw, reason, prompt_tokens, output_tokens, note "
+                "SELECT key, status, verdict, raw, reason, prompt_tokens, output_tokens, note, reached, "
+                "reached_unknown "
                 f"FROM verdicts WHERE key IN ({','.join('?' * len(part))})",
                 part,
             ).fetchall()
@@ -116,7 +122,8 @@ class VerdictCache:
         """Insert (key, stage, judge, verdict) rows in one transaction."""
         now = time.time()
         data = [
-            (k, stage, judge, v.status, v.verdict, v.raw, v.reason, v.prompt_tokens, v.output_tokens, now, v.note)
+            (k, stage, judge, v.status, v.verdict, v.raw, v.reason, v.prompt_tokens, v.output_tokens, now, v.note,
+             v.reached, v.reached_unknown)
             for k, stage, judge, v in rows
         ]
         if not data:
@@ -125,7 +132,8 @@ class VerdictCache:
         with conn:  # one transaction: all rows or none
             conn.executemany(
                 "INSERT OR REPLACE INTO verdicts (key, stage, judge, status, verdict, raw, reason, "
-                "prompt_tokens, output_tokens, created, note) VALUES (?,?,?,?,?,?,?,?,?,?,?)", data
+                "prompt_tokens, output_tokens, created, note, reached, reached_unknown) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", data
             )
         return len(data)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from .judging import StageCounters, StageJudge
+from .judging import StageCounters, StageJudge, folded
 
 # A composite's counts are its members' (its calls are theirs); its wall time is its own.
 COUNTED = tuple(f for f in StageCounters.__dataclass_fields__ if f != "wall_s")
@@ -46,4 +46,4 @@ class SummedCounters:
         raise AttributeError(name)
 
     def totals(self) -> dict:
-        return {k: getattr(self, k) for k in COUNTED}
+        return folded({k: getattr(self, k) for k in COUNTED})

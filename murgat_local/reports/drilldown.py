@@ -79,13 +79,28 @@ def _verdict(v) -> str:
         return '<span class="v-yes">YES</span>'
     if value is False:
         return '<span class="v-no">NO</span>'
-    return f'<span class="v-none">{esc(v.get("unparsed") or "unparsed")}</span>'
+    return f'<span class="v-none">{esc(v.get("unparsed") or v.get("error") or "unparsed")}</span>'
+
+
+def _reached(v: dict) -> str:
+    """What reached the judge: its prompt tokens per media modality, or why they are unknown."""
+    if "reached" not in v:
+        return ""
+    reached = v.get("reached")
+    if isinstance(reached, dict):
+        counts = " · ".join(f"{esc(m)} {esc(n)}" for m, n in reached.items()) or "no media placeholders known"
+        text = f"tokens reached: {counts}"
+    else:
+        text = f"tokens reached: not counted ({esc(v.get('reached_unknown') or 'no reason recorded')})"
+    return f'<div class="reached">{text}</div>'
 
 
 def _raw(label: str, v) -> str:
     if not isinstance(v, dict) or v.get("raw") is None:
         return ""
-    return f'<div class="raw"><span class="raw-label">{esc(label)}</span><pre>{esc(v.get("raw"))}</pre></div>'
+    error = f'<div class="error">{esc(v.get("error"))}</div>' if v.get("error") else ""
+    return (f'<div class="raw"><span class="raw-label">{esc(label)}</span>{error}{_reached(v)}'
+            f'<pre>{esc(v.get("raw"))}</pre></div>')
 
 
 def video_source(media_root: pathlib.Path | None, video, out_dir: pathlib.Path, relative: bool) -> tuple[str | None, str | None]:
