@@ -149,8 +149,10 @@ def test_a_free_answer_is_mapped_by_the_judge_and_none_is_unanswered(tmp_path, m
     none = Scripted("tiny-qwen3-omni", answer="free", judge_choice="NONE")
     result = run_generate(tmp_path / "n", media_root, {"tiny-qwen3-omni": none})
     cell = result.summary["cells"]["tiny-qwen3-omni/base"]
-    assert cell["answered"] == 0 and cell["unanswered"] == 6 and cell["accuracy"] is None
-    assert len(cell["unanswered_ids"]) == 6
+    # unanswered questions are graded and wrong (metrics.accuracy): 0 of 6, not "no accuracy"
+    assert cell["answered"] == 0 and cell["unanswered"] == 6 and cell["accuracy"] == 0.0
+    assert cell["graded"] == 6 and cell["unanswered_rate"] == 1.0 and len(cell["unanswered_ids"]) == 6
+    assert all(r["correct"] is False for r in rows(tmp_path / "n" / "gen.jsonl"))
 
 
 def test_samples_and_a_rerun_from_the_cache(tmp_path, media_root):

@@ -87,3 +87,19 @@ def test_summary_means_per_response_values():
     s = summarize(recs)
     assert (s["responses"], s["scored"], s["errors"], s["undefined"]) == (4, 3, 1, 1)
     assert s["murgat_s"] == 0.5 and s["coverage"] == 0.75 and s["qa_accuracy"] == 0.5
+    assert (s["unanswered"], s["unanswered_rate"]) == (0, 0.0)
+
+
+def test_summary_counts_unanswered_questions_wrong_and_beside_the_accuracy():
+    def rec(correct, predicted, **kw):
+        return {"status": "ok", "murgat_s": None, "correct": correct, "answer": {"predicted": predicted, "gold": "A"},
+                **kw}
+
+    # 4 graded: right, wrong, unanswered (wrong), unanswered open question; 1 without gold
+    recs = [rec(True, "A"), rec(False, "B"), rec(False, None), rec(False, None, question_type="open"),
+            {"status": "ok", "murgat_s": None, "correct": None, "answer": {"predicted": "A", "gold": None}}]
+    s = summarize(recs, group_by=["question_type"])
+    assert (s["qa_accuracy"], s["unanswered"], s["unanswered_rate"]) == (0.25, 2, 0.5)
+    assert s["qa_graded"] == {"multiple-choice": 3, "open": 1}
+    open_ = s["by_group"]["question_type"]["open"]
+    assert (open_["qa_accuracy"], open_["unanswered"], open_["unanswered_rate"]) == (0.0, 1, 1.0)

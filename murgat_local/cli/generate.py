@@ -167,6 +167,7 @@ def run(
     from ..engines import ModelNotFound, close_all
     from ..jsonl import dumps_record
     from ..pipeline.generating import GenerateRunner
+    from ..pipeline.generation_summary import taxes_by_model
     from ..pipeline.runner import Runner
     from ..reports import paper_table
     from ..reports.table import grid_table
@@ -220,9 +221,12 @@ def run(
                 scored = runner.run(result.outputs[label])
                 code = max(code, scored.exit_code)
                 warnings += scored.summary.get("warnings") or []
-                grid[label] = {**result.summary["cells"][label],
+                # QA accuracy as the cell's summary.json and the tables give it (the scorer grades
+                # the answer generate read; a response it could not score is not graded)
+                grid[label] = {**result.summary["cells"][label], "accuracy": scored.summary.get("qa_accuracy"),
                                **{k: scored.summary.get(k) for k in
-                                  ("coverage", "precision", "recall", "f1", "murgat_s", "partial")},
+                                  ("unanswered", "unanswered_rate", "coverage", "precision", "recall", "f1",
+                                   "murgat_s", "partial")},
                                "scores": str(scored.records_path)}
                 cell = result.summary["cells"][label]
                 cells.append(paper_table.GridCell(cell["model"], cell["strategy"], scored.summary))
@@ -232,7 +236,8 @@ def run(
                 r.close()
             close_all(engines.values())
     tables = paper_table.write(out, cells)
-    summary = {"grid": grid, "reasoning_tax": result.summary["reasoning_tax"],
+    taxes = taxes_by_model((c.model, c.strategy, c.summary.get("qa_accuracy")) for c in cells)
+    summary = {"grid": grid, "reasoning_tax": taxes,
                "generation": str(result.summary_path), "failure": result.summary.get("failure"),
                "tables": [str(p) for p in tables], "warnings": list(dict.fromkeys(warnings))}
     (out / "run_summary.json").write_text(dumps_record(summary, indent=2, sort_keys=True, default=str), encoding="utf-8")

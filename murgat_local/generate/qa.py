@@ -3,18 +3,18 @@
 In order: the last `\\boxed{}`, an `Answer:` line (both in `text.answers`), and, only when
 neither names a letter, a judge that maps the response to one option by a constrained choice
 over the option letters (or NONE). A response with no recoverable answer is *unanswered*:
-counted and listed, never scored as wrong.
+graded, counted wrong and listed (`metrics.accuracy`, the one rule of QA accuracy).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from statistics import mean
 from typing import Sequence
 
 from ..inputs.datasets import render_options
 from ..judges import PromptTemplate
 from ..judges.calls import Call
+from ..metrics.accuracy import graded_correct, qa_accuracy
 from ..text.answers import extract_answer
 from ..text.open_answers import matches, open_answer
 from .strategies import option_letters
@@ -65,7 +65,7 @@ def grade(row: dict, answer: Answer, judge: str | None = None) -> None:
         row["answer_judge"] = judge
     gold = row.get("answer")
     row["gold"] = gold
-    row["correct"] = None if gold is None or answer.letter is None else answer.letter == gold
+    row["correct"] = graded_correct(bool(gold), answer.letter is not None, answer.letter == gold)
 
 
 def grade_open(row: dict, tolerance: float) -> None:
@@ -74,17 +74,17 @@ def grade_open(row: dict, tolerance: float) -> None:
     row["predicted"] = said
     row["answer_path"] = "open" if said is not None else None
     row["unanswered"] = None if said is not None else "no short answer (no \\boxed{} and no Answer: line)"
-    row["gold"] = row.get("answer")
-    row["correct"] = matches(said, row.get("answer"), tolerance)
+    gold = row["gold"] = row.get("answer")
+    row["correct"] = graded_correct(bool(str(gold or "").strip()), said is not None, matches(said, gold, tolerance))
 
 
 def accuracy(rows: Sequence[dict]) -> dict:
-    """Accuracy over the answered, graded rows (multiple-choice and open alike, by each row's
-    `correct`); unanswered rows are counted apart and listed; `graded_by_type` says how many of
-    each kind were graded."""
-    graded = [r for r in rows if r.get("gold") and r.get("status") == "ok"]
-    answered = [r for r in graded if r.get("predicted")]
-    unanswered = [r["id"] for r in graded if not r.get("predicted")]
+    """QA accuracy of the generated rows (`metrics.accuracy.qa_accuracy` over each row's
+    `correct`; rows that erred are not graded), with the unanswered ones listed, how each answer
+    was read (`answer_paths`) and how many of each kind were graded (`graded_by_type`)."""
+    graded = [r for r in rows if r.get("correct") is not None and r.get("status") == "ok"]
+    answered = [r for r in graded if r.get("predicted") is not None]
+    unanswered = [r["id"] for r in graded if r.get("predicted") is None]
     paths: dict[str, int] = {}
     kinds: dict[str, int] = {}
     for r in answered:
@@ -93,11 +93,9 @@ def accuracy(rows: Sequence[dict]) -> dict:
         kind = r.get("question_type") or "multiple-choice"
         kinds[kind] = kinds.get(kind, 0) + 1
     return {
-        "graded": len(graded),
+        **qa_accuracy((r["correct"], r.get("predicted") is not None) for r in graded),
         "graded_by_type": kinds,
         "answered": len(answered),
-        "accuracy": mean(bool(r.get("correct")) for r in answered) if answered else None,
-        "unanswered": len(unanswered),
         "unanswered_ids": unanswered,
         "answer_paths": paths,
     }

@@ -21,6 +21,7 @@ from statistics import mean
 from typing import Iterable, Mapping, Sequence
 
 from ..inputs.responses import QUESTION_TYPES
+from .accuracy import QaTally
 from .groups import Grouped
 
 
@@ -250,7 +251,7 @@ class Summary:
         self.complete = 0
         self.means = {m: _Mean() for m in METRICS}
         self.complete_means = {m: _Mean() for m in METRICS}
-        self.graded = _Mean()
+        self.qa = QaTally()
         self.graded_kinds = dict.fromkeys(QUESTION_TYPES, 0)
 
     def add(self, r: Mapping) -> None:
@@ -266,8 +267,9 @@ class Summary:
                 if complete:
                     self.complete_means[m].add(r[m])
         self.undefined += r.get("murgat_s") is None
-        if r.get("correct") is not None:
-            self.graded.add(float(r["correct"]))
+        if r.get("correct") is not None:  # the record's answer check: `accuracy.graded_correct`
+            said = r.get("answer")  # unanswered when the record says no answer was read
+            self.qa.add(r["correct"], not isinstance(said, Mapping) or said.get("predicted") is not None)
             kind = r.get("question_type") or QUESTION_TYPES[0]
             kind = kind if isinstance(kind, str) else str(kind)  # a hand-edited record stays countable
             self.graded_kinds[kind] = self.graded_kinds.get(kind, 0) + 1
@@ -279,7 +281,9 @@ class Summary:
         summary["partial"] = self.scored - self.complete
         summary["complete_only"] = {"responses": self.complete,
                                     **{m: self.complete_means[m].value() for m in METRICS}}
-        summary["qa_accuracy"] = self.graded.value()
+        qa = self.qa.result()
+        summary["qa_accuracy"] = qa["accuracy"]
+        summary["unanswered"], summary["unanswered_rate"] = qa["unanswered"], qa["unanswered_rate"]
         summary["qa_graded"] = dict(self.graded_kinds)
         return summary
 

@@ -7,6 +7,7 @@ import time
 
 from ..generate.qa import accuracy
 from ..inputs.benchmarks import Dataset
+from ..metrics.accuracy import reasoning_taxes
 from .programs import OUTCOMES, outcome_counts
 from .provenance import file_digest, versions
 from .runner import failed_calls
@@ -23,7 +24,8 @@ def summarize(runner, dataset: Dataset, kept: dict, t0: float) -> dict:
                              "errors": len(bad), "output": str(runner.paths[cell]), **accuracy(rows)}
         if cell.strategy.name == "program":  # how its plans ended; `internal`: our bug, not the plan's
             cells[cell.label]["programs"] = outcome_counts(rows)
-    summary: dict = {"cells": cells, "reasoning_tax": reasoning_tax(cells)}
+    summary: dict = {"cells": cells, "reasoning_tax": taxes_by_model(
+        (c["model"], c["strategy"], c["accuracy"]) for c in cells.values())}
     programs = [c["programs"] for c in cells.values() if "programs" in c]
     if programs:
         summary["programs"] = {k: sum(p[k] for p in programs) for k in OUTCOMES}
@@ -57,11 +59,7 @@ def summarize(runner, dataset: Dataset, kept: dict, t0: float) -> dict:
     return summary
 
 
-def reasoning_tax(cells: dict[str, dict]) -> dict[str, float | None]:
-    """Per model: accuracy with citations required minus accuracy without (cite - base)."""
-    out = {}
-    for model in {c["model"] for c in cells.values()}:
-        acc = {c["strategy"]: c["accuracy"] for c in cells.values() if c["model"] == model}
-        if "base" in acc and "cite" in acc:
-            out[model] = None if acc["base"] is None or acc["cite"] is None else acc["cite"] - acc["base"]
-    return out
+def taxes_by_model(accuracies) -> dict[str, float | None]:
+    """The reasoning tax per model (`metrics.accuracy.reasoning_taxes`) as `summary.json` and
+    `run_summary.json` give it: {model: cite - base}, from (model, strategy, accuracy) per cell."""
+    return {model: t["tax"] for model, t in reasoning_taxes(accuracies).items()}

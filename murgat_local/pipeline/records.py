@@ -10,6 +10,7 @@ from typing import Mapping
 
 from ..inputs.responses import InputError
 from ..text.open_answers import matches, open_answer
+from ..metrics.accuracy import graded_correct
 from ..metrics.scores import (
     FactScore,
     SentenceScore,
@@ -31,19 +32,20 @@ def labels(row: Mapping) -> dict:
 
 
 def answer_check(item, letter: str | None, number_tolerance: float) -> tuple[str | None, str | None, bool | None]:
-    """(predicted, gold, correct). Multiple-choice: the response's letter against the gold letter;
-    no answer given counts as wrong, and is visible in `answer`. Open: the response's short answer
-    against the gold text or number (`text.open_answers`)."""
+    """(predicted, gold, correct). Multiple-choice: the response's letter against the gold letter.
+    Open: the response's short answer against the gold text or number (`text.open_answers`). No
+    answer given counts as wrong (`metrics.accuracy.graded_correct`), and is visible in `answer`.
+    A row `murgat generate` wrote carries the answer it read (`answer_path`, `predicted`: with
+    the option texts and its answer judge); that answer is graded, so both commands agree."""
+    read = item.record.get("predicted")
+    generated = "answer_path" in item.record and (read is None or isinstance(read, str))
     if item.record.get("question_type") == "open":
-        said = open_answer(item.generation)
+        said = read if generated else open_answer(item.generation)
         gold = (item.answer or "").strip() or None
-        correct = matches(said, gold, number_tolerance)
-        return said, gold, False if gold is not None and said is None else correct
+        return said, gold, graded_correct(gold is not None, said is not None, matches(said, gold, number_tolerance))
+    letter = read if generated else letter
     gold = (item.answer or "").strip().upper()[:1] or None
-    correct = None if gold is None or letter is None else letter == gold
-    if gold is not None and letter is None:
-        correct = False
-    return letter, gold, correct
+    return letter, gold, graded_correct(gold is not None, letter is not None, letter == gold)
 
 
 def _verdict(out: Outcome | None) -> dict | None:

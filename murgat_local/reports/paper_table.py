@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Iterable, Mapping, Sequence
 
+from ..metrics.accuracy import WITH, WITHOUT, reasoning_taxes
 from ..metrics.groups import NO_VALUE
 
 COLUMNS = (("qa_accuracy", "QA acc."), ("coverage", "Coverage"), ("precision", "Precision"),
            ("recall", "Recall"), ("f1", "F1"), ("murgat_s", "MURGAT-S"))
-WITHOUT, WITH = "base", "cite"  # the strategies the reasoning tax compares
 
 
 @dataclass(frozen=True)
@@ -61,17 +61,9 @@ def rows(cells: Sequence[GridCell]) -> list[dict]:
 
 def reasoning_tax(table: Sequence[Mapping]) -> list[dict]:
     """Per model (and benchmark) with both a `base` and a `cite` row: their accuracies and the
-    tax, cite - base (None when either accuracy is unknown)."""
-    acc: dict[tuple, dict[str, float | None]] = {}
-    for r in table:
-        acc.setdefault((r["model"], r["benchmark"]), {})[r["strategy"]] = r["qa_accuracy"]
-    out = []
-    for (model, benchmark), by in acc.items():
-        if WITHOUT in by and WITH in by:
-            base, cite = by[WITHOUT], by[WITH]
-            out.append({"model": model, "benchmark": benchmark, "base": base, "cite": cite,
-                        "tax": None if base is None or cite is None else cite - base})
-    return out
+    tax (`metrics.accuracy.reasoning_taxes`)."""
+    taxes = reasoning_taxes(((r["model"], r["benchmark"]), r["strategy"], r["qa_accuracy"]) for r in table)
+    return [{"model": model, "benchmark": benchmark, **t} for (model, benchmark), t in taxes.items()]
 
 
 def _with_ci(value, ci) -> str:

@@ -1,0 +1,87 @@
+"""QA accuracy and the reasoning tax: the one definition of each. Pure: no I/O.
+
+QA accuracy = correct answers / questions with a gold answer. A question with a gold answer
+whose response states no answer (*unanswered*) is graded and counted wrong, as lmms-eval and
+VLMEvalKit count it; how many were unanswered, and their share of the graded questions, stand
+beside the accuracy, so that answers the reader could not find are seen apart from wrong ones.
+A question without a gold answer is not graded.
+
+The reasoning tax of a model is its QA accuracy when it must cite (`cite`) minus its accuracy
+when it need not (`base`).
+"""
+
+from __future__ import annotations
+
+from typing import Hashable, Iterable
+
+WITHOUT, WITH = "base", "cite"  # the strategies the reasoning tax compares
+
+
+def graded_correct(gold: bool, answered: bool, right: bool | None) -> bool | None:
+    """One question's outcome.
+
+    Args:
+        gold: whether the question has a gold answer.
+        answered: whether an answer was read from the response.
+        right: whether that answer matches the gold one (read only when both exist).
+
+    Returns None when the question is not graded (no gold answer), False when it is unanswered.
+    """
+    if not gold:
+        return None
+    return bool(right) if answered else False
+
+
+def _ratio(num: int, den: int) -> float | None:
+    return num / den if den else None
+
+
+class QaTally:
+    """QA accuracy, one question at a time, in constant memory (what `qa_accuracy` returns)."""
+
+    __slots__ = ("graded", "correct", "unanswered")
+
+    def __init__(self):
+        self.graded = 0
+        self.correct = 0
+        self.unanswered = 0
+
+    def add(self, correct: bool | None, answered: bool) -> None:
+        """`correct`: the question's `graded_correct` outcome (None: not graded)."""
+        if correct is None:
+            return
+        self.graded += 1
+        self.correct += bool(correct)
+        self.unanswered += not answered
+
+    def result(self) -> dict:
+        return {"accuracy": _ratio(self.correct, self.graded), "graded": self.graded, "correct": self.correct,
+                "unanswered": self.unanswered, "unanswered_rate": _ratio(self.unanswered, self.graded)}
+
+
+def qa_accuracy(outcomes: Iterable[tuple[bool | None, bool]]) -> dict:
+    """{"accuracy", "graded", "correct", "unanswered", "unanswered_rate"} of (correct, answered)
+    per question; accuracy and rate are None when nothing was graded."""
+    tally = QaTally()
+    for correct, answered in outcomes:
+        tally.add(correct, answered)
+    return tally.result()
+
+
+def reasoning_tax(base: float | None, cite: float | None) -> float | None:
+    """Accuracy under `cite` minus under `base` (None when either is unknown)."""
+    return None if base is None or cite is None else cite - base
+
+
+def reasoning_taxes(accuracies: Iterable[tuple[Hashable, str, float | None]]) -> dict[Hashable, dict]:
+    """Per key (a model, or a model and a benchmark) with both a `base` and a `cite` accuracy:
+    {"base", "cite", "tax"}, in the order the keys first appear.
+
+    Args:
+        accuracies: (key, strategy, QA accuracy) per cell.
+    """
+    by: dict[Hashable, dict[str, float | None]] = {}
+    for key, strategy, acc in accuracies:
+        by.setdefault(key, {})[strategy] = acc
+    return {key: {"base": a[WITHOUT], "cite": a[WITH], "tax": reasoning_tax(a[WITHOUT], a[WITH])}
+            for key, a in by.items() if WITHOUT in a and WITH in a}
