@@ -15,7 +15,7 @@ import pytest
 from annotate_checks import scripted
 from conftest import ROOT
 from murgat_local.annotate import Session, SessionError, Store, StoreBusy, load_source
-from murgat_local.annotate.agreement import cohen_kappa, krippendorff_alpha
+from murgat_local.metrics.agreement import cohen_kappa, krippendorff_alpha
 from murgat_local.annotate.export import label_record, to_labelled, write_labels
 from murgat_local.annotate.questions import check_answer, next_question, plain, questions
 from murgat_local.annotate.session import agreement_report

@@ -174,3 +174,11 @@ def test_the_command_ranks_runs_and_gives_inter_annotator_agreement(run):
     assert set(report["runs"]) == {"judge"} and report["best"]["subtask1"] == "judge"
     assert report["inter_annotator"]["subtask1"]["n"] == 14
     assert "Judges against human labels" in res.output
+    # kappa and alpha between the two annotators: what `murgat annotate`'s agreement view gives
+    from murgat_local.annotate.agreement import agreement
+
+    pair = agreement({"a1": label_views(labels)[0], "a2": label_views(second)[0]}, resamples=300)["pairs"][0]
+    for block in ("subtask1", "subtask3", "precise"):
+        for stat in ("kappa", "alpha"):
+            assert report["inter_annotator"][block][stat] == pair[block][stat], (block, stat)
+    assert report["inter_annotator"]["subtask1"]["kappa"]["value"] is not None

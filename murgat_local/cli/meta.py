@@ -57,7 +57,7 @@ def meta_eval(
     """Measure each judge run against human labels: subtasks 1-3 and score correlations."""
     from ..inputs.responses import iter_records
     from ..jsonl import dumps_record
-    from ..meta.agreement import evaluate
+    from ..meta.agreement import evaluate, with_chance_agreement
     from ..meta.views import from_record, label_views
     from ..meta.config_file import dumps as dumps_toml
     from ..meta.select import Run, best_config
@@ -98,7 +98,8 @@ def meta_eval(
     report: dict = {"runs": results, "best": best_per_subtask(results), "ranked_by": RANK_BY,
                     "human": [str(p) for p in human], "resamples": resamples, "seed": seed}
     if len(truths) == 2:
-        report["inter_annotator"] = evaluate(truths[1], truths[0], resamples=resamples, seed=seed)
+        # the second annotator against the first, with kappa and alpha as `murgat annotate` gives them
+        report["inter_annotator"] = with_chance_agreement(truths[0], truths[1], resamples=resamples, seed=seed)
     if select is not None:
         try:
             selection = select_judges(selectable, truths[0], resamples=resamples, seed=seed)

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
+from ..metrics.agreement import cohen_kappa, krippendorff_alpha
 from ..metrics.stats import correlation
 from .views import ResponseView, norm
 
@@ -170,3 +171,19 @@ def evaluate(judge: Mapping[str, ResponseView], truth: Mapping[str, ResponseView
                 stats.setdefault("note", c["note"])
         out[metric] = stats
     return out
+
+
+def with_chance_agreement(truth: Mapping[str, ResponseView], other: Mapping[str, ResponseView], *,
+                          resamples: int = 10_000, seed: int = 0) -> dict:
+    """`evaluate` of `other` against `truth`, with Cohen's kappa and Krippendorff's alpha
+    (`metrics.agreement`) added to the yes/no subtasks and to `precise` (the citations'
+    necessity): one annotator against another (`murgat annotate`'s agreement view, `murgat
+    meta-eval`'s `inter_annotator`), or a judge against an annotator."""
+    aligned = align(other, truth)
+    result = evaluate(other, truth, resamples=resamples, seed=seed, aligned=aligned)
+    for block in ("subtask1", "subtask3", "precise"):
+        pairs = getattr(aligned, block)
+        stats = result.setdefault(block, {"n": len(pairs)})
+        stats["kappa"] = cohen_kappa(pairs)
+        stats["alpha"] = krippendorff_alpha(pairs)
+    return result
