@@ -85,6 +85,7 @@ def test_every_strategy_on_both_models_is_generated_and_scored(grid):
     assert gen_summary["engines"]["tiny-qwen3-omni"]["output_tokens"] > 0
     assert "Accuracy and attribution" in proc.stdout
     check_tables(out, summary)
+    check_one_accuracy_and_tax_everywhere(out, proc.stdout, summary, gen_summary)
 
 
 def check_tables(out, run_summary):
@@ -114,6 +115,43 @@ def check_tables(out, run_summary):
         base, cite = accuracy[(row["model"], "base")], accuracy[(row["model"], "cite")]
         assert row["reasoning_tax"] == ("" if None in (base, cite) else points(cite - base))
     assert "## Reasoning tax" in md
+
+
+def check_one_accuracy_and_tax_everywhere(out, stdout, run_summary, gen_summary):
+    """QA accuracy (unanswered counted wrong, with their count and rate) and the reasoning tax
+    read the same in run_summary.json, the generation's summary.json, every cell's summary.json,
+    tables.md, tables.csv and the terminal."""
+    import csv
+
+    from murgat_local.metrics.accuracy import reasoning_taxes
+    from murgat_local.reports.paper_table import points
+    from murgat_local.reports.table import _fmt
+
+    shown = " ".join(stdout.split())  # the terminal's table, whatever it wrapped
+    sheet = {(r["model"], r["strategy"]): r for r in csv.DictReader((out / "tables.csv").read_text().splitlines())}
+    md = (out / "tables.md").read_text()
+    accuracy = []
+    for label, grid in run_summary["grid"].items():
+        cell = json.loads((out / label.replace("/", "__") / "summary.json").read_text())
+        gen = gen_summary["cells"][label]
+        qa = (cell["qa_accuracy"], cell["unanswered"], cell["unanswered_rate"])
+        assert qa[0] is not None and 0 <= qa[1] <= sum(cell["qa_graded"].values()), label
+        assert (grid["accuracy"], grid["unanswered"], grid["unanswered_rate"]) == qa, label
+        assert (gen["accuracy"], gen["unanswered"], gen["unanswered_rate"]) == qa, label
+        assert gen["graded"] == sum(cell["qa_graded"].values()), label
+        assert qa[1] == len(gen["unanswered_ids"]) and qa[2] == qa[1] / gen["graded"], label
+        assert sheet[(grid["model"], grid["strategy"])]["qa_accuracy"] == points(qa[0])
+        assert f"| {grid['model']} | {grid['strategy']} | {cell['scored']} | {points(qa[0])} " in md
+        assert f"{_fmt(grid['rows'])} {_fmt(qa[0])} {_fmt(qa[1])} " in shown, label  # n, accuracy, unanswered
+        accuracy.append((grid["model"], grid["strategy"], cell["qa_accuracy"]))
+    taxes = reasoning_taxes(accuracy)
+    assert set(taxes) == {"tiny-qwen3-omni", "tiny-gemma3"}
+    for model, t in taxes.items():
+        assert run_summary["reasoning_tax"][model] == gen_summary["reasoning_tax"][model] == t["tax"]
+        assert t["tax"] == t["cite"] - t["base"]
+        assert {r["reasoning_tax"] for (m, _), r in sheet.items() if m == model} == {points(t["tax"])}
+        assert f"| {model} | {points(t['base'])} | {points(t['cite'])} | {points(t['tax'])} |" in md
+        assert f"reasoning tax {model}: {_fmt(t['tax'])}" in shown
 
 
 def test_generation_output_is_read_by_murgat_score_as_it_is(grid, media_root, config, tmp_path):
