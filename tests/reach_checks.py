@@ -4,6 +4,14 @@ from __future__ import annotations
 
 from murgat_local.judges.reach_probe import AUDIO_IN_VIDEO, placeholder_ids, reach_probes, reach_rows
 
+# What the probe finds never reaching a local test model: asserted as found, so a fixed model fails here.
+KNOWN_UNREACHED = {
+    # scripts/tiny_models leaves Gemma 3's multi_modal_projector.mm_input_projection_weight at
+    # zeros (transformers' init): every image becomes the same soft tokens, and transformers'
+    # own forward gives bit-identical logits for a coloured and a black image.
+    "tiny-gemma3": {"image"},
+}
+
 
 def check_reach(preset, eng, media_root) -> list[dict]:
     """Every media modality the engine runs moves the decision token when it is neutralised,
@@ -16,8 +24,10 @@ def check_reach(preset, eng, media_root) -> list[dict]:
     rows = reach_rows(preset.name, eng, reach_probes(media_root, runtime.modalities), placeholder_ids(preset.path))
     assert [r["modality"] for r in rows] == media
     for r in rows:
-        assert r["moved"] is True, r
-        assert r["delta"] > r["noise"], r
+        if r["modality"] in KNOWN_UNREACHED.get(preset.name, ()):
+            assert r["moved"] is False and r["delta"] == 0.0, r
+        else:
+            assert r["moved"] is True and r["delta"] > r["noise"], r
         assert r["tokens"][0] == r["tokens"][1] > 0, r
         sent = {AUDIO_IN_VIDEO: {"video", "audio"}}.get(r["modality"], {r["modality"]})
         if runtime.quirks.video_as_images:

@@ -9,6 +9,7 @@ import pytest
 from murgat_local.judges import JudgeRequest, ModelNotFound, YesNo, load_preset, make_engine
 from engine_checks import (CLAIM, MODELS, _check_every_modality, _check_structured_types, _engine,
                            check_fitted, clip, fitting_requests)
+from reach_checks import check_reach
 
 pytestmark = pytest.mark.engine
 
@@ -22,6 +23,12 @@ def vllm_engine(request):
 
 def test_vllm_every_modality(vllm_engine):
     _check_every_modality(*vllm_engine)
+
+
+def test_vllm_every_modality_reaches_the_model(vllm_engine, media_root):
+    """`murgat smoke --reach` on this module's engines: each modality, neutralised, moves the
+    decision token (a text-only model has nothing to neutralise)."""
+    check_reach(*vllm_engine, media_root)
 
 
 def test_vllm_several_field_verdicts(vllm_engine):

@@ -16,6 +16,7 @@ import pytest
 
 from conftest import ROOT, require_model
 from engine_checks import CLAIM, FAMILIES, _check_every_modality, _check_structured_types
+from reach_checks import check_reach
 from murgat_local.config import GenerateConfig, RunConfig
 from murgat_local.engines import AudioPart, LazyEngine, close_all, Request, Sampling, VideoPart, load_preset
 from murgat_local.judges import JudgeRequest, YesNo
@@ -68,6 +69,14 @@ def test_every_modality_and_verdict_type_on_vllm(engines, name):
     _check_every_modality(load_preset(name), eng)
     _check_structured_types(eng)
     assert eng.identity == engines[name].identity  # known before it started
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_every_modality_reaches_the_model(engines, name, media_root):
+    """`murgat smoke --reach` on the engines this module shares: each modality the engine runs,
+    neutralised, moves the decision token; Qwen2.5-Omni's soundtrack beside its clip too."""
+    rows = check_reach(load_preset(name), engines[name].get(), media_root)
+    assert name != "tiny-qwen2.5-omni" or rows[-1]["modality"] == "audio in video"
 
 
 @pytest.mark.parametrize("name, stamps", [("tiny-gemma4", ("00:06", "00:00 <|image>")),

@@ -27,6 +27,7 @@ import pytest
 
 from conftest import ROOT, require_model
 from engine_checks import check_fitted, fitting_requests
+from reach_checks import check_reach
 from resume_checks import cache_rows, first_rows, structure
 from murgat_local.engines import load_preset
 from murgat_local.engines.wire import chat_messages
@@ -121,6 +122,31 @@ def test_a_run_moves_between_the_server_and_in_process_on_one_cache(served_run, 
     summary = json.loads((local / "summary.json").read_text())
     assert all(s["model_calls"] == 0 for s in summary["stages"].values()), summary["stages"]
     assert (local / "scores.jsonl").read_text() == (out / "scores.jsonl").read_text()
+
+
+def test_every_modality_reaches_the_served_model_and_murgat_models_says_so(server, media_root, tmp_path):
+    """`murgat smoke --reach` through the server: each modality, neutralised, moves the decision
+    token, Qwen3-Omni's soundtrack beside its clip too; the command records it beside the models
+    (a copy of the folder under a models root of its own) and `murgat models` shows it."""
+    import shutil
+
+    from murgat_local.engines.openai import OpenAIEngine
+
+    preset = load_preset("tiny-qwen3-omni")
+    rows = check_reach(preset, OpenAIEngine(preset, base_url=server.base_url), media_root)
+    assert rows[-1]["modality"] == "audio in video"
+    models = tmp_path / "models"
+    shutil.copytree(require_model("tiny-qwen3-omni"), models / "tiny-qwen3-omni")
+    env = dict(os.environ, COLUMNS="200", MURGAT_MODELS_DIR=str(models))
+    run = [sys.executable, "-m", "murgat_local.cli"]
+    smoke = subprocess.run([*run, "smoke", "--reach", "--model", "tiny-qwen3-omni", "--engine", "openai",
+                            "--base-url", server.base_url], capture_output=True, text=True, env=env, cwd=ROOT)
+    assert smoke.returncode == 0, smoke.stdout + smoke.stderr[-3000:]
+    assert smoke.stdout.count("yes") >= 4 and "audio in video" in smoke.stdout, smoke.stdout
+    listed = subprocess.run([*run, "models", "--json"], capture_output=True, text=True, env=env, cwd=ROOT)
+    reach = next(p["reach"] for p in json.loads(listed.stdout) if p["name"] == "tiny-qwen3-omni")
+    assert {m: (s["state"], s["engines"]) for m, s in reach.items()} == dict.fromkeys(
+        ["image", "video", "audio", "audio in video"], ("verified", ["openai"]))
 
 
 def test_special_tokens_in_a_response_reach_the_served_model_as_text(server):
