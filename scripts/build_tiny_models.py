@@ -60,7 +60,10 @@ def verify(directory: Path, family) -> None:
 
 def build_one(out: Path, family, lines: list[str], seed: int, force: bool) -> None:
     target = out / family.DIR_NAME
-    stamp = f"seed={seed}\n"
+    # A family whose builder changed what it writes says so (REVISION), so folders built before
+    # are built again; families that never changed keep their first stamp.
+    revision = getattr(family, "REVISION", 1)
+    stamp = f"seed={seed}\n" + (f"revision={revision}\n" if revision > 1 else "")
     if not force and (target / ".built").is_file() and (target / ".built").read_text() == stamp:
         print(f"{target}: already built", flush=True)
         return

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from murgat_local.judges.reach_probe import AUDIO_IN_VIDEO, placeholder_ids, reach_probes, reach_rows
 
-# What the probe finds never reaching a local test model: asserted as found, so a fixed model fails here.
-KNOWN_UNREACHED = {
-    # scripts/tiny_models leaves Gemma 3's multi_modal_projector.mm_input_projection_weight at
-    # zeros (transformers' init): every image becomes the same soft tokens, and transformers'
-    # own forward gives bit-identical logits for a coloured and a black image.
-    "tiny-gemma3": {"image"},
-}
+# What the probe finds never reaching a local test model, asserted as found (so a model that
+# gets fixed fails here). Empty: tiny-gemma3's images did not reach it until its builder stopped
+# leaving the multimodal projector at zeros (scripts/tiny_models/gemma3.py, REVISION 2).
+KNOWN_UNREACHED: dict[str, set[str]] = {}
 
 
 def check_reach(preset, eng, media_root) -> list[dict]:

@@ -15,6 +15,8 @@ from .tokenizers import NEWLINE_TOKENS, sentencepiece_bpe
 
 NAME = "gemma3"
 DIR_NAME = "tiny-gemma3"
+# 2: the multimodal projector is random (it was left at zeros: images never reached the model).
+REVISION = 2
 
 SPECIAL_TOKENS = [
     "<pad>",
@@ -141,6 +143,11 @@ def build(directory: Path, lines: list[str], seed: int) -> None:
 
     torch.manual_seed(seed)
     model = Gemma3ForConditionalGeneration(config)
+    # transformers initialises the projector from the vision tower to the language model at
+    # zeros: every image would become the same soft tokens and never move the output (found by
+    # `murgat smoke --reach`). Random, like every other weight here.
+    with torch.no_grad():
+        torch.nn.init.normal_(model.model.multi_modal_projector.mm_input_projection_weight, std=0.05)
     model.eval()
     model.generation_config = GenerationConfig(
         bos_token_id=tid("<bos>"),
