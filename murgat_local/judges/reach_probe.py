@@ -20,7 +20,6 @@ through the OpenAI engine), so a caller that holds one pays no new start.
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import pathlib
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ import numpy as np
 
 from ..engines import Request, Result
 from ..engines.limits import prepare
+from ..engines.reach import placeholder_tokens
 from ..engines.wire import body
 from ..media.parts import AudioPart, ImagePart, MediaPart, VideoPart
 from ..media.segments import SegmentCutter
@@ -116,18 +116,16 @@ def difference(a: dict[int, float], b: dict[int, float]) -> float:
 
 
 def placeholder_ids(folder: pathlib.Path) -> dict[str, int]:
-    """The token id each modality's placeholder has in the model's config (the thinker's, for
-    an omni model), for counting them in prompt ids; empty where the config names none."""
-    try:
-        config = json.loads((pathlib.Path(folder) / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+    """Each modality's placeholder token id in the model's config (the thinker's, for an omni
+    model), for counting them in prompt ids; empty where the config names none. The same map the
+    engines count `reached` with (`engines.reach.placeholder_tokens`), one id per modality."""
     found: dict[str, int] = {}
-    for scope in (config, config.get("thinker_config") or {}):
-        for modality in ("image", "video", "audio"):
-            for key in (f"{modality}_token_id", f"{modality}_token_index"):
-                if isinstance(scope.get(key), int):
-                    found.setdefault(modality, scope[key])
+    try:
+        tokens = placeholder_tokens(folder)
+    except (OSError, ValueError):
+        return found
+    for token, modality in tokens.items():
+        found.setdefault(modality, token)
     return found
 
 
