@@ -113,7 +113,13 @@ def test_lock_covers_pyproject(name, extras, engine):
 
 
 def _installed() -> dict[str, str]:
-    return {_norm(d.metadata["Name"]): d.version for d in importlib.metadata.distributions()}
+    """What the environment's site-packages hold. Only there: once anything imports setuptools,
+    its `_vendor` folder (which carries its own older packaging, platformdirs, ...) is on
+    sys.path, and a plain `distributions()` would read those first."""
+    import sysconfig
+
+    site = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
+    return {_norm(d.metadata["Name"]): d.version for d in importlib.metadata.distributions(path=site)}
 
 
 def test_environment_is_the_cpu_lock(cpu):
