@@ -34,6 +34,11 @@ def _summarize_all_at_once(records):
     s["complete_only"] = {"responses": len(complete), **_old_means(complete)}
     graded = [r["correct"] for r in ok if r.get("correct") is not None]
     s["qa_accuracy"] = mean(map(float, graded)) if graded else None
+    # an unanswered question is graded wrong and counted apart (metrics.accuracy)
+    unanswered = sum(1 for r in ok if r.get("correct") is not None
+                     and isinstance(r.get("answer"), dict) and r["answer"].get("predicted") is None)
+    s["unanswered"] = unanswered
+    s["unanswered_rate"] = unanswered / len(graded) if graded else None
     s["qa_graded"] = {"multiple-choice": len(graded), "open": 0}  # no record says `question_type`
     return s
 
@@ -55,7 +60,8 @@ def test_the_running_summary_is_the_mean_of_all_records_to_the_last_bit():
 
     for _ in range(500):
         records = [{"status": rng.choice(["ok", "ok", "ok", "error"]), **{m: value() for m in METRICS},
-                    "scored_fraction": rng.choice([None, 1.0, 0.5, 1]), "correct": rng.choice([None, True, False])}
+                    "scored_fraction": rng.choice([None, 1.0, 0.5, 1]), "correct": rng.choice([None, True, False]),
+                    **rng.choice([{}, {"answer": {"predicted": "A"}}, {"answer": {"predicted": None}}])}
                    for _ in range(rng.randrange(0, 30))]
         want = _summarize_all_at_once(records)
         got = summarize(iter(records))  # one pass over an iterator
