@@ -101,6 +101,11 @@ def models(
                                  "path, architecture, engine arguments, quirks)"),
     verify: bool = typer.Option(False, "--verify", help="check that model folders are whole: shards, headers, "
                                 "tokenizer and processor files, and the sha256 of every file a MANIFEST.json lists"),
+    fit: bool = typer.Option(False, "--fit", help="whether each model starts on --gpus GPUs of kind --gpu: weights, "
+                             "the KV cache vLLM asks for one request, the room left, and what makes it fit"),
+    gpu: str = typer.Option("h100", "--gpu", help="with --fit: the GPU kind (h100, h200, a100-80, a100-40, l40s, rtx4090)"),
+    gpus: int = typer.Option(1, "--gpus", min=1, help="with --fit: how many GPUs"),
+    gpu_mem: Optional[float] = typer.Option(None, "--gpu-mem", help="with --fit: a GPU of this many GiB instead of --gpu"),
 ) -> None:
     """List the model presets and whether their weights are present; with --verify, check that
     their folders are whole (exit 1 naming each file that is not)."""
@@ -110,8 +115,11 @@ def models(
     if verify:
         _verify_models(names or [], as_json)
         return
+    if fit:
+        _fit_models(names or [], gpu, gpus, gpu_mem, as_json)
+        return
     if names:
-        ui._fail("model names go with --verify")
+        ui._fail("model names go with --verify or --fit")
     presets = [load_preset(n) for n in available_presets()]
     if as_json:
         sys.stdout.write(json.dumps([{**p.as_json(), "reach": _reach_status(p)} for p in presets], indent=2) + "\n")
@@ -135,6 +143,30 @@ def _reach_status(preset) -> dict:
     if {"video", "audio"} <= preset.modalities:
         media.append(AUDIO_IN_VIDEO)
     return reach_status(preset.name, preset.path, media)
+
+
+def _fit_models(names: list[str], gpu: str, gpus: int, gpu_mem: float | None, as_json: bool) -> None:
+    """`murgat models --fit`: one line (or JSON object) per preset or named model folder; exit 0
+    whether or not they fit."""
+    from ..engines import available_presets, load_preset
+    from ..engines.fit import GPUS, fit_preset, gpu_for_memory
+
+    if gpu_mem is not None:
+        kind, card = f"{gpu_mem:g} GiB", gpu_for_memory(gpu_mem)
+    elif gpu in GPUS:
+        kind, card = gpu, GPUS[gpu]
+    else:
+        ui._fail(f"--gpu takes {', '.join(GPUS)}, not {gpu!r} (or give --gpu-mem GIB)")
+    try:
+        presets = [load_preset(n) for n in names or available_presets()]
+    except ValueError as e:
+        ui._fail(str(e))
+    fits = [f for f in (fit_preset(p, kind, card, gpus) for p in presets) if f is not None]
+    if as_json:
+        sys.stdout.write(json.dumps([f.as_json() for f in fits], indent=2) + "\n")
+        return
+    for f in fits:
+        ui.console.print(f.line(), markup=False, soft_wrap=True)
 
 
 def _verify_models(names: list[str], as_json: bool) -> None:

@@ -78,6 +78,14 @@ class LazyEngine:
         # Every command makes its holders before its first engine starts: a half-copied folder
         # is refused here, naming its files, before its weights are hashed for the identity.
         require_whole(preset)
+        # A box whose GPUs cannot hold the model stops here, before any engine starts, with the
+        # `murgat models --fit` line (vLLM's CPU build sizes its own memory: not checked there).
+        if kind == "vllm" and not vllm_cpu_build():
+            from .fit import check_box
+
+            why = check_box(preset)
+            if why:
+                raise ValueError(f"{preset.name} cannot start on this box's GPUs: {why}")
         self.kind = kind
         self.preset = preset
         self.options = options

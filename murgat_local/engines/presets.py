@@ -89,6 +89,27 @@ class Quirks(BaseModel):
 _LATER_QUIRKS = ("max_audio_seconds",)
 
 
+class LayoutData(BaseModel):
+    """The layout a preset needs on one GPU kind (`[fit.layouts.<kind>]`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    gpus: int = Field(1, ge=1)
+    tensor_parallel_size: int = Field(1, ge=1)
+    max_num_batched_tokens: int | None = None
+    max_model_len: int | None = None
+
+
+class FitData(BaseModel):
+    """What `murgat models --fit` sizes a model from where its weights are absent: the bytes
+    of the weights vLLM loads and the text model's config.json fields, and the layouts the
+    preset needs per GPU kind."""
+
+    model_config = ConfigDict(extra="forbid")
+    weights_bytes: int | None = None
+    config: dict = Field(default_factory=dict)
+    layouts: dict[str, LayoutData] = Field(default_factory=dict)
+
+
 class PresetFile(BaseModel):
     """The schema of one `models/*.toml` file."""
 
@@ -106,6 +127,7 @@ class PresetFile(BaseModel):
     # Modalities vLLM's CPU build cannot run for this family, each with the reason: refused
     # there, with that reason, instead of taking the engine down.
     cpu_refuses: dict[str, str] = Field(default_factory=dict)
+    fit: FitData | None = None
 
 
 @dataclass(frozen=True)
@@ -125,6 +147,17 @@ class Preset:
     unavailable: dict = field(default_factory=dict)
     # What a folder without a preset was assumed to be (`folder.read_folder`); empty for a preset.
     assumed: tuple[str, ...] = ()
+    fit: FitData | None = None
+
+    def on_gpus(self, memory_gib: float, count: int) -> "Preset":
+        """This preset laid out as it needs for `count` GPUs of `memory_gib` each (its
+        `[fit.layouts]`), where it holds a layout those GPUs can take; else as it is."""
+        from .fit import runtime_layout
+
+        layout = runtime_layout(self, memory_gib, count)
+        if layout is None:
+            return self
+        return dataclasses.replace(self, engine_args={**self.engine_args, **layout.engine_args()})
 
     def on_runtime(self, cpu: bool, memory_bytes: int | None = None) -> "Preset":
         """This preset as an engine on vLLM's CPU build (`cpu`) runs it: the modalities that
@@ -229,6 +262,7 @@ def load_preset(
             description=spec.description,
             local_test=spec.local_test,
             cpu_refuses=dict(spec.cpu_refuses),
+            fit=spec.fit,
         )
     directory = pathlib.Path(path_override or name_or_dir)
     if directory.is_dir() or os.sep in name_or_dir or name_or_dir.startswith("."):

@@ -86,6 +86,11 @@ class VLLMEngine:
 
         path = preset.require_path()
         preset = preset.on_runtime(cpu=vllm_cpu_build())
+        if not vllm_cpu_build():  # the layout the preset needs for the GPUs this process sees
+            from .fit import seen_gpus
+
+            seen = seen_gpus()
+            preset = preset.on_gpus(*seen) if seen else preset
         args = effective_args("vllm", preset, overrides)
         self._engine_args = dict(args)
         unknown = set(args) - ENGINE_KEYS
