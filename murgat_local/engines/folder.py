@@ -56,7 +56,9 @@ _WEIGHTS = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
 _WIDE = ("float32", "float", "fp32")
 
 
-def _read(path: pathlib.Path) -> dict:
+def read_object(path: pathlib.Path) -> dict:
+    """The JSON object in a small file beside a model; {} when it is missing, unreadable or not
+    an object (a folder is read for what it holds, never stopped on)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -67,10 +69,10 @@ def _read(path: pathlib.Path) -> dict:
 def _processor_parts(directory: pathlib.Path) -> dict:
     """The processor's saved parts merged: processor_config.json (transformers 5 nests its image,
     video and audio processors there) and the older separate files."""
-    merged = dict(_read(directory / "processor_config.json"))
+    merged = dict(read_object(directory / "processor_config.json"))
     for name, key in (("preprocessor_config.json", "image_processor"),
                       ("video_preprocessor_config.json", "video_processor")):
-        found = _read(directory / name)
+        found = read_object(directory / name)
         if found:
             merged.setdefault(key, found)
             if "feature_extractor_type" in found:
@@ -138,7 +140,7 @@ def memory_need(directory: pathlib.Path, engine_args: dict) -> int | None:
     """Bytes an engine of the model in `directory` needs on vLLM's CPU build: its weights as
     stored, a KV cache of `KV_CONTEXTS` contexts of `max_model_len` tokens, and the runtime.
     None where the folder cannot be read (its engine then fails to start on its own)."""
-    config = _read(directory / "config.json")
+    config = read_object(directory / "config.json")
     kv = kv_bytes_per_token(config, engine_args.get("kv_cache_dtype") or engine_args.get("dtype"))
     if kv is None:
         return None
@@ -168,7 +170,7 @@ def audio_window(model_type: str, processor: dict) -> float | None:
 def read_folder(directory: pathlib.Path) -> dict:
     """Everything a preset needs from `directory`: architecture, modalities, engine arguments,
     the audio window, and the list of what was assumed."""
-    config = _read(directory / "config.json")
+    config = read_object(directory / "config.json")
     processor = _processor_parts(directory)
     assumed: list[str] = []
     arch = (config.get("architectures") or ["unknown"])[0]

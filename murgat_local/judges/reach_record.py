@@ -17,6 +17,8 @@ import pathlib
 import tempfile
 from typing import Sequence
 
+from ..engines.folder import read_object
+
 RECORD = ".murgat-reach.json"
 VERIFIED, NOT_REACHED, NOT_VERIFIED = "verified", "did not reach", "not verified"
 
@@ -37,20 +39,12 @@ def folder_stamp(folder: pathlib.Path) -> str | None:
     return h.hexdigest()[:16]
 
 
-def _read(path: pathlib.Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 def record_reach(name: str, folder: pathlib.Path, engine: str, rows: Sequence[dict],
                  today: datetime.date | None = None) -> pathlib.Path:
     """Add the rows' outcomes (`moved` True or False; rows that could not be probed are left
     out) for `engine` to the record beside `folder`; returns the record's path."""
     path = record_path(folder)
-    data = _read(path)
+    data = read_object(path)
     stamp = folder_stamp(folder)
     entry = data.get(name)
     if not isinstance(entry, dict) or entry.get("stamp") != stamp:
@@ -72,7 +66,7 @@ def reach_status(name: str, folder: pathlib.Path, modalities: Sequence[str]) -> 
     """Per modality (those given, then any other on record): `state` (VERIFIED when some engine
     saw it move the output, NOT_REACHED when engines probed it and none did, else NOT_VERIFIED),
     the latest `date` and the `engines` behind that state, and `text` as `murgat models` shows it."""
-    entry = _read(record_path(folder)).get(name)
+    entry = read_object(record_path(folder)).get(name)
     found = {}
     if isinstance(entry, dict) and entry.get("stamp") is not None and entry.get("stamp") == folder_stamp(folder):
         found = entry.get("modalities") or {}
