@@ -191,3 +191,34 @@ def test_reference_format_and_thinking_budget(tmp_path, media_root):
     assert isinstance(listed, list) and listed == rows(tmp_path / "gen.jsonl")
     assert {"video", "question", "options", "model_generation"} <= set(listed[0])
     assert {r.sampling.max_tokens for r in eng.seen if r.sampling} == {500}
+
+
+class Counting(Scripted):
+    """Scripted, and says what reached the model as an engine counts it: every modality sent,
+    or (`deaf`) the audio lost on the way."""
+
+    def __init__(self, preset_name, *, deaf=False, **kw):
+        super().__init__(preset_name, **kw)
+        self.deaf = deaf
+
+    def judge(self, requests):
+        out = []
+        for r, res in zip(requests, super().judge(requests)):
+            sent = {type(m).__name__ for m in r.media}
+            out.append(dataclasses.replace(res, reached={
+                "video": 12 * ("VideoPart" in sent), "image": 4 * ("ImagePart" in sent),
+                "audio": 0 if self.deaf else 7 * ("AudioPart" in sent)}))
+        return out
+
+
+def test_a_responders_row_records_what_reached_it_and_lost_audio_is_its_error(tmp_path, media_root):
+    run_generate(tmp_path, media_root, {"tiny-qwen3-omni": Counting("tiny-qwen3-omni")}, out="a.jsonl")
+    first = rows(tmp_path / "a.jsonl")[0]
+    assert first["status"] == "ok" and first["media"]["reached"] == {"video": 12, "image": 0, "audio": 7}
+    result = run_generate(tmp_path, media_root, {"tiny-qwen3-omni": Counting("tiny-qwen3-omni", deaf=True)},
+                          out="b.jsonl", cache=tmp_path / "deaf.sqlite")
+    out = rows(tmp_path / "b.jsonl")
+    heard = [r for r in out if r["media"].get("heard_audio")]
+    assert heard and all(r["status"] == "error" and "0 audio tokens reached" in r["error"] for r in heard), heard
+    silent = next(r for r in out if r["id"] == "q-silent")  # sent no audio: nothing to lose
+    assert silent["status"] == "ok" and result.exit_code == 1

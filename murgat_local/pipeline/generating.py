@@ -281,7 +281,7 @@ class GenerateRunner:
             if problem is not None:
                 row["posthoc"]["edit"] = out.raw
             row["model_generation"] = out.raw if problem is None else original
-            row["media"]["note"] = out.note
+            _received(row, out)
             return row
         if cell.strategy.name == "program":
             if item.question_type == OPEN:
@@ -294,7 +294,7 @@ class GenerateRunner:
             row.update(status="error", error=f"generation failed: {self._why(out)}")
             return row
         row["model_generation"] = out.raw
-        row["media"]["note"] = out.note
+        _received(row, out)
         return row
 
     def _program_row(self, row: dict, cell: Cell, it: _Item, k: int, first: dict, programs: dict) -> dict:
@@ -402,3 +402,12 @@ class GenerateRunner:
             close_all(self.engines.values())
         self.cutter.close()
         self.cache.close()
+
+
+def _received(row: dict, out: Outcome) -> None:
+    """What the engine changed to fit the call, and the prompt tokens of each media modality
+    that reached the responder (`engines.reach`; null with the reason where not counted)."""
+    row["media"]["note"] = out.note
+    row["media"]["reached"] = out.reached
+    if out.reached_unknown:
+        row["media"]["reached_unknown"] = out.reached_unknown
