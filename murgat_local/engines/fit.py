@@ -20,9 +20,10 @@ import functools
 import json
 import math
 import pathlib
-import struct
 import tempfile
 from dataclasses import dataclass
+
+from .shards import safetensors_header
 
 GIB = 1024**3
 
@@ -56,7 +57,7 @@ _CONTEXTS = (16384, 8192)
 _TP = (1, 2, 4, 8)
 # Tensors vLLM does not load for a thinker-only Omni judge.
 _NOT_THINKER = ("talker.", "code2wav.", "token2wav.")
-_FLOAT_WIDTH = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2}
+_FLOATS = ("F64", "F32", "F16", "BF16")
 _DTYPE_WIDTH = {"bfloat16": 2, "float16": 2, "half": 2, "float32": 4, "float": 4}
 
 
@@ -140,14 +141,12 @@ def safetensors_bytes(directory: pathlib.Path, dtype: str | None = None) -> int 
     width = _DTYPE_WIDTH.get(str(dtype).lower())
     total = 0
     for path in files:
-        with path.open("rb") as fh:
-            (size,) = struct.unpack("<Q", fh.read(8))
-            header = json.loads(fh.read(size))
+        _, header = safetensors_header(path)
         for name, tensor in header.items():
             if name == "__metadata__" or name.startswith(_NOT_THINKER):
                 continue
             stored = tensor["data_offsets"][1] - tensor["data_offsets"][0]
-            if width and tensor["dtype"] in _FLOAT_WIDTH:
+            if width and tensor["dtype"] in _FLOATS:
                 stored = math.prod(tensor["shape"]) * width
             total += stored
     return total

@@ -15,18 +15,13 @@ from __future__ import annotations
 
 import json
 import pathlib
-import struct
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from . import manifest as manifests
 from .presets import ModelNotFound, Preset
+from .shards import DTYPE_BYTES, Damaged, safetensors_header
 
-# Bytes per element, for the dtypes whose tensors are whole bytes (others are not size-checked).
-_DTYPE_BYTES = {"F64": 8, "I64": 8, "U64": 8, "F32": 4, "I32": 4, "U32": 4, "F16": 2, "BF16": 2, "I16": 2,
-                "U16": 2, "I8": 1, "U8": 1, "BOOL": 1, "F8_E4M3": 1, "F8_E5M2": 1, "F8_E8M0": 1}
-# safetensors itself refuses a larger header.
-_MAX_HEADER = 100_000_000
 _SMALL_JSON = 1 << 20
 
 # A vocabulary: one of these beside tokenizer_config.json (tekken.json, Mistral's, stands alone).
@@ -68,28 +63,10 @@ class ModelIncomplete(ModelNotFound):
     """A model folder that is there but not whole: a file missing, cut short or changed."""
 
 
-class _Damaged(Exception):
-    pass
-
-
 def safetensors_tensors(path: pathlib.Path) -> set[str]:
-    """The tensor names of a whole safetensors file; `_Damaged` with the reason otherwise."""
+    """The tensor names of a whole safetensors file; `Damaged` with the reason otherwise."""
     size = path.stat().st_size
-    if size < 8:
-        raise _Damaged(f"truncated: {size} bytes, less than the 8-byte header length")
-    with path.open("rb") as fh:
-        length = struct.unpack("<Q", fh.read(8))[0]
-        if length > _MAX_HEADER:
-            raise _Damaged(f"not a safetensors file: a {length}-byte header")
-        if 8 + length > size:
-            raise _Damaged(f"truncated: {size} bytes, but its header alone is {8 + length}")
-        raw = fh.read(length)
-    try:
-        header = json.loads(raw)
-    except ValueError as e:
-        raise _Damaged(f"its header does not parse ({e})") from None
-    if not isinstance(header, dict):
-        raise _Damaged("its header is not a JSON object")
+    length, header = safetensors_header(path)
     end = 0
     for name, info in header.items():
         if name == "__metadata__":
@@ -98,19 +75,19 @@ def safetensors_tensors(path: pathlib.Path) -> set[str]:
             begin, stop = (int(x) for x in info["data_offsets"])
             shape = [int(d) for d in info["shape"]]
         except (KeyError, TypeError, ValueError):
-            raise _Damaged(f"its header's entry for tensor {name} has no data_offsets or shape") from None
-        width = _DTYPE_BYTES.get(info.get("dtype"))
+            raise Damaged(f"its header's entry for tensor {name} has no data_offsets or shape") from None
+        width = DTYPE_BYTES.get(info.get("dtype"))
         count = 1
         for d in shape:
             count *= d
         if not 0 <= begin <= stop or (width is not None and stop - begin != width * count):
-            raise _Damaged(f"its header's entry for tensor {name} is inconsistent ({info})")
+            raise Damaged(f"its header's entry for tensor {name} is inconsistent ({info})")
         end = max(end, stop)
     expected = 8 + length + end
     if size < expected:
-        raise _Damaged(f"truncated: {size} bytes, its header says {expected}")
+        raise Damaged(f"truncated: {size} bytes, its header says {expected}")
     if size > expected:
-        raise _Damaged(f"{size - expected} bytes more than its header accounts for ({expected})")
+        raise Damaged(f"{size - expected} bytes more than its header accounts for ({expected})")
     return {k for k in header if k != "__metadata__"}
 
 
@@ -155,7 +132,7 @@ def _check_weights(folder: pathlib.Path, report: Report) -> None:
             continue
         try:
             held = safetensors_tensors(path)
-        except _Damaged as e:
+        except Damaged as e:
             found(Problem(path, str(e)))
             continue
         report.headers += 1
