@@ -161,12 +161,32 @@ def _fit_models(names: list[str], gpu: str, gpus: int, gpu_mem: float | None, as
         presets = [load_preset(n) for n in names or available_presets()]
     except ValueError as e:
         ui._fail(str(e))
-    fits = [f for f in (fit_preset(p, kind, card, gpus) for p in presets) if f is not None]
+    fits = _quietly(lambda: [f for f in (fit_preset(p, kind, card, gpus) for p in presets) if f is not None])
     if as_json:
         sys.stdout.write(json.dumps([f.as_json() for f in fits], indent=2) + "\n")
         return
     for f in fits:
         ui.console.print(f.line(), markup=False, soft_wrap=True)
+
+
+def _quietly(work):
+    """`work()` with what vLLM prints while it builds its configs (for the sizing) sent to a log
+    that is kept, and named, only when the work fails."""
+    import tempfile
+
+    from ..reports.logs import redirect_fds
+
+    fd, name = tempfile.mkstemp(prefix="murgat-fit-", suffix=".log")
+    os.close(fd)
+    log = pathlib.Path(name)
+    try:
+        with redirect_fds(log):
+            result = work()
+    except BaseException:
+        ui.err.print(f"vLLM's output while sizing: {log}", markup=False, soft_wrap=True)
+        raise
+    log.unlink(missing_ok=True)
+    return result
 
 
 def _verify_models(names: list[str], as_json: bool) -> None:
