@@ -97,7 +97,8 @@ def check_extra(extra: list[str] | tuple[str, ...]) -> None:
         for refused, why in _REFUSED_FLAGS.items():
             if refused.startswith(name):
                 spelled = arg.split("=", 1)[0].split(".", 1)[0]
-                raise ServeRefused(f"{spelled} ({refused}) is not passed to vLLM: {why}")
+                named = spelled if spelled == refused else f"{spelled} ({refused})"
+                raise ServeRefused(f"{named} is not passed to vLLM: {why}")
 
 
 # Engine arguments that are not `vllm serve` flags of the same name.
