@@ -35,12 +35,17 @@ class MediaConfig(BaseModel):
     _frame_rule: str = "shown"
 
     def options(self) -> SegmentOptions:
-        return SegmentOptions(**self.model_dump(exclude={"max_open_videos", "max_audio_mb", "max_segment_mb"}),
-                              frame_rule=self._frame_rule)
+        return SegmentOptions(
+            **self.model_dump(exclude={"max_open_videos", "max_audio_mb", "max_segment_mb"}),
+            frame_rule=self._frame_rule,
+        )
 
     def bounds(self) -> dict:
-        return {"max_open": self.max_open_videos, "max_audio_bytes": int(self.max_audio_mb * 2**20),
-                "max_bytes": int(self.max_segment_mb * 2**20)}
+        return {
+            "max_open": self.max_open_videos,
+            "max_audio_bytes": int(self.max_audio_mb * 2**20),
+            "max_bytes": int(self.max_segment_mb * 2**20),
+        }
 
 
 class InputConfig(BaseModel):
@@ -57,7 +62,9 @@ class InputConfig(BaseModel):
     max_image_pixels: int = Field(25_000_000, ge=1)
 
     def limits(self) -> InputLimits:
-        return InputLimits(self.max_text_chars, int(self.max_binary_mb * 2**20), self.max_image_pixels)
+        return InputLimits(
+            self.max_text_chars, int(self.max_binary_mb * 2**20), self.max_image_pixels
+        )
 
 
 class SamplingConfig(BaseModel):
@@ -144,10 +151,18 @@ class PanelConfig(PanelVote):
         from .judges.panel import Rule, voted_stage, weights_from_meta
 
         own = getattr(self, voted_stage(stage) or "", None)
-        merged = {**self.model_dump(include={"vote", "weights", "weights_from"}, exclude_unset=True),
-                  **(own.model_dump(exclude_unset=True) if own is not None else {})}
-        if "weights" in merged and "weights_from" in merged:  # the stage's source replaces the table's
-            merged.pop("weights_from" if own is not None and "weights" in own.model_fields_set else "weights")
+        merged = {
+            **self.model_dump(include={"vote", "weights", "weights_from"}, exclude_unset=True),
+            **(own.model_dump(exclude_unset=True) if own is not None else {}),
+        }
+        if (
+            "weights" in merged and "weights_from" in merged
+        ):  # the stage's source replaces the table's
+            merged.pop(
+                "weights_from"
+                if own is not None and "weights" in own.model_fields_set
+                else "weights"
+            )
         vote = merged.get("vote", "majority")
         source, weights = merged.get("weights_from"), merged.get("weights")
         if vote == "weighted" and source is not None:
@@ -157,10 +172,15 @@ class PanelConfig(PanelVote):
                 raise ValueError(f"panel weights_from {source}: {e}") from None
             weights = weights_from_meta(report, stage, members)
         if vote == "weighted" and weights is None:
-            raise ValueError(f"a weighted panel for {stage} needs weights (member -> weight) or weights_from "
-                             "(a meta_eval.json)")
-        rule = Rule(vote, tuple((m, float(w)) for m, w in (weights or {}).items()) if vote == "weighted" else (),
-                    str(source) if vote == "weighted" and source is not None else None)
+            raise ValueError(
+                f"a weighted panel for {stage} needs weights (member -> weight) or weights_from "
+                "(a meta_eval.json)"
+            )
+        rule = Rule(
+            vote,
+            tuple((m, float(w)) for m, w in (weights or {}).items()) if vote == "weighted" else (),
+            str(source) if vote == "weighted" and source is not None else None,
+        )
         rule.check(members)
         return rule
 
@@ -203,7 +223,9 @@ class RunConfig(_Run):
     def _stages(cls, v: dict) -> dict:
         unknown = sorted(set(v) - set(STAGES))
         if unknown:
-            raise ValueError(f"unknown stage(s) {unknown} in stage_engines; stages: {', '.join(STAGES)}")
+            raise ValueError(
+                f"unknown stage(s) {unknown} in stage_engines; stages: {', '.join(STAGES)}"
+            )
         return v
 
     @model_validator(mode="after")
@@ -217,8 +239,12 @@ class RunConfig(_Run):
         if spec is None:
             return super().engine_for(None)
         # A stage's own server settings over the run's [server] ones.
-        server = ServerConfig(**{**self.server.model_dump(),
-                                 **spec.model_dump(exclude={"engine"}, exclude_unset=True)})
+        server = ServerConfig(
+            **{
+                **self.server.model_dump(),
+                **spec.model_dump(exclude={"engine"}, exclude_unset=True),
+            }
+        )
         return _engine_options(spec.engine, server, self.data_parallel, self.ray)
 
     @field_validator("compat", mode="before")
@@ -234,7 +260,9 @@ class RunConfig(_Run):
     @model_validator(mode="after")
     def _parse_reasoning_needs_compat(self):
         if self.parse_reasoning and self.compat != "reference":
-            raise ValueError("parse_reasoning reproduces a reference invocation: use it with compat = 'reference'")
+            raise ValueError(
+                "parse_reasoning reproduces a reference invocation: use it with compat = 'reference'"
+            )
         return self
 
     @model_validator(mode="after")
@@ -252,10 +280,16 @@ class RunConfig(_Run):
             if not is_panel(model):
                 continue
             if voted_stage(stage) is None:
-                what = "the decomposer" if stage in ("decontext", "decompose") else f"the {stage} judge"
-                raise ValueError(f"{model!r} cannot be {what}: fact lists and rewrites are not voted on; name "
-                                 "one model as the decomposer (panels judge the yes/no stages: --verifier, "
-                                 "--entailer)")
+                what = (
+                    "the decomposer"
+                    if stage in ("decontext", "decompose")
+                    else f"the {stage} judge"
+                )
+                raise ValueError(
+                    f"{model!r} cannot be {what}: fact lists and rewrites are not voted on; name "
+                    "one model as the decomposer (panels judge the yes/no stages: --verifier, "
+                    "--entailer)"
+                )
             members = members_of(model)
             try:
                 out[stage] = (members, self.panel.rule(stage, members))
@@ -263,9 +297,13 @@ class RunConfig(_Run):
                 raise ValueError(f"panel for {stage}: {e}") from None
             for m in members:
                 self.member_engine(stage, m)
-        strays = sorted(set(self.panel.engines) - {m for members, _ in out.values() for m in members})
+        strays = sorted(
+            set(self.panel.engines) - {m for members, _ in out.values() for m in members}
+        )
         if strays:
-            raise ValueError(f"[panel.engines] names {', '.join(map(repr, strays))}, a member of no panel of this run")
+            raise ValueError(
+                f"[panel.engines] names {', '.join(map(repr, strays))}, a member of no panel of this run"
+            )
         return out
 
     def member_engine(self, stage: str, member: str) -> tuple[str, dict]:
@@ -275,9 +313,13 @@ class RunConfig(_Run):
         if spec is None:
             return self.engine_for(stage)
         own = self.stage_engines.get(stage)
-        server = ServerConfig(**{**self.server.model_dump(),
-                                 **(own.model_dump(exclude={"engine"}, exclude_unset=True) if own else {}),
-                                 **spec.model_dump(exclude={"engine"}, exclude_unset=True)})
+        server = ServerConfig(
+            **{
+                **self.server.model_dump(),
+                **(own.model_dump(exclude={"engine"}, exclude_unset=True) if own else {}),
+                **spec.model_dump(exclude={"engine"}, exclude_unset=True),
+            }
+        )
         return _engine_options(spec.engine, server, self.data_parallel, self.ray)
 
     @model_validator(mode="after")
@@ -289,7 +331,9 @@ class RunConfig(_Run):
 
     def entail_routes(self) -> dict[str, str]:
         """{'visual' / 'audio': model} for each modality routed to its own attribution judge."""
-        return {r: m for r, m in (("visual", self.entailer_visual), ("audio", self.entailer_audio)) if m}
+        return {
+            r: m for r, m in (("visual", self.entailer_visual), ("audio", self.entailer_audio)) if m
+        }
 
     def stage_models(self) -> dict[str, str]:
         """The model for each stage; decontextualization uses the decomposer, as the reference does."""
@@ -353,8 +397,22 @@ class GenerateConfig(_Run):
 
 
 # Settings a `[generate]` table inherits from the top level of a run file.
-SHARED_KEYS = ("engine", "server", "data_parallel", "ray", "chunk_size", "batch_size", "cache", "models_dir", "limit", "media", "inputs", "engine_args",
-               "allow_outside", "number_tolerance")
+SHARED_KEYS = (
+    "engine",
+    "server",
+    "data_parallel",
+    "ray",
+    "chunk_size",
+    "batch_size",
+    "cache",
+    "models_dir",
+    "limit",
+    "media",
+    "inputs",
+    "engine_args",
+    "allow_outside",
+    "number_tolerance",
+)
 
 
 def _read(path: pathlib.Path | None) -> dict:
@@ -363,7 +421,10 @@ def _read(path: pathlib.Path | None) -> dict:
 
 def _apply(data: dict, overrides: dict) -> dict:
     for key, value in overrides.items():
-        if isinstance(value, dict) and key in ("server", "sampling"):  # a table: flags override its keys
+        if isinstance(value, dict) and key in (
+            "server",
+            "sampling",
+        ):  # a table: flags override its keys
             given = {k: v for k, v in value.items() if v is not None}
             if given:
                 data[key] = {**(data.get(key) or {}), **given}

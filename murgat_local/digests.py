@@ -38,7 +38,9 @@ class DigestMemo:
                 p.parent.mkdir(parents=True, exist_ok=True)
                 db = sqlite3.connect(p, timeout=30.0, check_same_thread=False)
                 db.execute("PRAGMA journal_mode=WAL")
-                db.execute("CREATE TABLE IF NOT EXISTS digests (key TEXT PRIMARY KEY, digest TEXT NOT NULL)")
+                db.execute(
+                    "CREATE TABLE IF NOT EXISTS digests (key TEXT PRIMARY KEY, digest TEXT NOT NULL)"
+                )
                 self._db = db
             except (OSError, sqlite3.Error):
                 self._db = None
@@ -56,7 +58,9 @@ class DigestMemo:
         with self._lock:
             hit = self._mem.get(key)
             if hit is None and self._db is not None:
-                row = self._db.execute("SELECT digest FROM digests WHERE key=?", (json.dumps(key),)).fetchone()
+                row = self._db.execute(
+                    "SELECT digest FROM digests WHERE key=?", (json.dumps(key),)
+                ).fetchone()
                 hit = row[0] if row else None
             if hit is not None:
                 self._mem[key] = hit
@@ -72,7 +76,10 @@ class DigestMemo:
             if self._db is not None:
                 try:
                     with self._db:
-                        self._db.execute("INSERT OR REPLACE INTO digests VALUES (?, ?)", (json.dumps(key), digest))
+                        self._db.execute(
+                            "INSERT OR REPLACE INTO digests VALUES (?, ?)",
+                            (json.dumps(key), digest),
+                        )
                 except sqlite3.Error:
                     pass  # a read-only memo only costs a re-hash next time
         return digest
@@ -83,7 +90,9 @@ class DigestMemo:
         root = pathlib.Path(root)
         entries = []
         for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
+            dirnames[:] = sorted(
+                d for d in dirnames if not d.startswith(".") and d != "__pycache__"
+            )
             for name in sorted(filenames):
                 full = pathlib.Path(dirpath) / name
                 rel = full.relative_to(root).as_posix()

@@ -70,18 +70,23 @@ class RayConfig(BaseModel):
     local_cpus: int = Field(4, ge=1)  # a local Ray's logical CPUs
 
 
-def _engine_options(kind: str, server: ServerConfig, data_parallel: int,
-                    ray: RayConfig | None = None) -> tuple[str, dict]:
+def _engine_options(
+    kind: str, server: ServerConfig, data_parallel: int, ray: RayConfig | None = None
+) -> tuple[str, dict]:
     """The registered engine and its options for one stage."""
     if kind == "ray":
         return kind, {k: v for k, v in (ray or RayConfig()).model_dump().items() if v is not None}
     if kind == "openai":
         if not server.base_url:
-            raise ValueError("engine 'openai' needs a server: --base-url URL, or base_url in [server] "
-                             "or in the stage's [stage_engines.STAGE]")
+            raise ValueError(
+                "engine 'openai' needs a server: --base-url URL, or base_url in [server] "
+                "or in the stage's [stage_engines.STAGE]"
+            )
         return kind, {k: v for k, v in server.model_dump().items() if v is not None}
     if data_parallel > 1:
         if kind != "vllm":
-            raise ValueError(f"--data-parallel runs vLLM replicas; it does not apply to engine {kind!r}")
+            raise ValueError(
+                f"--data-parallel runs vLLM replicas; it does not apply to engine {kind!r}"
+            )
         return "replicas", {"data_parallel": data_parallel}
     return kind, {}

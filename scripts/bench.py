@@ -26,7 +26,7 @@ import time
 
 os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
 
-from murgat_local import offline  # noqa: E402
+from murgat_local import offline
 
 offline.enforce()  # engines built here, outside the `murgat` command, stay offline too
 
@@ -56,7 +56,9 @@ def make_responses(n: int, distinct: int | None = None, seed: int = 0) -> list[d
                 cite = f"(visual, 0:0{sec})"
             parts.append(f"The {subj} is {color} in clip {k} part {j} {cite}.")
         parts.append("Therefore the answer is A.")
-        out.append({"id": f"r{i}", "video": "colors", "model_generation": " ".join(parts) + "\nAnswer: A"})
+        out.append(
+            {"id": f"r{i}", "video": "colors", "model_generation": " ".join(parts) + "\nAnswer: A"}
+        )
     return out
 
 
@@ -89,7 +91,11 @@ class Recording:
             def recorded(prompts, params=None, **kw):
                 before = self.steps
                 outs = generate(prompts, params, **kw)
-                kind = "warm" if params and all(getattr(p, "max_tokens", 0) == 1 for p in params) else "judge"
+                kind = (
+                    "warm"
+                    if params and all(getattr(p, "max_tokens", 0) == 1 for p in params)
+                    else "judge"
+                )
                 st = self.stages.setdefault(self.current or "?", _stage_stats())
                 st[f"{kind}_batches"].append(len(outs))
                 st[f"{kind}_steps"] += self.steps - before
@@ -112,8 +118,11 @@ class Recording:
 
 
 def _stage_stats() -> dict:
-    return {f"{k}_{m}": ([] if m == "batches" else 0) for k in ("judge", "warm")
-            for m in ("batches", "steps", "prompt_tokens", "cached_tokens", "output_tokens")}
+    return {
+        f"{k}_{m}": ([] if m == "batches" else 0)
+        for k in ("judge", "warm")
+        for m in ("batches", "steps", "prompt_tokens", "cached_tokens", "output_tokens")
+    }
 
 
 def stage_report(recordings) -> dict:
@@ -130,7 +139,9 @@ def stage_report(recordings) -> dict:
                 "mean_batch": round(calls / len(st["judge_batches"]), 1),
                 "prompt_tokens_per_call": round(st["judge_prompt_tokens"] / calls, 1),
                 "output_tokens_per_call": round(st["judge_output_tokens"] / calls, 2),
-                "prefix_cache_hit_rate": round(st["judge_cached_tokens"] / max(st["judge_prompt_tokens"], 1), 3),
+                "prefix_cache_hit_rate": round(
+                    st["judge_cached_tokens"] / max(st["judge_prompt_tokens"], 1), 3
+                ),
                 "engine_steps_per_batch": round(st["judge_steps"] / len(st["judge_batches"]), 1),
                 "grammar_warmups": sum(st["warm_batches"]),
             }
@@ -166,17 +177,27 @@ def bench_judges(work: pathlib.Path, n_responses: int, engine_args: dict | None 
     from murgat_local.judges import LazyEngine, load_preset
     from murgat_local.pipeline.runner import Runner
 
-    cfg = RunConfig(judge="tiny-qwen3-omni", verifier="smollm2-135m-instruct",
-                    decomposer="smollm2-135m-instruct", decontextualize=False)
+    cfg = RunConfig(
+        judge="tiny-qwen3-omni",
+        verifier="smollm2-135m-instruct",
+        decomposer="smollm2-135m-instruct",
+        decontextualize=False,
+    )
     from murgat_local.judges import load_prompt
 
     systems = {}
-    for stage, prompt in (("verifiable", "verifiable"), ("decompose", "decompose"), ("entail", "entail"),
-                          ("decontext", "decontextualize")):
+    for stage, prompt in (
+        ("verifiable", "verifiable"),
+        ("decompose", "decompose"),
+        ("entail", "entail"),
+        ("decontext", "decontextualize"),
+    ):
         systems[load_prompt(prompt).system] = stage
     stage_of = lambda req: systems.get(req.system, "?")  # noqa: E731
-    engines = {m: RecordingLazy(LazyEngine("vllm", load_preset(m), **(engine_args or {})), stage_of)
-               for m in ("tiny-qwen3-omni", "smollm2-135m-instruct")}
+    engines = {
+        m: RecordingLazy(LazyEngine("vllm", load_preset(m), **(engine_args or {})), stage_of)
+        for m in ("tiny-qwen3-omni", "smollm2-135m-instruct")
+    }
     for e in engines.values():
         e.get()  # engine start-up is not what is compared
     responses = write_jsonl(work / "judge.jsonl", make_responses(n_responses))
@@ -218,13 +239,17 @@ def bench_segments(work: pathlib.Path, n: int) -> dict:
         dur = 4.0 if video == "speech" else 8.0
         modality = rng.choice(["visual", "visual", "audio"])
         start = round(rng.uniform(0, dur - 1.5), 1)
-        end = start if (modality == "visual" and rng.random() < 0.5) else round(start + rng.uniform(0.5, 1.5), 1)
+        end = (
+            start
+            if (modality == "visual" and rng.random() < 0.5)
+            else round(start + rng.uniform(0.5, 1.5), 1)
+        )
         if (video, modality, start, end) in seen:
             continue
         seen.add((video, modality, start, end))
         cits.append((video, Citation(modality, start, end, f"({modality}, {start}-{end})")))
-    import av, librosa  # noqa: F401
-
+    import av  # noqa: F401
+    import librosa
     import numpy as np
 
     # librosa loads lazily and JIT-compiles on first use (~3 s once per process): not per-citation
@@ -249,7 +274,16 @@ def bench_segments(work: pathlib.Path, n: int) -> dict:
         dur = max(c.end - c.start, 0.1)
         cmd = [ffmpeg, "-y", "-loglevel", "error", "-ss", str(c.start), "-i", src]
         if c.modality == "audio":
-            cmd += ["-t", str(dur), "-vn", "-acodec", "libmp3lame", "-q:a", "2", str(snip / f"{i}.mp3")]
+            cmd += [
+                "-t",
+                str(dur),
+                "-vn",
+                "-acodec",
+                "libmp3lame",
+                "-q:a",
+                "2",
+                str(snip / f"{i}.mp3"),
+            ]
         elif c.start == c.end:
             cmd += ["-vframes", "1", "-q:v", "2", str(snip / f"{i}.jpg")]
         else:
@@ -272,8 +306,21 @@ def murgat_score(responses, out, *extra) -> tuple[float, int]:
         "p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
         "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, p.returncode)\n"
     )
-    cmd = [sys.executable, "-c", code, sys.executable, "-m", "murgat_local.cli", "score", str(responses),
-           "--media-root", str(MEDIA), "--out", str(out), *map(str, extra)]
+    cmd = [
+        sys.executable,
+        "-c",
+        code,
+        sys.executable,
+        "-m",
+        "murgat_local.cli",
+        "score",
+        str(responses),
+        "--media-root",
+        str(MEDIA),
+        "--out",
+        str(out),
+        *map(str, extra),
+    ]
     wall, rss, rc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT).stdout.split()
     if int(rc) not in (0, 1):
         raise RuntimeError(f"murgat score failed ({rc})")
@@ -281,14 +328,27 @@ def murgat_score(responses, out, *extra) -> tuple[float, int]:
 
 
 def bench_cache_and_memory(work: pathlib.Path, n_small: int) -> dict:
-    judges = ["--judge", "tiny-qwen3-omni", "--verifier", "smollm2-135m-instruct",
-              "--decomposer", "smollm2-135m-instruct", "--no-decontextualize"]
+    judges = [
+        "--judge",
+        "tiny-qwen3-omni",
+        "--verifier",
+        "smollm2-135m-instruct",
+        "--decomposer",
+        "smollm2-135m-instruct",
+        "--no-decontextualize",
+    ]
     cache = work / "shared.sqlite"
     small = write_jsonl(work / "n.jsonl", make_responses(n_small, distinct=20, seed=5))
     big = write_jsonl(work / "10n.jsonl", make_responses(10 * n_small, distinct=20, seed=5))
-    cold, _ = murgat_score(small, work / "cold", *judges, "--cache", cache, "--config", work / "small.toml")
-    warm, rss_small = murgat_score(small, work / "warm", *judges, "--cache", cache, "--config", work / "small.toml")
-    warm_big, rss_big = murgat_score(big, work / "warm10", *judges, "--cache", cache, "--config", work / "small.toml")
+    cold, _ = murgat_score(
+        small, work / "cold", *judges, "--cache", cache, "--config", work / "small.toml"
+    )
+    warm, rss_small = murgat_score(
+        small, work / "warm", *judges, "--cache", cache, "--config", work / "small.toml"
+    )
+    warm_big, rss_big = murgat_score(
+        big, work / "warm10", *judges, "--cache", cache, "--config", work / "small.toml"
+    )
     return {
         "cold_run_s": round(cold, 2),
         "cached_rerun_s": round(warm, 2),
@@ -307,8 +367,13 @@ def main() -> None:
     ap.add_argument("--citations", type=int, default=300)
     ap.add_argument("--memory-n", type=int, default=200)
     ap.add_argument("--only", choices=["judges", "segments", "cache"], action="append")
-    ap.add_argument("--engine-arg", action="append", default=[], metavar="KEY=VALUE",
-                    help="a vLLM engine argument for the judge benchmark (an int, or text), e.g. block_size=128")
+    ap.add_argument(
+        "--engine-arg",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a vLLM engine argument for the judge benchmark (an int, or text), e.g. block_size=128",
+    )
     args = ap.parse_args()
     only = set(args.only or ["judges", "segments", "cache"])
     results = {}
@@ -319,8 +384,10 @@ def main() -> None:
             results["segments"] = bench_segments(work, args.citations)
             print(json.dumps({"segments": results["segments"]}), flush=True)
         if "judges" in only:
-            extra = {k: (int(v) if v.lstrip("-").isdigit() else v)
-                     for k, v in (a.split("=", 1) for a in args.engine_arg)}
+            extra = {
+                k: (int(v) if v.lstrip("-").isdigit() else v)
+                for k, v in (a.split("=", 1) for a in args.engine_arg)
+            }
             results["judges"] = bench_judges(work, args.responses, extra)
             print(json.dumps({"judges": results["judges"]}), flush=True)
         if "cache" in only:

@@ -28,8 +28,10 @@ import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-GENERATION = ("The screen is red (visual, 0:00). A tone plays (audio, 0:00-0:01). "
-              "The screen turns blue (visual, 0:02; audio, 0:02-0:03). So A is correct.\nAnswer: A")
+GENERATION = (
+    "The screen is red (visual, 0:00). A tone plays (audio, 0:00-0:01). "
+    "The screen turns blue (visual, 0:02; audio, 0:02-0:03). So A is correct.\nAnswer: A"
+)
 PER_RESPONSE = 12
 
 
@@ -64,14 +66,19 @@ def fill(store_path: pathlib.Path, source, n_answers: int, annotator: str) -> in
         answers: dict = {}
         while len(rows) < n_answers and (q := next_question(item, answers)) is not None:
             answers[q.suffix] = answer_for(item, q)
-            rows.append((annotator, item.id, item.digest, q.suffix, json.dumps(answers[q.suffix]), 0, now))
+            rows.append(
+                (annotator, item.id, item.digest, q.suffix, json.dumps(answers[q.suffix]), 0, now)
+            )
         if len(rows) >= n_answers:
             break
     store = Store(store_path)
     with store.db:
         store.db.execute("BEGIN")
-        store.db.executemany("INSERT INTO answers (annotator, response, digest, question, value, judge_shown, at) "
-                             "VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+        store.db.executemany(
+            "INSERT INTO answers (annotator, response, digest, question, value, judge_shown, at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
     store.close()
     return len(rows)
 
@@ -90,17 +97,40 @@ def run(tmp: pathlib.Path, n_answers: int, n_requests: int) -> None:
     responses = tmp / "responses.jsonl"
     with open(responses, "w") as f:
         for k in range(n_responses):
-            f.write(json.dumps({"id": f"r{k:06d}", "video": "colors", "model_generation": GENERATION}) + "\n")
+            f.write(
+                json.dumps({"id": f"r{k:06d}", "video": "colors", "model_generation": GENERATION})
+                + "\n"
+            )
     store = tmp / "annotate.sqlite"
     t0 = time.perf_counter()
     source = load_source(responses, media)
     filled = fill(store, source, n_answers, "bench")
-    print(f"{n_responses} responses, store filled with {filled} answers in {time.perf_counter() - t0:.1f} s")
+    print(
+        f"{n_responses} responses, store filled with {filled} answers in {time.perf_counter() - t0:.1f} s"
+    )
 
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "murgat_local.cli", "annotate", str(responses), "--media-root",
-                             str(media), "--labels", str(tmp / "labels.jsonl"), "--annotator", "bench",
-                             "--port", "0"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "murgat_local.cli",
+            "annotate",
+            str(responses),
+            "--media-root",
+            str(media),
+            "--labels",
+            str(tmp / "labels.jsonl"),
+            "--annotator",
+            "bench",
+            "--port",
+            "0",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     url = None
     for line in proc.stdout:
         m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
@@ -126,7 +156,9 @@ def run(tmp: pathlib.Path, n_answers: int, n_requests: int) -> None:
             q = nxt["question"]
             body = json.dumps({"key": q["key"], "answer": answer_shown(q)})
             t = time.perf_counter()
-            conn.request("POST", "/api/answer", body=body, headers={"Content-Type": "application/json"})
+            conn.request(
+                "POST", "/api/answer", body=body, headers={"Content-Type": "application/json"}
+            )
             reply = json.loads(conn.getresponse().read())
             answers.append(time.perf_counter() - t)
             assert reply.get("ok"), reply
@@ -141,7 +173,9 @@ def run(tmp: pathlib.Path, n_answers: int, n_requests: int) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--answers", type=int, default=100_000, help="answers in the store before timing")
+    ap.add_argument(
+        "--answers", type=int, default=100_000, help="answers in the store before timing"
+    )
     ap.add_argument("--requests", type=int, default=1000, help="next + answer rounds timed")
     args = ap.parse_args()
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")

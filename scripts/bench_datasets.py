@@ -42,15 +42,27 @@ def main() -> None:
         ws = layouts.worldsense_official(root / "ws", None, videos=1500, tasks=2, bad=False)
         vm = layouts.videommmu(root / "vm", None, per_track=300, bad=False, shards=2)
         cases = [
-            ("WorldSense (worldsense_qa.json)", ws,
-             lambda: json.loads((ws / "worldsense_qa.json").read_text())),
-            ("Video-MMMU (3 tracks, parquet)", vm,
-             lambda: [pq.read_table(p).to_pylist() for p in sorted(vm.glob("*/*.parquet")) if not p.name.startswith("._")]),
+            (
+                "WorldSense (worldsense_qa.json)",
+                ws,
+                lambda: json.loads((ws / "worldsense_qa.json").read_text()),
+            ),
+            (
+                "Video-MMMU (3 tracks, parquet)",
+                vm,
+                lambda: [
+                    pq.read_table(p).to_pylist()
+                    for p in sorted(vm.glob("*/*.parquet"))
+                    if not p.name.startswith("._")
+                ],
+            ),
         ]
-        print(f"{'benchmark':34} {'questions':>9} {'read s':>8} {'floor s':>8} {'q/s':>9} {'goal ratio':>10}")
+        print(
+            f"{'benchmark':34} {'questions':>9} {'read s':>8} {'floor s':>8} {'q/s':>9} {'goal ratio':>10}"
+        )
         for name, path, floor in cases:
             n = sum(1 for _ in open_dataset(path).items())
-            took = best(lambda: sum(1 for _ in open_dataset(path).items()), args.repeat)
+            took = best(lambda path=path: sum(1 for _ in open_dataset(path).items()), args.repeat)
             base = best(floor, args.repeat)
             print(f"{name:34} {n:9d} {took:8.3f} {base:8.3f} {n / took:9.0f} {took / GOAL_S:10.2f}")
 

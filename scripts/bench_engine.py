@@ -15,7 +15,7 @@ import time
 
 os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
 
-from murgat_local import offline  # noqa: E402
+from murgat_local import offline
 
 offline.enforce()  # engines built here, outside the `murgat` command, stay offline too
 

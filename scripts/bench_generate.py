@@ -25,7 +25,7 @@ import time
 
 os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
 
-from murgat_local import offline  # noqa: E402
+from murgat_local import offline
 
 offline.enforce()
 
@@ -38,11 +38,18 @@ def dataset(path: pathlib.Path, n: int) -> None:
     with path.open("w") as fh:
         for i in range(n):
             second = i % 8
-            fh.write(json.dumps({
-                "id": f"b{i}", "video": videos[i % len(videos)],
-                "question": f"What colour fills the screen at second {second} (question {i})?",
-                "options": [COLORS[(second + k) % 8] for k in range(4)], "answer": "A",
-            }) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "id": f"b{i}",
+                        "video": videos[i % len(videos)],
+                        "question": f"What colour fills the screen at second {second} (question {i})?",
+                        "options": [COLORS[(second + k) % 8] for k in range(4)],
+                        "answer": "A",
+                    }
+                )
+                + "\n"
+            )
 
 
 PLAN = """def main(video):
@@ -80,9 +87,18 @@ def program_pass(engine, model: str, n: int, tmp: pathlib.Path, rounds: bool) ->
     for i in range(n):
         ref = cutter.source(["colors", "speech", "late_audio"][i % 3])
         a = i % 6
-        jobs.append(ProgramJob(i, Strategy("program", "logic-declarative"), Outcome(raw=PLAN.format(a=a, b=a + 1)),
-                               ref, plan_media(cutter, ref, preset), f"Question {i}: which colour?",
-                               ["red", "green", "blue", "white"], Sampling(seed=i)))
+        jobs.append(
+            ProgramJob(
+                i,
+                Strategy("program", "logic-declarative"),
+                Outcome(raw=PLAN.format(a=a, b=a + 1)),
+                ref,
+                plan_media(cutter, ref, preset),
+                f"Question {i}: which colour?",
+                ["red", "green", "blue", "white"],
+                Sampling(seed=i),
+            )
+        )
     t0 = time.perf_counter()
     if rounds:
         done = execute(jobs, judge, cutter, prompts, cfg.limits())
@@ -95,12 +111,23 @@ def program_pass(engine, model: str, n: int, tmp: pathlib.Path, rounds: bool) ->
     cache.close()
     times = [r.record["time"] for r in done.values()]
     calls = sum(len(r.record["trace"]["calls"]) for r in done.values())
-    return {"items": n, "tool_calls": calls, "model_calls": judge.counters.model_calls, "wall_s": round(wall, 2),
-            "tool_calls_per_s": round(calls / wall, 2),
-            "completed": sum(r.error is None for r in done.values()),
-            "median_share_model": round(statistics.median(t["model_s"] / t["wall_s"] for t in times), 4),
-            "median_share_interpreter": round(statistics.median(t["interpreter_s"] / t["wall_s"] for t in times), 6),
-            "median_interpreter_ms": round(1000 * statistics.median(t["interpreter_s"] for t in times), 3)}
+    return {
+        "items": n,
+        "tool_calls": calls,
+        "model_calls": judge.counters.model_calls,
+        "wall_s": round(wall, 2),
+        "tool_calls_per_s": round(calls / wall, 2),
+        "completed": sum(r.error is None for r in done.values()),
+        "median_share_model": round(
+            statistics.median(t["model_s"] / t["wall_s"] for t in times), 4
+        ),
+        "median_share_interpreter": round(
+            statistics.median(t["interpreter_s"] / t["wall_s"] for t in times), 6
+        ),
+        "median_interpreter_ms": round(
+            1000 * statistics.median(t["interpreter_s"] for t in times), 3
+        ),
+    }
 
 
 def main() -> None:
@@ -125,10 +152,17 @@ def main() -> None:
         warm = tmp / "warm.jsonl"
         dataset(warm, 4)
         for name, batch in (("warm-up", 256), ("one at a time", 1), ("batched", 256)):
-            cfg = GenerateConfig(models=[args.model], strategies=["cite"], batch_size=batch,
-                                 sampling={"max_tokens": args.max_tokens}, answer_judge=None,
-                                 max_failed_calls=1.0)
-            runner = GenerateRunner(cfg, media, tmp / f"{name}.jsonl".replace(" ", "_"), engines=engines)
+            cfg = GenerateConfig(
+                models=[args.model],
+                strategies=["cite"],
+                batch_size=batch,
+                sampling={"max_tokens": args.max_tokens},
+                answer_judge=None,
+                max_failed_calls=1.0,
+            )
+            runner = GenerateRunner(
+                cfg, media, tmp / f"{name}.jsonl".replace(" ", "_"), engines=engines
+            )
             before = engine.stats.output_tokens if engine.started else 0
             t0 = time.perf_counter()
             result = runner.run(warm if name == "warm-up" else data)
@@ -138,23 +172,44 @@ def main() -> None:
                 continue
             calls = result.summary["calls"][f"generate:{args.model}"]
             tokens = engine.stats.output_tokens - before
-            results[name] = {"responses": calls["model_calls"], "wall_s": round(wall, 2),
-                             "responses_per_s": round(calls["model_calls"] / wall, 3),
-                             "output_tokens": tokens, "output_tokens_per_s": round(tokens / wall, 1)}
+            results[name] = {
+                "responses": calls["model_calls"],
+                "wall_s": round(wall, 2),
+                "responses_per_s": round(calls["model_calls"] / wall, 3),
+                "output_tokens": tokens,
+                "output_tokens_per_s": round(tokens / wall, 1),
+            }
         program = {}
         if args.program_items:
-            program["one item at a time"] = program_pass(engine, args.model, args.program_items, tmp, rounds=False)
-            program["rounds"] = program_pass(engine, args.model, args.program_items, tmp, rounds=True)
-            program["speedup_tool_calls"] = round(program["rounds"]["tool_calls_per_s"]
-                                                  / program["one item at a time"]["tool_calls_per_s"], 2)
+            program["one item at a time"] = program_pass(
+                engine, args.model, args.program_items, tmp, rounds=False
+            )
+            program["rounds"] = program_pass(
+                engine, args.model, args.program_items, tmp, rounds=True
+            )
+            program["speedup_tool_calls"] = round(
+                program["rounds"]["tool_calls_per_s"]
+                / program["one item at a time"]["tool_calls_per_s"],
+                2,
+            )
     engine.close()
     one, batched = results["one at a time"], results["batched"]
-    print(json.dumps({
-        "model": args.model, "items": args.items, "max_tokens": args.max_tokens, **results,
-        "speedup_responses": round(batched["responses_per_s"] / one["responses_per_s"], 2),
-        "speedup_tokens": round(batched["output_tokens_per_s"] / one["output_tokens_per_s"], 2),
-        "program": program,
-    }, indent=2))
+    print(
+        json.dumps(
+            {
+                "model": args.model,
+                "items": args.items,
+                "max_tokens": args.max_tokens,
+                **results,
+                "speedup_responses": round(batched["responses_per_s"] / one["responses_per_s"], 2),
+                "speedup_tokens": round(
+                    batched["output_tokens_per_s"] / one["output_tokens_per_s"], 2
+                ),
+                "program": program,
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -38,14 +38,48 @@ def make_video(minutes: int) -> pathlib.Path:
     seconds = minutes * 60
     tmp = path.with_suffix(".part.mp4")
     t0 = time.perf_counter()
-    subprocess.run([ffmpeg, "-y", "-loglevel", "error",
-                    "-f", "lavfi", "-i", f"testsrc2=s=160x90:r=5:d={seconds}",
-                    "-f", "lavfi", "-i", f"sine=frequency=440:sample_rate=44100:duration={seconds}",
-                    "-c:v", "libx264", "-preset", "ultrafast", "-g", "10",
-                    "-c:a", "aac", "-b:a", "64k", "-ac", "2", "-shortest", str(tmp)], check=True)
+    subprocess.run(
+        [
+            ffmpeg,
+            "-y",
+            "-loglevel",
+            "error",
+            "-f",
+            "lavfi",
+            "-i",
+            f"testsrc2=s=160x90:r=5:d={seconds}",
+            "-f",
+            "lavfi",
+            "-i",
+            f"sine=frequency=440:sample_rate=44100:duration={seconds}",
+            "-c:v",
+            "libx264",
+            "-preset",
+            "ultrafast",
+            "-g",
+            "10",
+            "-c:a",
+            "aac",
+            "-b:a",
+            "64k",
+            "-ac",
+            "2",
+            "-shortest",
+            str(tmp),
+        ],
+        check=True,
+    )
     tmp.replace(path)
-    print(json.dumps({"made": str(path.relative_to(ROOT)), "seconds": round(time.perf_counter() - t0, 1),
-                      "mib": round(path.stat().st_size / 2**20, 1)}), flush=True)
+    print(
+        json.dumps(
+            {
+                "made": str(path.relative_to(ROOT)),
+                "seconds": round(time.perf_counter() - t0, 1),
+                "mib": round(path.stat().st_size / 2**20, 1),
+            }
+        ),
+        flush=True,
+    )
     return path
 
 
@@ -60,8 +94,8 @@ def main() -> None:
     args = ap.parse_args()
     video = make_video(args.minutes)
 
-    import numpy as np
     import librosa
+    import numpy as np
 
     from murgat_local.media.segments import SegmentCutter, SegmentOptions
     from murgat_local.sample.media import dominant_tone
@@ -97,12 +131,21 @@ def main() -> None:
         cutter.close()
         return dt, part
 
-    results: dict = {"video": {"path": str(video.relative_to(ROOT)), "duration_s": round(ref.info.duration, 2),
-                               "size": f"{ref.info.width}x{ref.info.height}", "fps": ref.info.fps,
-                               "mib": round(video.stat().st_size / 2**20, 1),
-                               "first_source_s": round(first_source_s, 3)},
-                     "peak_rss_mib_after_imports": peak_rss_mib(),
-                     "early": clock(early), "late": clock(late), "reps": args.reps, "cuts": {}}
+    results: dict = {
+        "video": {
+            "path": str(video.relative_to(ROOT)),
+            "duration_s": round(ref.info.duration, 2),
+            "size": f"{ref.info.width}x{ref.info.height}",
+            "fps": ref.info.fps,
+            "mib": round(video.stat().st_size / 2**20, 1),
+            "first_source_s": round(first_source_s, 3),
+        },
+        "peak_rss_mib_after_imports": peak_rss_mib(),
+        "early": clock(early),
+        "late": clock(late),
+        "reps": args.reps,
+        "cuts": {},
+    }
     for name, cite in kinds.items():
         times = {early: [], late: []}
         for _ in range(args.reps):
@@ -110,8 +153,11 @@ def main() -> None:
                 dt, part = cold_cut(cite(t))
                 times[t].append(dt)
         e, l = statistics.median(times[early]), statistics.median(times[late])
-        results["cuts"][name] = {"early_ms": round(e * 1000, 1), "late_ms": round(l * 1000, 1),
-                                 "late_over_early": round(l / e, 2)}
+        results["cuts"][name] = {
+            "early_ms": round(e * 1000, 1),
+            "late_ms": round(l * 1000, 1),
+            "late_over_early": round(l / e, 2),
+        }
         print(json.dumps({name: results["cuts"][name]}), flush=True)
     _, part = cold_cut(kinds["audio range (2 s)"](late))
     results["late_audio_tone_hz"] = round(dominant_tone(part.waveform), 1)
@@ -122,9 +168,12 @@ def main() -> None:
     cite = kinds["audio range (2 s)"]
     e, _ = cold_cut(cite(early), whole)
     l, _ = cold_cut(cite(late), whole)
-    results["audio_whole_track"] = {"early_ms": round(e * 1000, 1), "late_ms": round(l * 1000, 1),
-                                    "over_seeking_late": round(l * 1000 / results["cuts"]["audio range (2 s)"]["late_ms"], 1),
-                                    "peak_rss_mib_after": peak_rss_mib()}
+    results["audio_whole_track"] = {
+        "early_ms": round(e * 1000, 1),
+        "late_ms": round(l * 1000, 1),
+        "over_seeking_late": round(l * 1000 / results["cuts"]["audio range (2 s)"]["late_ms"], 1),
+        "peak_rss_mib_after": peak_rss_mib(),
+    }
     print(json.dumps(results, indent=2))
 
 

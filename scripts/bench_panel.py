@@ -25,7 +25,7 @@ import time
 
 os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
 
-from murgat_local import offline  # noqa: E402
+from murgat_local import offline
 
 offline.enforce()  # engines built here, outside the `murgat` command, stay offline too
 
@@ -40,9 +40,16 @@ def calls(n: int):
     subjects = ["man", "woman", "dog", "car", "ball", "screen", "bird", "child", "door", "cup"]
     colors = ["red", "green", "blue", "yellow", "white", "black", "gray"]
     verbs = ["moves left", "stops", "appears", "falls", "opens", "turns around", "is shown"]
-    return [Call(tpl, tpl.render(sentence=f"The {colors[i % 7]} {subjects[i % 10]} {verbs[(i // 10) % 7]} "
-                                          f"at second {i % 60}."))
-            for i in range(n)]
+    return [
+        Call(
+            tpl,
+            tpl.render(
+                sentence=f"The {colors[i % 7]} {subjects[i % 10]} {verbs[(i // 10) % 7]} "
+                f"at second {i % 60}."
+            ),
+        )
+        for i in range(n)
+    ]
 
 
 def main() -> None:
@@ -50,9 +57,12 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=400)
     ap.add_argument("--batch-size", type=int, default=256)
     ap.add_argument("--repeat", type=int, default=3, help="alone and panel passes, interleaved")
-    ap.add_argument("--cores", default=None,
-                    help="CPU engines only: the cores each member's engine is bound to, e.g. '0,0,1' (default: "
-                         "vLLM's choice, which on a 2-core machine binds every engine to core 0)")
+    ap.add_argument(
+        "--cores",
+        default=None,
+        help="CPU engines only: the cores each member's engine is bound to, e.g. '0,0,1' (default: "
+        "vLLM's choice, which on a 2-core machine binds every engine to core 0)",
+    )
     args = ap.parse_args()
     from murgat_local.judges import LazyEngine, load_preset
     from murgat_local.judges.panel import Rule
@@ -68,8 +78,12 @@ def main() -> None:
     def judge(model: str) -> StageJudge:
         nonlocal passes
         passes += 1
-        return StageJudge("verifiable", holders[model], VerdictCache(tmp / f"pass{passes}.sqlite"),
-                          batch_size=args.batch_size)
+        return StageJudge(
+            "verifiable",
+            holders[model],
+            VerdictCache(tmp / f"pass{passes}.sqlite"),
+            batch_size=args.batch_size,
+        )
 
     cores = args.cores.split(",") if args.cores else None
     t0 = time.perf_counter()
@@ -106,7 +120,10 @@ def main() -> None:
         h.close()
 
     counters = panel.counters.as_dict()
-    alone = {m: {"wall_s": [round(x, 2) for x in xs], "median_s": median(xs)} for m, xs in alone_s.items()}
+    alone = {
+        m: {"wall_s": [round(x, 2) for x in xs], "median_s": median(xs)}
+        for m, xs in alone_s.items()
+    }
     total = sum(a["median_s"] for a in alone.values())
     slowest = max(a["median_s"] for a in alone.values())
     wall = median(panel_s)
@@ -117,10 +134,15 @@ def main() -> None:
         "cores": dict(zip(MEMBERS, cores)) if cores else "vLLM's binding",
         "startup_and_warmup_s": round(startup, 1),
         "alone": alone,
-        "panel": {"wall_s": [round(x, 2) for x in panel_s], "median_s": wall, "votes": counters["votes"],
-                  "ties": counters["ties"], "decided": sum(o.ok for o in out),
-                  "model_calls": {m: c["model_calls"] for m, c in counters["members"].items()},
-                  "same_as_alone": same},
+        "panel": {
+            "wall_s": [round(x, 2) for x in panel_s],
+            "median_s": wall,
+            "votes": counters["votes"],
+            "ties": counters["ties"],
+            "decided": sum(o.ok for o in out),
+            "model_calls": {m: c["model_calls"] for m, c in counters["members"].items()},
+            "same_as_alone": same,
+        },
         "members_one_after_another_s": round(total, 2),
         "panel_over_sum_of_members": round(wall / total, 3),
         "panel_over_slowest_member": round(wall / slowest, 3),

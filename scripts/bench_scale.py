@@ -44,10 +44,18 @@ def bench_server(n: int, concurrency: int, engine_args: dict) -> dict:
     from murgat_local.serving import ServerProcess
 
     preset = load_preset("smollm2-135m-instruct")
-    requests = [Request(f"Claim {i}: the screen in take {i} is {['red', 'blue', 'green'][i % 3]}. "
-                        "Is the claim true? Answer YES or NO.", YesNo) for i in range(n)]
-    with tempfile.TemporaryDirectory() as tmp, \
-            ServerProcess(preset, log=pathlib.Path(tmp) / "serve.log", overrides=engine_args) as server:
+    requests = [
+        Request(
+            f"Claim {i}: the screen in take {i} is {['red', 'blue', 'green'][i % 3]}. "
+            "Is the claim true? Answer YES or NO.",
+            YesNo,
+        )
+        for i in range(n)
+    ]
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        ServerProcess(preset, log=pathlib.Path(tmp) / "serve.log", overrides=engine_args) as server,
+    ):
         one = make_engine("openai", preset, base_url=server.base_url, max_concurrency=1)
         many = make_engine("openai", preset, base_url=server.base_url, max_concurrency=concurrency)
         many.judge(requests[:16])  # warm: grammar compiled, caches filled
@@ -57,11 +65,14 @@ def bench_server(n: int, concurrency: int, engine_args: dict) -> dict:
         t0 = time.perf_counter()
         b = many.judge(requests)
         concurrent = time.perf_counter() - t0
-    return {"requests": n, "concurrency": concurrency,
-            "one_at_a_time_req_per_s": round(n / sequential, 1),
-            "concurrent_req_per_s": round(n / concurrent, 1),
-            "ratio": round(sequential / concurrent, 2),
-            "ok": [sum(r.ok for r in a), sum(r.ok for r in b)]}
+    return {
+        "requests": n,
+        "concurrency": concurrency,
+        "one_at_a_time_req_per_s": round(n / sequential, 1),
+        "concurrent_req_per_s": round(n / concurrent, 1),
+        "ratio": round(sequential / concurrent, 2),
+        "ok": [sum(r.ok for r in a), sum(r.ok for r in b)],
+    }
 
 
 class _Recorder:
@@ -102,12 +113,14 @@ def bench_orchestration(n: int, engine_args: dict) -> dict:
     holders = {m: LazyEngine("vllm", load_preset(m), **engine_args) for m in (text, media)}
     for h in holders.values():
         h.get()
-    cfg_args = dict(judge=media, verifier=text, decomposer=text, bootstrap_resamples=0)
+    cfg_args = {"judge": media, "verifier": text, "decomposer": text, "bootstrap_resamples": 0}
     with tempfile.TemporaryDirectory() as tmp:
         work = pathlib.Path(tmp)
         # Warm-up on other responses: grammars compiled, first-batch costs paid.
         warm = write_responses(work / "warm.jsonl", 8, 3)
-        Runner(RunConfig(cache=work / "warm.sqlite", **cfg_args), MEDIA, work / "warm", engines=holders).run(warm)
+        Runner(
+            RunConfig(cache=work / "warm.sqlite", **cfg_args), MEDIA, work / "warm", engines=holders
+        ).run(warm)
         responses = work / "r.jsonl"
         with responses.open("w") as fh:  # responses not seen in the warm-up
             from bench_stream import make_response
@@ -117,7 +130,9 @@ def bench_orchestration(n: int, engine_args: dict) -> dict:
         recorders = {m: _Recorder(h.get()) for m, h in holders.items()}
         for h in holders.values():  # both measurements start from an empty prefix cache
             h.get().llm.reset_prefix_cache()
-        runner = Runner(RunConfig(cache=work / "run.sqlite", **cfg_args), MEDIA, work / "run", engines=holders)
+        runner = Runner(
+            RunConfig(cache=work / "run.sqlite", **cfg_args), MEDIA, work / "run", engines=holders
+        )
         t0 = time.perf_counter()
         result = runner.run(responses)
         pipeline = time.perf_counter() - t0
@@ -126,16 +141,21 @@ def bench_orchestration(n: int, engine_args: dict) -> dict:
         raw = sum(r.replay() for r in recorders.values())
     for h in holders.values():
         h.close()
-    return {"responses": n, "verdicts": verdicts, "generate_calls": sum(len(r.calls) for r in recorders.values()),
-            "pipeline_wall_s": round(pipeline, 2), "generate_inside_pipeline_s": round(in_generate, 2),
-            "raw_generate_s": round(raw, 2),
-            "pipeline_verdicts_per_s": round(verdicts / pipeline, 2),
-            "raw_verdicts_per_s": round(verdicts / raw, 2),
-            "ratio": round(raw / pipeline, 3)}
+    return {
+        "responses": n,
+        "verdicts": verdicts,
+        "generate_calls": sum(len(r.calls) for r in recorders.values()),
+        "pipeline_wall_s": round(pipeline, 2),
+        "generate_inside_pipeline_s": round(in_generate, 2),
+        "raw_generate_s": round(raw, 2),
+        "pipeline_verdicts_per_s": round(verdicts / pipeline, 2),
+        "raw_verdicts_per_s": round(verdicts / raw, 2),
+        "ratio": round(raw / pipeline, 3),
+    }
 
 
 def bench_overhead(n: int) -> dict:
-    from bench_stream import ReplayedEngine, write_responses, MEDIA
+    from bench_stream import MEDIA, ReplayedEngine, write_responses
 
     from murgat_local.config import RunConfig
     from murgat_local.pipeline.runner import Runner
@@ -144,17 +164,26 @@ def bench_overhead(n: int) -> dict:
         work = pathlib.Path(tmp)
         responses = write_responses(work / "r.jsonl", n, 3)
         engine = ReplayedEngine()
-        runner = Runner(RunConfig(judge="replay", cache=work / "v.sqlite"), MEDIA, work / "out",
-                        engines={"replay": engine})
+        runner = Runner(
+            RunConfig(judge="replay", cache=work / "v.sqlite"),
+            MEDIA,
+            work / "out",
+            engines={"replay": engine},
+        )
         t0 = time.perf_counter()
         result = runner.run(responses)
         wall = time.perf_counter() - t0
         runner.close()
     calls = sum(s["model_calls"] for s in result.summary["stages"].values())
     python = wall - engine.stats.wall_s
-    return {"responses": n, "verdicts": calls, "wall_s": round(wall, 2), "replay_engine_s": round(engine.stats.wall_s, 2),
-            "overhead_ms_per_response": round(1000 * python / n, 3),
-            "overhead_ms_per_verdict": round(1000 * python / calls, 3)}
+    return {
+        "responses": n,
+        "verdicts": calls,
+        "wall_s": round(wall, 2),
+        "replay_engine_s": round(engine.stats.wall_s, 2),
+        "overhead_ms_per_response": round(1000 * python / n, 3),
+        "overhead_ms_per_verdict": round(1000 * python / calls, 3),
+    }
 
 
 def main() -> None:
@@ -164,11 +193,18 @@ def main() -> None:
     ap.add_argument("--responses", type=int, default=48)
     ap.add_argument("--overhead-responses", type=int, default=10_000)
     ap.add_argument("--skip", default="")
-    ap.add_argument("--engine-arg", action="append", default=[], metavar="KEY=VALUE",
-                    help="a vLLM engine argument for the server and the orchestration engines, e.g. block_size=128")
+    ap.add_argument(
+        "--engine-arg",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a vLLM engine argument for the server and the orchestration engines, e.g. block_size=128",
+    )
     args = ap.parse_args()
-    engine_args = {k: int(v) if v.lstrip("-").isdigit() else v
-                   for k, v in (a.split("=", 1) for a in args.engine_arg)}
+    engine_args = {
+        k: int(v) if v.lstrip("-").isdigit() else v
+        for k, v in (a.split("=", 1) for a in args.engine_arg)
+    }
     from murgat_local import offline
 
     offline.enforce()

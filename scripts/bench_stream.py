@@ -69,9 +69,14 @@ def make_response(i: int, sentences: int) -> dict:
             text = f"In part {j} of answer {i}, {r.choice(PEOPLE)} says the ball rolls"
         parts.append(f"{text} {cite}.")
     parts.append(f"Therefore the answer is {'ABCD'[i % 4]}.")
-    return {"id": f"resp-{i:07d}", "video": video, "question": f"What happens in clip {i}?",
-            "options": ["A. red", "B. green", "C. blue", "D. yellow"], "answer": "ABCD"[(i // 4) % 4],
-            "model_generation": " ".join(parts) + f"\nAnswer: {'ABCD'[i % 4]}"}
+    return {
+        "id": f"resp-{i:07d}",
+        "video": video,
+        "question": f"What happens in clip {i}?",
+        "options": ["A. red", "B. green", "C. blue", "D. yellow"],
+        "answer": "ABCD"[(i // 4) % 4],
+        "model_generation": " ".join(parts) + f"\nAnswer: {'ABCD'[i % 4]}",
+    }
 
 
 def write_responses(path: pathlib.Path, n: int, sentences: int) -> pathlib.Path:
@@ -126,7 +131,9 @@ class ReplayedEngine:
             return _j({"text": text[:2000]})
         if kind == "AtomicFacts":
             bare = re.sub(r"\s*\([^)]*\)", "", text).rstrip(". ")
-            facts = [f.strip()[:119] + "." for f in re.split(r"\band\b|\bwhile\b|,", bare) if f.strip()]
+            facts = [
+                f.strip()[:119] + "." for f in re.split(r"\band\b|\bwhile\b|,", bare) if f.strip()
+            ]
             return _j({"facts": facts[:6] or [bare[:119] or "x"]})
         if kind in ("YesNo", "ReasonedYesNo"):
             if text.lower().startswith("therefore"):
@@ -173,7 +180,9 @@ class RssSampler(threading.Thread):
             self.stop.wait(self.every)
 
 
-def run_one(responses: pathlib.Path, work: pathlib.Path, chunk_size: int, snapshots: bool = False) -> dict:
+def run_one(
+    responses: pathlib.Path, work: pathlib.Path, chunk_size: int, snapshots: bool = False
+) -> dict:
     from murgat_local.config import RunConfig
     from murgat_local.pipeline import runner as runner_module
     from murgat_local.pipeline.runner import Runner
@@ -225,9 +234,14 @@ def run_one(responses: pathlib.Path, work: pathlib.Path, chunk_size: int, snapsh
         diff = taken["90%"].compare_to(taken["30%"], "traceback")
         grown = int(n * 0.6)
         out["growth_between_30_and_90_percent"] = [
-            {"kib": round(d.size_diff / 1024, 1), "blocks": d.count_diff,
-             "bytes_per_response": round(d.size_diff / grown, 1),
-             "where": [f"{f.filename.replace(str(ROOT) + '/', '')}:{f.lineno}" for f in d.traceback][-4:]}
+            {
+                "kib": round(d.size_diff / 1024, 1),
+                "blocks": d.count_diff,
+                "bytes_per_response": round(d.size_diff / grown, 1),
+                "where": [
+                    f"{f.filename.replace(str(ROOT) + '/', '')}:{f.lineno}" for f in d.traceback
+                ][-4:],
+            }
             for d in diff[:8]
         ]
     return out
@@ -237,9 +251,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--chunk-size", type=int, default=512, help="the default chunk_size")
-    ap.add_argument("--sentences", type=int, default=3, help="cited sentences per response (+1 conclusion)")
-    ap.add_argument("--tracemalloc", action="store_true", help="one in-process run of the first size, with snapshots")
-    ap.add_argument("--one", type=pathlib.Path, help=argparse.SUPPRESS)  # a child: run this responses file
+    ap.add_argument(
+        "--sentences", type=int, default=3, help="cited sentences per response (+1 conclusion)"
+    )
+    ap.add_argument(
+        "--tracemalloc",
+        action="store_true",
+        help="one in-process run of the first size, with snapshots",
+    )
+    ap.add_argument(
+        "--one", type=pathlib.Path, help=argparse.SUPPRESS
+    )  # a child: run this responses file
     ap.add_argument("--work", type=pathlib.Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one is not None:
@@ -256,8 +278,21 @@ def main() -> None:
             responses = write_responses(work / f"r{n}.jsonl", n, args.sentences)
             run_dir = work / f"run{n}"
             run_dir.mkdir()
-            proc = subprocess.run([sys.executable, __file__, "--one", str(responses), "--work", str(run_dir),
-                                   "--chunk-size", str(args.chunk_size)], capture_output=True, text=True, cwd=ROOT)
+            proc = subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--one",
+                    str(responses),
+                    "--work",
+                    str(run_dir),
+                    "--chunk-size",
+                    str(args.chunk_size),
+                ],
+                capture_output=True,
+                text=True,
+                cwd=ROOT,
+            )
             if proc.returncode != 0:
                 raise SystemExit(f"the run of {n} responses failed:\n{proc.stderr[-4000:]}")
             results[n] = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -267,12 +302,27 @@ def main() -> None:
             (run_dir / "verdicts.sqlite").unlink()
         small, big = min(args.sizes), max(args.sizes)
         if small != big:
-            print(json.dumps({
-                "sizes": [small, big], "chunk_size": args.chunk_size, "sentences": args.sentences,
-                "peak_rss_mib": [results[small]["peak_rss_mib"], results[big]["peak_rss_mib"]],
-                "rss_ratio": round(results[big]["peak_rss_mib"] / results[small]["peak_rss_mib"], 3),
-                "responses_per_s": [results[small]["responses_per_s"], results[big]["responses_per_s"]],
-            }, indent=2))
+            print(
+                json.dumps(
+                    {
+                        "sizes": [small, big],
+                        "chunk_size": args.chunk_size,
+                        "sentences": args.sentences,
+                        "peak_rss_mib": [
+                            results[small]["peak_rss_mib"],
+                            results[big]["peak_rss_mib"],
+                        ],
+                        "rss_ratio": round(
+                            results[big]["peak_rss_mib"] / results[small]["peak_rss_mib"], 3
+                        ),
+                        "responses_per_s": [
+                            results[small]["responses_per_s"],
+                            results[big]["responses_per_s"],
+                        ],
+                    },
+                    indent=2,
+                )
+            )
 
 
 if __name__ == "__main__":

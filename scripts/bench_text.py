@@ -94,15 +94,19 @@ def main() -> None:
             print(f"  {n:>9} {len(text.encode()) / 1000:>7.0f} {d:>10.3f} {r:>12.3f}")
         lo, hi = args.sizes[0], args.sizes[-1]
         for mode, ts in times.items():
-            print(f"  {mode}: {hi}/{lo} sentences time ratio {ts[-1] / ts[0]:.1f} (linear: {hi / lo:g})")
+            print(
+                f"  {mode}: {hi}/{lo} sentences time ratio {ts[-1] / ts[0]:.1f} (linear: {hi / lo:g})"
+            )
     target = int(args.mb * 1_000_000)
     n = max(1, target // 45)
     text = make_response(n)
     while len(text.encode()) < target:
         n = int(n * target / len(text.encode())) + 1
         text = make_response(n)
-    print(f"one {len(text.encode()) / 1e6:.2f} MB response ({n} sentences): "
-          f"default {_time(text, None, 1):.3f} s, reference {_time(text, 'reference', 1):.3f} s")
+    print(
+        f"one {len(text.encode()) / 1e6:.2f} MB response ({n} sentences): "
+        f"default {_time(text, None, 1):.3f} s, reference {_time(text, 'reference', 1):.3f} s"
+    )
     print("hostile shapes, 1x and 8x (ratio; linear: 8):")
     for name, make in HOSTILE.items():
         small, big = make(1000), make(8000)

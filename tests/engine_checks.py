@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-
 from conftest import require_model
+
 from murgat_local.judges import (
     AtomicFacts,
     AudioPart,
@@ -38,13 +38,17 @@ def _check_every_modality(preset, eng):
     probes = probe_requests(runtime.modalities)
     for modality, why in runtime.unavailable.items():  # refused with the reason, the engine goes on
         (res,) = eng.judge([r for m, r in probe_requests(preset.modalities) if m == modality])
-        assert res.error and f"cannot take {modality} on this engine" in res.error and why in res.error, res
-    refused = [m for m in sorted(ALL - preset.modalities)]
+        assert (
+            res.error and f"cannot take {modality} on this engine" in res.error and why in res.error
+        ), res
+    refused = sorted(ALL - preset.modalities)
     extra = []
     for m in refused:
-        part = {"image": ImagePart(np.zeros((32, 32, 3), np.uint8)),
-                "video": VideoPart(np.zeros((2, 32, 32, 3), np.uint8), 2.0),
-                "audio": AudioPart(np.zeros(1600, np.float32))}[m]
+        part = {
+            "image": ImagePart(np.zeros((32, 32, 3), np.uint8)),
+            "video": VideoPart(np.zeros((2, 32, 32, 3), np.uint8), 2.0),
+            "audio": AudioPart(np.zeros(1600, np.float32)),
+        }[m]
         extra.append((m, JudgeRequest("Claim: x.", YesNo, None, (part,))))
     results = eng.judge([r for _, r in probes + extra])
     assert len(results) == len(probes) + len(extra)
@@ -53,9 +57,10 @@ def _check_every_modality(preset, eng):
         assert res.verdict.label in ("YES", "NO") and res.output_tokens > 0
         # What reached the model, counted from the engine's own prompt ids: exactly what was sent.
         sent = "image" if modality == "video" and runtime.quirks.video_as_images else modality
-        assert res.reached is not None and reached_modalities(res) == ({sent} - {"text"}), \
+        assert res.reached is not None and reached_modalities(res) == ({sent} - {"text"}), (
             f"{preset.name} {modality}: {res.reached}"
-    for (modality, req), res in zip(extra, results[len(probes):]):
+        )
+    for (modality, _req), res in zip(extra, results[len(probes) :]):
         if preset.quirks.video_as_images and modality == "video" and "image" in preset.modalities:
             assert res.ok and reached_modalities(res) == {"image"}, res  # sent as separate frames
         else:
@@ -89,10 +94,12 @@ CLAIM = "Claim: the screen is red."
 def fitting_requests() -> list:
     """For tiny-qwen3-omni (max_model_len 4096, at most 2 videos): a clip too long for the
     context, three clips, too many words, and one that fits as it is."""
-    return [JudgeRequest(CLAIM, YesNo, None, (clip(64, 448),)),
-            JudgeRequest(CLAIM, YesNo, None, (clip(2), clip(2), clip(2))),
-            JudgeRequest("Claim: " + "red " * 6000, YesNo),
-            JudgeRequest(CLAIM, YesNo, None, (clip(4),))]
+    return [
+        JudgeRequest(CLAIM, YesNo, None, (clip(64, 448),)),
+        JudgeRequest(CLAIM, YesNo, None, (clip(2), clip(2), clip(2))),
+        JudgeRequest("Claim: " + "red " * 6000, YesNo),
+        JudgeRequest(CLAIM, YesNo, None, (clip(4),)),
+    ]
 
 
 def check_fitted(results) -> None:
@@ -100,9 +107,22 @@ def check_fitted(results) -> None:
     judged with fewer frames and a note saying so, the other two oversized ones refused before
     the engine with their reasons, the small one untouched."""
     long_clip, three, wordy, fine = results
-    assert long_clip.ok and long_clip.note == "frames reduced from 64 to 32 to fit max_model_len", long_clip
+    assert long_clip.ok and long_clip.note == "frames reduced from 64 to 32 to fit max_model_len", (
+        long_clip
+    )
     assert long_clip.prompt_tokens <= 4096, long_clip
-    assert three.error and three.error.startswith("refused before the engine") and "video=2" in three.error, three
-    assert wordy.error and wordy.error.startswith("refused before the engine") and "max_model_len=4096" in wordy.error
+    assert (
+        three.error
+        and three.error.startswith("refused before the engine")
+        and "video=2" in three.error
+    ), three
+    assert (
+        wordy.error
+        and wordy.error.startswith("refused before the engine")
+        and "max_model_len=4096" in wordy.error
+    )
     assert fine.ok and fine.note is None, fine
-    assert reached_modalities(long_clip) == reached_modalities(fine) == {"video"}, (long_clip.reached, fine.reached)
+    assert reached_modalities(long_clip) == reached_modalities(fine) == {"video"}, (
+        long_clip.reached,
+        fine.reached,
+    )

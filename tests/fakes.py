@@ -53,7 +53,9 @@ class OracleEngine:
             return _j({"facts": facts[:6]})
         sent = fenced(prompt, "SENTENCE")
         if sent is not None:
-            verifiable = not re.match(r"(therefore|so|hence|the answer|thus)\b", sent.strip().lower())
+            verifiable = not re.match(
+                r"(therefore|so|hence|the answer|thus)\b", sent.strip().lower()
+            )
             return _j({"label": "YES" if verifiable else "NO"})
         claim = fenced(prompt, "CLAIM").strip().lower()
         seen_colors, loud = set(), False
@@ -63,7 +65,7 @@ class OracleEngine:
             elif isinstance(m, VideoPart):
                 seen_colors.update(dominant_color(f) for f in m.frames)
             elif isinstance(m, AudioPart):
-                loud = loud or float(np.sqrt(np.mean(m.waveform ** 2))) > 0.05
+                loud = loud or float(np.sqrt(np.mean(m.waveform**2))) > 0.05
         said = [c for c in COLOR_WORDS if re.search(rf"\b{c}\b", claim)]
         audio_claim = any(w in claim for w in ("tone", "voice", "sound", "music", "says"))
         ok = (not said or all(c in seen_colors for c in said)) and (not audio_claim or loud)

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from murgat_local.judges.reach_probe import AUDIO_IN_VIDEO, placeholder_ids, reach_probes, reach_rows
+from murgat_local.judges.reach_probe import (
+    AUDIO_IN_VIDEO,
+    placeholder_ids,
+    reach_probes,
+    reach_rows,
+)
 
 # What the probe finds never reaching a local test model, asserted as found (so a model that
 # gets fixed fails here). Empty: tiny-gemma3's images did not reach it until its builder stopped
@@ -18,7 +23,9 @@ def check_reach(preset, eng, media_root) -> list[dict]:
     media = [m for m in ("image", "video", "audio") if m in runtime.modalities]
     if {"video", "audio"} <= runtime.modalities:
         media.append(AUDIO_IN_VIDEO)
-    rows = reach_rows(preset.name, eng, reach_probes(media_root, runtime.modalities), placeholder_ids(preset.path))
+    rows = reach_rows(
+        preset.name, eng, reach_probes(media_root, runtime.modalities), placeholder_ids(preset.path)
+    )
     assert [r["modality"] for r in rows] == media
     for r in rows:
         if r["modality"] in KNOWN_UNREACHED.get(preset.name, ()):

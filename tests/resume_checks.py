@@ -19,7 +19,10 @@ import sqlite3
 
 def cache_rows(db: pathlib.Path) -> dict[str, tuple]:
     with sqlite3.connect(db, timeout=30) as c:
-        return {r[0]: r[1:] for r in c.execute("SELECT key, stage, status, verdict, raw, reason FROM verdicts")}
+        return {
+            r[0]: r[1:]
+            for r in c.execute("SELECT key, stage, status, verdict, raw, reason FROM verdicts")
+        }
 
 
 def check_verdicts(before: dict, uninterrupted: dict, after: dict) -> int:
@@ -27,7 +30,9 @@ def check_verdicts(before: dict, uninterrupted: dict, after: dict) -> int:
     from the uninterrupted run's (all computed after the resume)."""
     assert before, "nothing was cached before the interruption"
     for key, row in before.items():
-        assert uninterrupted.get(key) == row, f"verdict {key[:12]} cached before the interruption differs"
+        assert uninterrupted.get(key) == row, (
+            f"verdict {key[:12]} cached before the interruption differs"
+        )
         assert after.get(key) == row, f"verdict {key[:12]} changed when the run resumed"
     differ = [k for k in set(after) & set(uninterrupted) if after[k] != uninterrupted[k]]
     assert not set(differ) & set(before)
@@ -40,13 +45,22 @@ def structure(records_path: pathlib.Path) -> list:
     out = []
     for line in records_path.read_text().splitlines():
         r = json.loads(line)
-        sents = [(s["text"], [c["raw"] for c in s.get("citations", [])]) for s in (r.get("trace") or {}).get("sentences", [])]
+        sents = [
+            (s["text"], [c["raw"] for c in s.get("citations", [])])
+            for s in (r.get("trace") or {}).get("sentences", [])
+        ]
         out.append((r["id"], r["status"], sents))
     return out
 
 
-def first_rows(proc, db: pathlib.Path, stage: str | None = None, timeout: float = 600, poll: float = 0.5,
-               more_than: int = 0) -> int | None:
+def first_rows(
+    proc,
+    db: pathlib.Path,
+    stage: str | None = None,
+    timeout: float = 600,
+    poll: float = 0.5,
+    more_than: int = 0,
+) -> int | None:
     """Wait while `proc` runs until the cache at `db` holds more than `more_than` verdicts (of
     `stage`, if given); the number of rows then, or None when the process ended (or the time ran
     out) first."""

@@ -13,21 +13,32 @@ import tempfile
 import time
 
 import pytest
-
 from annotate_checks import Server, scripted
 from conftest import ROOT
+from test_report import DevTools, _chromium
+
 from murgat_local.annotate import Session, Store, load_source
 from murgat_local.config import RunConfig
 from murgat_local.inputs.labels import read_labels
 from murgat_local.pipeline.runner import Runner
-from test_report import DevTools, _chromium
 
 ARTIFACTS = ROOT / ".local" / "test-artifacts" / "annotate"
 SAMPLE = ROOT / "samples" / "responses.jsonl"
-HOSTILE = {"id": "<b>hostile</b>", "video": "colors", "question": "</script><script>alert(3)</script>",
-           "model_generation": "The screen is <b>red</b> <img src=x onerror=alert(1)> (visual, 0:00)."}
-KEYS = {"y": ("KeyY", 89), "n": ("KeyN", 78), "z": ("KeyZ", 90), "e": ("KeyE", 69), "a": ("KeyA", 65),
-        "g": ("KeyG", 71), "Enter": ("Enter", 13)}
+HOSTILE = {
+    "id": "<b>hostile</b>",
+    "video": "colors",
+    "question": "</script><script>alert(3)</script>",
+    "model_generation": "The screen is <b>red</b> <img src=x onerror=alert(1)> (visual, 0:00).",
+}
+KEYS = {
+    "y": ("KeyY", 89),
+    "n": ("KeyN", 78),
+    "z": ("KeyZ", 90),
+    "e": ("KeyE", 69),
+    "a": ("KeyA", 65),
+    "g": ("KeyG", 71),
+    "Enter": ("Enter", 13),
+}
 
 # What a person reads on the page, in the shape the scripted annotator takes.
 SHOWN = """(() => {
@@ -50,7 +61,9 @@ PLAYER = """(() => {
 def press(browser, key):
     code, vk = KEYS[key]
     common = {"key": key, "code": code, "windowsVirtualKeyCode": vk, "nativeVirtualKeyCode": vk}
-    browser.call("Input.dispatchKeyEvent", type="keyDown", text="\r" if key == "Enter" else key, **common)
+    browser.call(
+        "Input.dispatchKeyEvent", type="keyDown", text="\r" if key == "Enter" else key, **common
+    )
     browser.call("Input.dispatchKeyEvent", type="keyUp", **common)
 
 
@@ -71,7 +84,10 @@ def shown(browser):
 
 def answer_by_key(browser, q, answer):
     press(browser, "Enter" if isinstance(answer, list) else ("y" if answer else "n"))
-    until(browser, f"document.body.dataset.state !== 'busy' && document.body.dataset.key !== {json.dumps(q['key'])}")
+    until(
+        browser,
+        f"document.body.dataset.state !== 'busy' && document.body.dataset.key !== {json.dumps(q['key'])}",
+    )
 
 
 def open_page(browser, url):
@@ -86,14 +102,24 @@ def open_page(browser, url):
 def check_player(browser, q, checked):
     """The player's state for the question's citation, once per kind of citation."""
     info = browser.js("document.getElementById('span-info').textContent")
-    kind = "still" if "still frame" in info else "sound" if "sound only" in info else "muted" if "muted" in info else None
+    kind = (
+        "still"
+        if "still frame" in info
+        else "sound"
+        if "sound only" in info
+        else "muted"
+        if "muted" in info
+        else None
+    )
     if kind is None or kind in checked:
         return
     state = until(browser, f"(() => {{ const s = {PLAYER}; return s.ready >= 1 && s; }})()")
     if kind == "still":
         assert state["paused"] and state["muted"] and not state["sound_only"], state
     elif kind == "muted":  # a visual range loops, muted
-        state = until(browser, f"(() => {{ const s = {PLAYER}; return !s.paused && s.t > 0.2 && s; }})()")
+        state = until(
+            browser, f"(() => {{ const s = {PLAYER}; return !s.paused && s.t > 0.2 && s; }})()"
+        )
         assert state["muted"] and not state["sound_only"], state
     else:  # audio: the picture hidden, the sound on, the span's start sought
         assert not state["muted"] and state["sound_only"], state
@@ -107,19 +133,37 @@ def test_label_the_sample_from_the_keyboard_with_a_sigkill(tmp_path, media_root)
     binary = _chromium()
     if binary is None:
         pytest.skip("chromium is not installed (scripts/setup.sh installs Debian's `chromium`)")
-    pytest.importorskip("websocket", reason="websocket-client is not installed (scripts/setup.sh installs it)")
+    pytest.importorskip(
+        "websocket", reason="websocket-client is not installed (scripts/setup.sh installs it)"
+    )
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     source = tmp_path / "responses.jsonl"
     source.write_text(SAMPLE.read_text() + json.dumps(HOSTILE) + "\n")
     labels = tmp_path / "labels.jsonl"
-    args = [source, "--media-root", media_root, "--labels", labels, "--annotator", "ann", "--port", "0"]
+    args = [
+        source,
+        "--media-root",
+        media_root,
+        "--labels",
+        labels,
+        "--annotator",
+        "ann",
+        "--port",
+        "0",
+    ]
     server = Server(args)
     browser = DevTools(binary, pathlib.Path(tempfile.mkdtemp(prefix="chromium-", dir=tmp_path)))
     asked, checked, errors, undone = [], {}, [], False
     try:
         for domain in ("Runtime", "Log", "Page"):
             browser.call(f"{domain}.enable")
-        browser.call("Emulation.setDeviceMetricsOverride", width=1280, height=900, deviceScaleFactor=1, mobile=False)
+        browser.call(
+            "Emulation.setDeviceMetricsOverride",
+            width=1280,
+            height=900,
+            deviceScaleFactor=1,
+            mobile=False,
+        )
         open_page(browser, server.url)
         browser.screenshot(ARTIFACTS / "1-first-question.png")
         killed = False
@@ -128,12 +172,17 @@ def test_label_the_sample_from_the_keyboard_with_a_sigkill(tmp_path, media_root)
             if q["key"].startswith(HOSTILE["id"] + "#"):
                 break  # the hostile response is last: labelled below, by hand
             check_player(browser, q, checked)
-            if len(asked) >= 5 and not undone and q["kind"] != "facts":  # undo: the same question comes back
+            if (
+                len(asked) >= 5 and not undone and q["kind"] != "facts"
+            ):  # undo: the same question comes back
                 undone = True
                 answer_by_key(browser, q, not scripted(q))
                 press(browser, "z")
-                until(browser, f"document.body.dataset.key === {json.dumps(q['key'])} && "
-                               "document.body.dataset.state === 'question'")
+                until(
+                    browser,
+                    f"document.body.dataset.key === {json.dumps(q['key'])} && "
+                    "document.body.dataset.state === 'question'",
+                )
             answer_by_key(browser, q, scripted(q))
             asked.append(q["key"])
             if len(asked) == 15 and not killed:
@@ -144,34 +193,50 @@ def test_label_the_sample_from_the_keyboard_with_a_sigkill(tmp_path, media_root)
                 killed = True
                 server = Server(args)  # the same arguments; a new port (--port 0)
                 open_page(browser, server.url)
-                assert browser.js("document.body.dataset.key") == pending  # resumed where it stopped
+                assert (
+                    browser.js("document.body.dataset.key") == pending
+                )  # resumed where it stopped
                 assert server.call("/api/progress")[1]["answered"] == 15
         assert killed and undone and len(asked) == len(set(asked))
         assert checked.keys() == {"still", "muted", "sound"}
 
         # The hostile response: its text is text, and its facts are typed by hand.
         assert browser.js("document.querySelectorAll('img, b, #sentence *').length") == 0
-        assert "<img src=x onerror=alert(1)>" in browser.js("document.getElementById('sentence').textContent")
+        assert "<img src=x onerror=alert(1)>" in browser.js(
+            "document.getElementById('sentence').textContent"
+        )
         assert "</script>" in browser.js("document.getElementById('question-text').textContent")
         browser.screenshot(ARTIFACTS / "3-hostile-text.png")
         press(browser, "y")  # verifiable
-        until(browser, "document.body.dataset.kind === 'facts' && document.body.dataset.state === 'question'")
+        until(
+            browser,
+            "document.body.dataset.kind === 'facts' && document.body.dataset.state === 'question'",
+        )
         press(browser, "e")
         browser.js("document.getElementById('facts').select()")
         browser.call("Input.insertText", text="The screen is red.\nThe screen shows a <b> tag.")
         browser.screenshot(ARTIFACTS / "4-editing-facts.png")
         q = shown(browser)
         press(browser, "Enter")
-        until(browser, f"document.body.dataset.key !== {json.dumps(q['key'])} && document.body.dataset.state !== 'busy'")
-        for answer in (True, False):  # entailed: the first fact yes (one citation: needed), the second no
+        until(
+            browser,
+            f"document.body.dataset.key !== {json.dumps(q['key'])} && document.body.dataset.state !== 'busy'",
+        )
+        for answer in (
+            True,
+            False,
+        ):  # entailed: the first fact yes (one citation: needed), the second no
             answer_by_key(browser, shown(browser), answer)
         until(browser, "document.body.dataset.state === 'done'")
         browser.screenshot(ARTIFACTS / "5-done.png")
         press(browser, "g")
         until(browser, "!document.getElementById('guide').hidden")
         press(browser, "a")
-        until(browser, "document.querySelector('#agreement-body p') && "
-                       "document.querySelector('#agreement-body p').textContent.startsWith('Annotators')")
+        until(
+            browser,
+            "document.querySelector('#agreement-body p') && "
+            "document.querySelector('#agreement-body p').textContent.startsWith('Annotators')",
+        )
         browser.screenshot(ARTIFACTS / "6-guidelines-and-agreement.png", full=True)
         errors += browser.errors()
         assert errors == []
@@ -183,9 +248,16 @@ def test_label_the_sample_from_the_keyboard_with_a_sigkill(tmp_path, media_root)
     got, problems = read_labels(labels)
     assert problems == [] and len(got) == 7
     assert [(f.text, f.entailed, f.precise) for f in got[HOSTILE["id"]].sentences[0].facts] == [
-        ("The screen is red.", True, (True,)), ("The screen shows a <b> tag.", False, None)]
+        ("The screen is red.", True, (True,)),
+        ("The screen shows a <b> tag.", False, None),
+    ]
     # The same answers given in process give the same labels.
-    ref = Session(load_source(SAMPLE, media_root), Store(tmp_path / "ref.sqlite"), "ann", labels=tmp_path / "ref.jsonl")
+    ref = Session(
+        load_source(SAMPLE, media_root),
+        Store(tmp_path / "ref.sqlite"),
+        "ann",
+        labels=tmp_path / "ref.jsonl",
+    )
     while not (n := ref.next())["done"]:
         ref.answer(n["question"]["key"], scripted(n["question"]))
     ref.close()

@@ -8,11 +8,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from typer.testing import CliRunner
-
 from annotate_checks import Server, scripted
 from conftest import ROOT
 from fakes import OracleEngine
+from typer.testing import CliRunner
+
 from murgat_local.annotate import Session, Store, load_source
 from murgat_local.cli import app
 from murgat_local.config import RunConfig
@@ -23,8 +23,18 @@ SAMPLE = ROOT / "samples" / "responses.jsonl"
 
 
 def _args(tmp_path, media_root, *extra, source=SAMPLE, annotator="ann"):
-    return [source, "--media-root", media_root, "--labels", tmp_path / f"{annotator}.jsonl",
-            "--annotator", annotator, "--port", "0", *extra]
+    return [
+        source,
+        "--media-root",
+        media_root,
+        "--labels",
+        tmp_path / f"{annotator}.jsonl",
+        "--annotator",
+        annotator,
+        "--port",
+        "0",
+        *extra,
+    ]
 
 
 def _answer_until(server, n=None):
@@ -46,8 +56,12 @@ def _answer_until(server, n=None):
 def oracle_run(tmp_path_factory, media_root):
     """The sample scored by the oracle judges: a `murgat score` folder to meta-evaluate."""
     out = tmp_path_factory.mktemp("oracle") / "run"
-    runner = Runner(RunConfig(judge="oracle", decontextualize=False), media_root, out,
-                    engines={"oracle": OracleEngine()})
+    runner = Runner(
+        RunConfig(judge="oracle", decontextualize=False),
+        media_root,
+        out,
+        engines={"oracle": OracleEngine()},
+    )
     try:
         runner.run(SAMPLE)
     finally:
@@ -80,7 +94,9 @@ def test_sigkill_mid_way_then_resume_and_the_labels_score(tmp_path, media_root, 
     assert errors == [] and len(labels) == 6 and {l.annotator for l in labels.values()} == {"ann"}
 
     # the labels as a judge: every response scored from them, nothing refused
-    runner = Runner(RunConfig(judge=f"human:{tmp_path / 'ann.jsonl'}"), media_root, tmp_path / "human")
+    runner = Runner(
+        RunConfig(judge=f"human:{tmp_path / 'ann.jsonl'}"), media_root, tmp_path / "human"
+    )
     try:
         result = runner.run(SAMPLE)
     finally:
@@ -90,8 +106,19 @@ def test_sigkill_mid_way_then_resume_and_the_labels_score(tmp_path, media_root, 
     assert result.summary["judge_calls"]["failed"] == 0
     # and as the truth of murgat meta-eval, against the oracle run
     out = tmp_path / "meta"
-    r = CliRunner().invoke(app, ["meta-eval", str(oracle_run), "--human", str(tmp_path / "ann.jsonl"),
-                                 "--out", str(out), "--resamples", "200"])
+    r = CliRunner().invoke(
+        app,
+        [
+            "meta-eval",
+            str(oracle_run),
+            "--human",
+            str(tmp_path / "ann.jsonl"),
+            "--out",
+            str(out),
+            "--resamples",
+            "200",
+        ],
+    )
     assert r.exit_code == 0, r.output
     meta = json.loads((out / "meta_eval.json").read_text())["runs"]["run"]
     assert meta["responses"]["shared"] == 6 and meta["responses"]["misaligned"] == 0
@@ -107,18 +134,39 @@ def test_the_guards(tmp_path, media_root):
         assert server.call("/api/answer", {"key": key})[0] == 422
         assert server.call("/api/answer", {"key": key, "answer": "maybe"})[0] == 422
         assert server.call("/api/answer", {"key": "nobody#s1.verifiable", "answer": True})[0] == 404
-        assert server.call("/api/answer", {"key": key, "answer": True},
-                           headers={"Content-Type": "text/plain"})[0] == 415
-        assert server.call("/api/answer", {"key": key, "answer": True},
-                           headers={"Origin": "http://evil.example"})[0] == 403
-        assert server.call("/api/next", headers={"Host": "evil.example:80"})[0] == 403  # DNS rebinding
+        assert (
+            server.call(
+                "/api/answer", {"key": key, "answer": True}, headers={"Content-Type": "text/plain"}
+            )[0]
+            == 415
+        )
+        assert (
+            server.call(
+                "/api/answer",
+                {"key": key, "answer": True},
+                headers={"Origin": "http://evil.example"},
+            )[0]
+            == 403
+        )
+        assert (
+            server.call("/api/next", headers={"Host": "evil.example:80"})[0] == 403
+        )  # DNS rebinding
         assert server.call("/api/progress")[1]["answered"] == 0  # nothing above was kept
         assert server.call("/media/0", headers={"Range": "bytes=0-9"})[0] == 206
-        assert server.call("/media/99")[0] == 404 and server.call("/media/..%2f..%2fetc%2fpasswd")[0] in (404, 422)
+        assert server.call("/media/99")[0] == 404 and server.call("/media/..%2f..%2fetc%2fpasswd")[
+            0
+        ] in (404, 422)
         status, page = server.call("/")
         assert status == 200 and "http" not in page  # nothing from elsewhere
         script = server.call("/app.js")[1]
-        for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "Function("):
+        for sink in (
+            "innerHTML",
+            "outerHTML",
+            "insertAdjacentHTML",
+            "document.write",
+            "eval(",
+            "Function(",
+        ):
             assert sink not in script, sink  # response text reaches the page as text only
     finally:
         assert server.stop() == 0
@@ -137,6 +185,7 @@ def test_a_token_is_checked_on_every_request(tmp_path, media_root):
         class Keep(urllib.request.HTTPRedirectHandler):
             def redirect_request(self, *a, **k):
                 return None
+
         opener = urllib.request.build_opener(Keep)
         try:
             opener.open(server.url + f"?token={token}")
@@ -147,27 +196,47 @@ def test_a_token_is_checked_on_every_request(tmp_path, media_root):
         assert server.call("/api/next", headers={"Cookie": cookie.split(";")[0]})[0] == 200
     finally:
         server.stop()
-    r = CliRunner().invoke(app, ["annotate", *map(str, _args(tmp_path, media_root, "--host", "0.0.0.0"))],
-                           env={"MURGAT_ANNOTATE_TOKEN": ""})
+    r = CliRunner().invoke(
+        app,
+        ["annotate", *map(str, _args(tmp_path, media_root, "--host", "0.0.0.0"))],
+        env={"MURGAT_ANNOTATE_TOKEN": ""},
+    )
     assert r.exit_code == 2 and "MURGAT_ANNOTATE_TOKEN" in r.output
-    r = CliRunner().invoke(app, ["annotate", *map(str, _args(tmp_path, media_root))],
-                           env={"MURGAT_ANNOTATE_TOKEN": "short"})
+    r = CliRunner().invoke(
+        app,
+        ["annotate", *map(str, _args(tmp_path, media_root))],
+        env={"MURGAT_ANNOTATE_TOKEN": "short"},
+    )
     assert r.exit_code == 2 and "at least 16" in r.output
 
 
 def test_judge_proposals_export_and_agreement(tmp_path, media_root, oracle_run):
     # a second annotator labels everything in-process, on the same store
-    other = Session(load_source(oracle_run, media_root, responses=SAMPLE), Store(tmp_path / "annotate.sqlite"), "b")
+    other = Session(
+        load_source(oracle_run, media_root, responses=SAMPLE),
+        Store(tmp_path / "annotate.sqlite"),
+        "b",
+    )
     while not (n := other.next())["done"]:
         q = n["question"]
         other.answer(q["key"], (not scripted(q)) if q["kind"] == "entailed" else scripted(q))
     other.close()
-    args = _args(tmp_path, media_root, "--show-judge", "--responses", SAMPLE, "--resamples", "100",
-                 source=oracle_run)
+    args = _args(
+        tmp_path,
+        media_root,
+        "--show-judge",
+        "--responses",
+        SAMPLE,
+        "--resamples",
+        "100",
+        source=oracle_run,
+    )
     server = Server(args)
     try:
         q = server.call("/api/next")[1]["question"]
-        assert q["proposal"] is True and q["proposal_from"] == "judge"  # the oracle's verifiable verdict
+        assert (
+            q["proposal"] is True and q["proposal_from"] == "judge"
+        )  # the oracle's verifiable verdict
         origins = set()
         while q is not None:
             if q["kind"] == "facts":  # the judge's decomposition, or the claim where it made none
@@ -180,7 +249,9 @@ def test_judge_proposals_export_and_agreement(tmp_path, media_root, oracle_run):
         assert status == 200 and report["annotators"] == ["ann", "b"]
         pair = report["pairs"][0]
         assert pair["shared"] == 6 and pair["subtask1"]["kappa"]["value"] == 1.0
-        assert pair["subtask3"]["n"] > 0 and pair["subtask3"]["accuracy"] < 1.0  # b said the opposite
+        assert (
+            pair["subtask3"]["n"] > 0 and pair["subtask3"]["accuracy"] < 1.0
+        )  # b said the opposite
         assert pair["subtask3"]["kappa"]["value"] < 0
         assert [j["annotator"] for j in report["judge"]] == ["ann", "b"]
         assert report["judge"][0]["subtask1"]["n"] == pair["subtask1"]["n"]
@@ -209,7 +280,9 @@ def test_two_annotators_two_servers_one_store_with_overlap(tmp_path, media_root)
                     del active[name]
                     continue
                 q = nxt["question"]
-                assert server.call("/api/answer", {"key": q["key"], "answer": scripted(q)})[0] == 200
+                assert (
+                    server.call("/api/answer", {"key": q["key"], "answer": scripted(q)})[0] == 200
+                )
                 done[name].add(q["key"].rpartition("#")[0])
         assert a.call("/api/progress")[1]["overlap"] == 2
         shared = done["a"] & done["b"]

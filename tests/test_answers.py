@@ -61,7 +61,9 @@ def test_extract_answer(text, options, letter, path):
 
 
 def test_raw_is_what_the_letter_was_read_from():
-    assert extract_answer("Answer: **B) a cat**") == AnswerExtraction("B", "answer_line", "B) a cat")
+    assert extract_answer("Answer: **B) a cat**") == AnswerExtraction(
+        "B", "answer_line", "B) a cat"
+    )
     assert extract_answer("\\boxed{\\text{C}}") == AnswerExtraction("C", "boxed", "\\text{C}")
     assert extract_answer("Answer: E", OPTIONS) == AnswerExtraction(None, None, "E")
     assert extract_answer("nothing to see") == AnswerExtraction(None, None, "")

@@ -10,8 +10,8 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import ROOT
+
 from murgat_local.inputs import InputError
 from murgat_local.inputs.benchmarks import DatasetFormatError, detect, open_dataset
 from murgat_local.inputs.subsets import choose
@@ -50,9 +50,14 @@ def test_worldsense_official_is_read_as_released(worldsense):
         assert first.video == "videos/ws00000.mp4" and (worldsense / first.video).is_file()
         assert first.options == ("red", "green", "blue", "yellow") and first.answer == "A"
         assert first.question_type == "multiple-choice"
-        assert first.categories == {"domain": "Sports", "sub_category": "sub0", "duration": "<1min",
-                                    "audio_class": ["speech"], "task_domain": "Recognition",
-                                    "task_type": "Counting"}
+        assert first.categories == {
+            "domain": "Sports",
+            "sub_category": "sub0",
+            "duration": "<1min",
+            "audio_class": ["speech"],
+            "task_domain": "Recognition",
+            "task_type": "Counting",
+        }
         assert {b.id: b.reason for b in bad} == {
             "wsbad01/task0": "field 'candidates': option 1 should start with 'A.', got 'one'",
             "wsbad02/task0": "field 'answer' 'E' names no option (A-B)",
@@ -97,7 +102,10 @@ def test_videommmu_tracks_disciplines_quirks_and_images(videommmu):
     }
     # one track's folder alone, and the archive litter (__MACOSX, ._ files) is never read
     only = open_dataset(videommmu / "Adaptation")
-    assert only.media_root == videommmu and [i.id.split("/")[0] for i in only.items()] == ["Adaptation"] * 3
+    assert (
+        only.media_root == videommmu
+        and [i.id.split("/")[0] for i in only.items()] == ["Adaptation"] * 3
+    )
 
 
 def test_detection_names_what_it_looked_for_and_what_it_found(tmp_path, worldsense):
@@ -119,19 +127,37 @@ def test_detection_names_what_it_looked_for_and_what_it_found(tmp_path, worldsen
 
 def test_the_references_saved_samples_keep_their_categories(tmp_path):
     datasets = pytest.importorskip("datasets")
-    rows = [{"video": "clip1", "question": "Q?", "options": ["a", "b"], "answer": "B",
-             "task_domain": "Recognition", "task_type": "Counting", "domain": "Sports"}]
+    rows = [
+        {
+            "video": "clip1",
+            "question": "Q?",
+            "options": ["a", "b"],
+            "answer": "B",
+            "task_domain": "Recognition",
+            "task_type": "Counting",
+            "domain": "Sports",
+        }
+    ]
     datasets.Dataset.from_list(rows).save_to_disk(str(tmp_path / "saved"))
     ds = open_dataset(tmp_path / "saved")
     (item,) = list(ds.items())
     assert ds.format == "saved" and ds.media_root is None
-    assert item.categories == {"task_domain": "Recognition", "task_type": "Counting", "domain": "Sports"}
+    assert item.categories == {
+        "task_domain": "Recognition",
+        "task_type": "Counting",
+        "domain": "Sports",
+    }
 
 
 def murgat(*args):
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    return subprocess.run([sys.executable, "-m", "murgat_local.cli", *map(str, args)],
-                          capture_output=True, text=True, env=env, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "murgat_local.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
 
 
 def test_murgat_dataset_prints_every_question_as_responders_see_it(videommmu, tmp_path):
@@ -140,11 +166,25 @@ def test_murgat_dataset_prints_every_question_as_responders_see_it(videommmu, tm
     lines = [json.loads(line) for line in proc.stdout.splitlines()]
     assert len(lines) == 7
     first = lines[0]
-    assert set(first) == {"id", "video", "question", "options", "answer", "question_type", "images", "categories"}
+    assert set(first) == {
+        "id",
+        "video",
+        "question",
+        "options",
+        "answer",
+        "question_type",
+        "images",
+        "categories",
+    }
     assert first["video"] == str(videommmu / "Science" / "validation_Physics_1.mp4")
     errors = [r for r in lines if "error" in r]
-    assert [e["id"] for e in errors] == ["Perception/validation_Astrology_1", "Perception/validation_Physics_99"]
-    adapt = [json.loads(line) for line in murgat("dataset", videommmu / "Adaptation").stdout.splitlines()]
+    assert [e["id"] for e in errors] == [
+        "Perception/validation_Astrology_1",
+        "Perception/validation_Physics_99",
+    ]
+    adapt = [
+        json.loads(line) for line in murgat("dataset", videommmu / "Adaptation").stdout.splitlines()
+    ]
     assert adapt[0]["images"][0]["name"] == "validation_Physics_1.png"
     (tmp_path / "empty").mkdir()
     failed = murgat("dataset", tmp_path / "empty")
@@ -175,19 +215,22 @@ def test_subsets_are_the_same_every_time_and_stratified_by_share(worldsense, tmp
     assert choose(many, 1000, seed=1).size == 60
 
 
-@pytest.mark.parametrize("text,gold,expected", [
-    ("Reasoning: ...\nAnswer: 8", "8", True),
-    ("Answer: 8.05", "8", True),  # within 1%
-    ("Answer: 8.2", "8", False),
-    ("\\boxed{1,000}", "1000", True),
-    ("Answer: 12.5%", "12.5", True),
-    ("Answer: 2/3", "0.6667", True),
-    ("Answer: The Eiffel Tower.", "eiffel tower", True),
-    ("Answer: **Paris**", "Paris", True),
-    ("Answer: Lyon", "Paris", False),
-    ("Answer: 12-15", "12", False),
-    ("<think>Answer: 3</think> I am not sure.", "3", None),
-])
+@pytest.mark.parametrize(
+    "text,gold,expected",
+    [
+        ("Reasoning: ...\nAnswer: 8", "8", True),
+        ("Answer: 8.05", "8", True),  # within 1%
+        ("Answer: 8.2", "8", False),
+        ("\\boxed{1,000}", "1000", True),
+        ("Answer: 12.5%", "12.5", True),
+        ("Answer: 2/3", "0.6667", True),
+        ("Answer: The Eiffel Tower.", "eiffel tower", True),
+        ("Answer: **Paris**", "Paris", True),
+        ("Answer: Lyon", "Paris", False),
+        ("Answer: 12-15", "12", False),
+        ("<think>Answer: 3</think> I am not sure.", "3", None),
+    ],
+)
 def test_open_answers_are_graded_by_text_or_number(text, gold, expected):
     assert matches(open_answer(text), gold) is expected
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import require_model
-from murgat_local.sample import benchmarks as layouts
 from test_generate_e2e import config, murgat  # noqa: F401  (config: the shared run.toml fixture)
+
+from murgat_local.sample import benchmarks as layouts
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
 
@@ -22,11 +22,34 @@ def rows(path):
 def test_videommmu_folder_is_generated_and_scored_as_downloaded(tmp_path, media_root, config):
     for m in ("tiny-qwen3-omni", "smollm2-135m-instruct"):
         require_model(m)
-    vm = layouts.videommmu(tmp_path / "VideoMMMU", media_root / "colors.mp4", per_track=2, bad=False)
+    vm = layouts.videommmu(
+        tmp_path / "VideoMMMU", media_root / "colors.mp4", per_track=2, bad=False
+    )
     out = tmp_path / "run"
-    proc = murgat("run", vm, "--out", out, "--config", config, "--model", "tiny-qwen3-omni",
-                  "--strategy", "cite", "--judge", "tiny-qwen3-omni", "--verifier", "smollm2-135m-instruct",
-                  "--decomposer", "smollm2-135m-instruct", "--sample", "4", "--seed", "2", "--stratify", "track")
+    proc = murgat(
+        "run",
+        vm,
+        "--out",
+        out,
+        "--config",
+        config,
+        "--model",
+        "tiny-qwen3-omni",
+        "--strategy",
+        "cite",
+        "--judge",
+        "tiny-qwen3-omni",
+        "--verifier",
+        "smollm2-135m-instruct",
+        "--decomposer",
+        "smollm2-135m-instruct",
+        "--sample",
+        "4",
+        "--seed",
+        "2",
+        "--stratify",
+        "track",
+    )
     assert proc.returncode in (0, 1), proc.stderr[-3000:]
     cell = out / "tiny-qwen3-omni__cite"
     gen = rows(cell / "responses.jsonl")

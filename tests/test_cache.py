@@ -10,7 +10,12 @@ from murgat_local.pipeline.cache import CachedVerdict, VerdictCache, make_key
 
 
 def row(i):
-    return (make_key({"i": i}), "entail", "judge-x", CachedVerdict("ok", '{"label":"YES"}', '{"label":"YES"}', None, 10, 3))
+    return (
+        make_key({"i": i}),
+        "entail",
+        "judge-x",
+        CachedVerdict("ok", '{"label":"YES"}', '{"label":"YES"}', None, 10, 3),
+    )
 
 
 def test_put_get_roundtrip(tmp_path):
@@ -71,5 +76,10 @@ def test_a_crash_mid_write_does_not_poison_the_cache(tmp_path):
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     n = conn.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
     assert n > 0 and n % 1000 == 0  # whole transactions only
-    assert conn.execute("SELECT COUNT(*) FROM verdicts WHERE raw IS NULL OR verdict IS NULL").fetchone()[0] == 0
+    assert (
+        conn.execute(
+            "SELECT COUNT(*) FROM verdicts WHERE raw IS NULL OR verdict IS NULL"
+        ).fetchone()[0]
+        == 0
+    )
     VerdictCache(path).put_many([row(1)])  # still writable

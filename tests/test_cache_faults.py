@@ -10,10 +10,10 @@ import sys
 import textwrap
 
 import pytest
-from typer.testing import CliRunner
-
 from conftest import ROOT
 from fakes import OracleEngine
+from typer.testing import CliRunner
+
 from murgat_local.cli import app
 from murgat_local.config import RunConfig
 from murgat_local.pipeline.runner import Runner
@@ -23,8 +23,19 @@ TEXT = "The screen is red (visual, 0:00). A tone plays (audio, 0:00-0:01). There
 
 def _responses(tmp_path, n=4):
     p = tmp_path / "r.jsonl"
-    p.write_text("\n".join(json.dumps({"id": f"r{i}", "video": "colors", "model_generation":
-                                       TEXT.replace("0:00)", f"0:0{i % 8})")}) for i in range(n)) + "\n")
+    p.write_text(
+        "\n".join(
+            json.dumps(
+                {
+                    "id": f"r{i}",
+                    "video": "colors",
+                    "model_generation": TEXT.replace("0:00)", f"0:0{i % 8})"),
+                }
+            )
+            for i in range(n)
+        )
+        + "\n"
+    )
     return p
 
 
@@ -84,13 +95,30 @@ SHARED = textwrap.dedent("""
 """)
 
 
-def test_two_runs_sharing_one_cache_at_once_both_finish_with_the_records_of_separate_runs(tmp_path, media_root):
+def test_two_runs_sharing_one_cache_at_once_both_finish_with_the_records_of_separate_runs(
+    tmp_path, media_root
+):
     responses = _responses(tmp_path, 16)
     alone = _run(tmp_path, media_root, responses, tmp_path / "alone")
     shared = tmp_path / "shared.sqlite"
-    procs = [subprocess.Popen([sys.executable, "-c", SHARED, str(media_root), str(tmp_path / f"run{i}"),
-                               str(shared), str(ROOT / "tests"), str(responses)],
-                              cwd=ROOT, stderr=subprocess.PIPE, text=True) for i in range(2)]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                SHARED,
+                str(media_root),
+                str(tmp_path / f"run{i}"),
+                str(shared),
+                str(ROOT / "tests"),
+                str(responses),
+            ],
+            cwd=ROOT,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(2)
+    ]
     for p in procs:
         _, stderr = p.communicate(timeout=300)
         assert p.returncode == 0, stderr[-2000:]
@@ -102,9 +130,13 @@ def test_two_runs_sharing_one_cache_at_once_both_finish_with_the_records_of_sepa
 @contextlib.contextmanager
 def _mounted(path, options):
     path.mkdir()
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], capture_output=True, text=True)
+    proc = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], capture_output=True, text=True
+    )
     if proc.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here ({proc.stderr.strip()}); needs root with CAP_SYS_ADMIN")
+        pytest.skip(
+            f"cannot mount a tmpfs here ({proc.stderr.strip()}); needs root with CAP_SYS_ADMIN"
+        )
     try:
         yield path
     finally:
@@ -117,25 +149,55 @@ def test_a_read_only_output_folder_is_a_usage_error_before_any_model(tmp_path, m
     _run(tmp_path, media_root, responses, tmp_path / "warm", cache=cache)
     before = cache.read_bytes()
     with _mounted(tmp_path / "ro", "ro,size=64k") as ro:
-        r = CliRunner().invoke(app, ["score", str(responses), "--media-root", str(media_root), "--out",
-                                     str(ro / "out"), "--judge", "tiny-qwen3-omni", "--cache", str(cache)])
+        r = CliRunner().invoke(
+            app,
+            [
+                "score",
+                str(responses),
+                "--media-root",
+                str(media_root),
+                "--out",
+                str(ro / "out"),
+                "--judge",
+                "tiny-qwen3-omni",
+                "--cache",
+                str(cache),
+            ],
+        )
     assert r.exit_code == 2, r.output
     said = " ".join(r.output.split())
     assert str(ro / "out") in said and "read-only file system" in said
     assert cache.read_bytes() == before
 
 
-def test_an_output_folder_that_fills_up_stops_the_run_with_exit_1_and_an_intact_cache(tmp_path, media_root):
+def test_an_output_folder_that_fills_up_stops_the_run_with_exit_1_and_an_intact_cache(
+    tmp_path, media_root
+):
     # Every item fails before a judge is needed (no model starts), with long records.
-    rows = [json.dumps({"id": f"x{i}", "video": f"missing-{'v' * 200}-{i}", "model_generation": TEXT})
-            for i in range(400)]
+    rows = [
+        json.dumps({"id": f"x{i}", "video": f"missing-{'v' * 200}-{i}", "model_generation": TEXT})
+        for i in range(400)
+    ]
     responses = tmp_path / "many.jsonl"
     responses.write_text("\n".join(rows) + "\n")
     cache = tmp_path / "keep.sqlite"
     _run(tmp_path, media_root, _responses(tmp_path), tmp_path / "warm", cache=cache)
     with _mounted(tmp_path / "small", "size=64k") as small:
-        r = CliRunner().invoke(app, ["score", str(responses), "--media-root", str(media_root), "--out",
-                                     str(small / "out"), "--judge", "tiny-qwen3-omni", "--cache", str(cache)])
+        r = CliRunner().invoke(
+            app,
+            [
+                "score",
+                str(responses),
+                "--media-root",
+                str(media_root),
+                "--out",
+                str(small / "out"),
+                "--judge",
+                "tiny-qwen3-omni",
+                "--cache",
+                str(cache),
+            ],
+        )
         assert not (small / "out" / "scores.jsonl").exists()
     assert r.exit_code == 1, r.output  # the message goes to the terminal, past the log redirection
     assert sqlite3.connect(cache).execute("PRAGMA integrity_check").fetchone()[0] == "ok"

@@ -28,8 +28,27 @@ def test_hand_computed_ece_brier_auroc_and_bins():
     assert got["auroc"] == pytest.approx(5 / 8)  # YES {.2,.7,.9,1} over NO {.1,.95}
     assert (got["n"], got["n_yes"]) == (6, 4)
     bins = got["bins"]
-    assert len(bins) == 15 and [b["count"] for b in bins] == [0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 1, 2]
-    assert bins[14]["mean_confidence"] == pytest.approx(0.975) and bins[14]["observed_frequency"] == 0.5
+    assert len(bins) == 15 and [b["count"] for b in bins] == [
+        0,
+        1,
+        0,
+        1,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        1,
+        0,
+        0,
+        1,
+        2,
+    ]
+    assert (
+        bins[14]["mean_confidence"] == pytest.approx(0.975)
+        and bins[14]["observed_frequency"] == 0.5
+    )
     assert bins[0]["mean_confidence"] is None and bins[0]["observed_frequency"] is None
     assert bins[14]["low"] == pytest.approx(14 / 15) and bins[14]["high"] == 1.0
     assert got["ece_ci"] is None and got["notes"]["ece"] == "intervals disabled (0 resamples)"
@@ -56,7 +75,9 @@ def _ece(p, y):
 
 def _auroc(p, y):
     pos, neg = p[y == 1], p[y == 0]
-    return ((pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()) / (pos.size * neg.size)
+    return ((pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()) / (
+        pos.size * neg.size
+    )
 
 
 @pytest.mark.parametrize("seed", [0, 7])
@@ -66,11 +87,24 @@ def test_intervals_are_scipys_paired_percentile_bootstrap(seed):
     y = (rng.random(60) < p).astype(float)
     got = calibration(p, y, n_resamples=R, seed=seed)
     assert got["notes"] == {}
-    for name, statistic in (("ece", _ece), ("brier", lambda a, b: np.mean((a - b) ** 2)), ("auroc", _auroc)):
-        ref = stats.bootstrap((p, y), statistic, paired=True, vectorized=False, n_resamples=R,
-                              method="percentile", rng=np.random.default_rng(seed)).confidence_interval
+    for name, statistic in (
+        ("ece", _ece),
+        ("brier", lambda a, b: np.mean((a - b) ** 2)),
+        ("auroc", _auroc),
+    ):
+        ref = stats.bootstrap(
+            (p, y),
+            statistic,
+            paired=True,
+            vectorized=False,
+            n_resamples=R,
+            method="percentile",
+            rng=np.random.default_rng(seed),
+        ).confidence_interval
         assert got[f"{name}_ci"] == pytest.approx([ref.low, ref.high], rel=1e-12, abs=1e-15), name
-        assert got[f"{name}_ci"][0] <= got[name] <= got[f"{name}_ci"][1] or name == "ece"  # ECE is biased up
+        assert (
+            got[f"{name}_ci"][0] <= got[name] <= got[f"{name}_ci"][1] or name == "ece"
+        )  # ECE is biased up
     # the Brier score is a mean: its interval is the one `mean_ci` gives the squared errors
     assert got["brier_ci"] == S.mean_ci((p - y) ** 2, n_resamples=R, seed=seed)["ci"]
 
@@ -80,8 +114,16 @@ def test_one_label_only_and_empty_inputs_are_notes_not_errors():
     assert one["auroc"] is None and one["auroc_ci"] is None and "all YES" in one["notes"]["auroc"]
     assert one["ece"] is not None and one["brier_ci"] is not None
     empty = calibration([], [], n_resamples=R)
-    assert empty["n"] == 0 and empty["ece"] is None and empty["brier"] is None and empty["auroc"] is None
-    assert set(empty["notes"]) == {"ece", "brier", "auroc"} and sum(b["count"] for b in empty["bins"]) == 0
+    assert (
+        empty["n"] == 0
+        and empty["ece"] is None
+        and empty["brier"] is None
+        and empty["auroc"] is None
+    )
+    assert (
+        set(empty["notes"]) == {"ece", "brier", "auroc"}
+        and sum(b["count"] for b in empty["bins"]) == 0
+    )
     single = calibration([0.3], [0], n_resamples=R)
     assert single["brier"] == pytest.approx(0.09) and single["brier_ci"] is None
     json.dumps([one, empty, single], allow_nan=False)
@@ -92,7 +134,9 @@ def test_resamples_with_one_label_are_left_out_of_the_auroc_interval():
     assert got["auroc"] == 1.0 and got["auroc_ci"] is not None
     note = got["notes"]["auroc"]
     left = int(note.split(" of ")[0])
-    assert 0 < left < R and note.endswith("the interval is over the others")  # P(no YES drawn) = (5/6)^6
+    assert 0 < left < R and note.endswith(
+        "the interval is over the others"
+    )  # P(no YES drawn) = (5/6)^6
 
 
 def test_unknown_pairs_are_left_out_and_bad_inputs_refused():
@@ -107,6 +151,11 @@ def test_unknown_pairs_are_left_out_and_bad_inputs_refused():
 
 
 def test_the_new_statistics_do_not_import_scipy():
-    code = ("import sys, murgat_local.metrics.calibration, murgat_local.metrics.certify, "
-            "murgat_local.metrics.ppi; print('scipy' in sys.modules)")
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
+    code = (
+        "import sys, murgat_local.metrics.calibration, murgat_local.metrics.certify, "
+        "murgat_local.metrics.ppi; print('scipy' in sys.modules)"
+    )
+    assert (
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip()
+        == "False"
+    )

@@ -15,13 +15,13 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import pytest
-
 from conftest import ROOT
 from fakes import OracleEngine
+
 from murgat_local.config import RunConfig
 from murgat_local.engines.base import neutralize
 from murgat_local.media.parts import ImagePart, VideoPart
@@ -61,12 +61,44 @@ def env(tmp_path_factory, media_root) -> dict:
     for name in ("colors.mp4", "silent.mp4", "truncated.mp4"):
         shutil.copy(media_root / name, root / name)
     shutil.copy(media_root / "colors.mp4", outside / "secret.mp4")
-    _ffmpeg("-f", "lavfi", "-i", "sine=frequency=440:duration=3", "-c:a", "aac", str(root / "tone.m4a"))
-    _ffmpeg("-f", "lavfi", "-i", "color=c=red:size=3840x2160:rate=2:duration=1", "-c:v", "libx264",
-            "-preset", "ultrafast", "-pix_fmt", "yuv420p", str(root / "uhd.mp4"))
-    _ffmpeg("-f", "lavfi", "-i", "color=c=blue:size=320x240:rate=10:duration=3", "-f", "lavfi",
-            "-i", "anullsrc=r=16000:cl=mono", "-t", "3", "-c:v", "libx264", "-preset", "ultrafast",
-            "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", str(root / "hushed.mp4"))
+    _ffmpeg(
+        "-f", "lavfi", "-i", "sine=frequency=440:duration=3", "-c:a", "aac", str(root / "tone.m4a")
+    )
+    _ffmpeg(
+        "-f",
+        "lavfi",
+        "-i",
+        "color=c=red:size=3840x2160:rate=2:duration=1",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-pix_fmt",
+        "yuv420p",
+        str(root / "uhd.mp4"),
+    )
+    _ffmpeg(
+        "-f",
+        "lavfi",
+        "-i",
+        "color=c=blue:size=320x240:rate=10:duration=3",
+        "-f",
+        "lavfi",
+        "-i",
+        "anullsrc=r=16000:cl=mono",
+        "-t",
+        "3",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-pix_fmt",
+        "yuv420p",
+        "-c:a",
+        "aac",
+        "-shortest",
+        str(root / "hushed.mp4"),
+    )
     (root / "empty.mp4").write_bytes(b"")
     (root / "notes.mp4").write_text("this is not a video\n")
     (root / "folder.mp4").mkdir()
@@ -137,7 +169,9 @@ def row(rid: str, generation: object = GOOD, video: object = "colors", **more) -
 
 def _check_text(fragment: str):
     def then(rec, run):
-        assert any(fragment in s["text"] for s in rec["trace"]["sentences"]), rec["trace"]["sentences"]
+        assert any(fragment in s["text"] for s in rec["trace"]["sentences"]), rec["trace"][
+            "sentences"
+        ]
 
     return then
 
@@ -190,7 +224,9 @@ def _ten_thousand(rec, run):
 
 def _audio_only(rec, run):
     visual, audio = _citations(rec)
-    assert not visual["usable"] and "visual citation on a file with no video stream" in visual["issue"]
+    assert (
+        not visual["usable"] and "visual citation on a file with no video stream" in visual["issue"]
+    )
     assert audio["usable"] and audio["issue"] is None
 
 
@@ -201,8 +237,18 @@ def _silent_track(rec, run):
 
 
 def _frames_at_most_max_side(rec, run):
-    sides = [max(p.pixels.shape[:2]) for r in run["engine"].seen for p in r.media if isinstance(p, ImagePart)]
-    sides += [max(p.frames.shape[1:3]) for r in run["engine"].seen for p in r.media if isinstance(p, VideoPart)]
+    sides = [
+        max(p.pixels.shape[:2])
+        for r in run["engine"].seen
+        for p in r.media
+        if isinstance(p, ImagePart)
+    ]
+    sides += [
+        max(p.frames.shape[1:3])
+        for r in run["engine"].seen
+        for p in r.media
+        if isinstance(p, VideoPart)
+    ]
     assert sides and max(sides) <= 448
 
 
@@ -211,78 +257,206 @@ LINE_CASES = [
     # ---- input lines and fields
     Case("malformed-line", "{not json", error("malformed JSON on line 1: Expecting property name")),
     Case("non-object-line", "[1, 2]", error("expected a JSON object, got list")),
-    Case("too-many-digits", '{"id": ' + "9" * 5000 + ', "video": "colors", "model_generation": "x"}',
-         error("a number with 5,000 digits")),
-    Case("nested-too-deep", "[" * 100_000 + "]" * 100_000, error("nested too deeply (more than 100 levels)")),
+    Case(
+        "too-many-digits",
+        '{"id": ' + "9" * 5000 + ', "video": "colors", "model_generation": "x"}',
+        error("a number with 5,000 digits"),
+    ),
+    Case(
+        "nested-too-deep",
+        "[" * 100_000 + "]" * 100_000,
+        error("nested too deeply (more than 100 levels)"),
+    ),
     Case("blank-line", "   ", None),
     Case("missing-id", {"video": "colors", "model_generation": GOOD}, error("missing field 'id'")),
     Case("blank-id", row("  "), error("missing field 'id'")),
     Case("numeric-id", row(7), scored(then=_numeric_id)),
     Case("object-id", row({"a": 1}), error("field 'id' must be a string or an integer, not dict")),
     Case("duplicate-id", row("ctl-1"), error("duplicate id 'ctl-1' (first occurrence kept)")),
-    Case("missing-generation", {"id": "nogen", "video": "colors"}, error("field 'model_generation' is missing")),
-    Case("generation-not-string", row("objgen", {"text": GOOD}),
-         error("field 'model_generation' is not a string (dict)")),
-    Case("generation-number", row("zerogen", 0), error("field 'model_generation' is not a string (int)")),
-    Case("fallback-generation", {"id": "fallback", "video": "colors", "original_full_generation": GOOD}, scored()),
-    Case("missing-video", {"id": "novid", "model_generation": GOOD}, error("missing field 'video'")),
+    Case(
+        "missing-generation",
+        {"id": "nogen", "video": "colors"},
+        error("field 'model_generation' is missing"),
+    ),
+    Case(
+        "generation-not-string",
+        row("objgen", {"text": GOOD}),
+        error("field 'model_generation' is not a string (dict)"),
+    ),
+    Case(
+        "generation-number",
+        row("zerogen", 0),
+        error("field 'model_generation' is not a string (int)"),
+    ),
+    Case(
+        "fallback-generation",
+        {"id": "fallback", "video": "colors", "original_full_generation": GOOD},
+        scored(),
+    ),
+    Case(
+        "missing-video", {"id": "novid", "model_generation": GOOD}, error("missing field 'video'")
+    ),
     Case("video-number", row("numvid", video=42), error("field 'video' is not a string (int)")),
-    Case("video-list", row("listvid", video=["colors"]), error("field 'video' is not a string (list)")),
-    Case("model-not-string", row("badmodel", model={"name": "x"}), error("field 'model' is not a string (dict)")),
-    Case("question-not-string", row("badq", question=5), error("field 'question' is not a string (int)")),
-    Case("answer-not-string", row("badanswer", answer=["A"]), error("field 'answer' is not a string or an integer (list)")),
-    Case("lone-surrogate", '{"id": "sur", "video": "colors", "model_generation": "The screen \\ud83d is red (visual, 0:00). Therefore A."}',
-         scored(then=_replaced)),
-    Case("invalid-utf8", b'{"id": "utf8", "video": "colors", "model_generation": "The screen \xff is red (visual, 0:00). Therefore A."}',
-         scored(then=_replaced)),
+    Case(
+        "video-list",
+        row("listvid", video=["colors"]),
+        error("field 'video' is not a string (list)"),
+    ),
+    Case(
+        "model-not-string",
+        row("badmodel", model={"name": "x"}),
+        error("field 'model' is not a string (dict)"),
+    ),
+    Case(
+        "question-not-string",
+        row("badq", question=5),
+        error("field 'question' is not a string (int)"),
+    ),
+    Case(
+        "answer-not-string",
+        row("badanswer", answer=["A"]),
+        error("field 'answer' is not a string or an integer (list)"),
+    ),
+    Case(
+        "lone-surrogate",
+        '{"id": "sur", "video": "colors", "model_generation": "The screen \\ud83d is red (visual, 0:00). Therefore A."}',
+        scored(then=_replaced),
+    ),
+    Case(
+        "invalid-utf8",
+        b'{"id": "utf8", "video": "colors", "model_generation": "The screen \xff is red (visual, 0:00). Therefore A."}',
+        scored(then=_replaced),
+    ),
     # ---- response text
     Case("empty-response", row("empty", ""), error("field 'model_generation' is empty")),
     Case("whitespace-response", row("ws", " \n\t "), error("empty response")),
-    Case("control-characters", row("ctrl", "The screen is red (visual, 0:00). Therefore\x00 A\x1b[2J\x07.\nAnswer: A"),
-         scored(then=_check_text("Therefore\x00 A\x1b[2J\x07."))),
-    Case("bidi-characters", row("bidi", "The screen \u202eis red\u202c (visual, 0:00)." + TAIL),
-         scored(then=_check_text("\u202eis red\u202c"))),
-    Case("special-token-forgery", row("forge", "The screen is red (visual, 0:00). " + FORGERY + TAIL),
-         scored(murgat_s=0.25, then=_forgery)),
-    Case("no-verifiable-sentence", row("answeronly", "Answer: A"),
-         scored(murgat_s=None, then=_no_verifiable_sentence)),
+    Case(
+        "control-characters",
+        row("ctrl", "The screen is red (visual, 0:00). Therefore\x00 A\x1b[2J\x07.\nAnswer: A"),
+        scored(then=_check_text("Therefore\x00 A\x1b[2J\x07.")),
+    ),
+    Case(
+        "bidi-characters",
+        row("bidi", "The screen \u202eis red\u202c (visual, 0:00)." + TAIL),
+        scored(then=_check_text("\u202eis red\u202c")),
+    ),
+    Case(
+        "special-token-forgery",
+        row("forge", "The screen is red (visual, 0:00). " + FORGERY + TAIL),
+        scored(murgat_s=0.25, then=_forgery),
+    ),
+    Case(
+        "no-verifiable-sentence",
+        row("answeronly", "Answer: A"),
+        scored(murgat_s=None, then=_no_verifiable_sentence),
+    ),
     # ---- citations
-    Case("impossible-time", row("c99", "The screen is red (visual, 99:99)." + TAIL),
-         unusable("timestamp '99:99' has 99 seconds (must be below 60)")),
-    Case("minutes-over-59", row("c175", "The screen is red (visual, 1:75:00)." + TAIL),
-         unusable("timestamp '1:75:00' has 75 minutes (must be below 60)")),
-    Case("hours-format", row("hours", "The screen is blue (visual, 0:00:02)." + TAIL), scored(then=_hours)),
-    Case("negative-time", row("neg", "The screen is blue (visual, -0:02)." + TAIL), unusable("malformed timestamp '-0:02'")),
-    Case("empty-time", row("notime", "The screen is blue (visual, )." + TAIL), unusable("malformed timestamp ''")),
-    Case("start-after-end", row("after", "The screen is blue (visual, 0:05-0:02)." + TAIL),
-         unusable("start 5s is after end 2s")),
-    Case("beyond-duration", row("beyond", "The screen is blue (visual, 0:30)." + TAIL),
-         unusable("starts at 30s, beyond the media's duration (8.00s)")),
-    Case("range-beyond-duration", row("rbeyond", "The screen is blue (visual, 0:05-0:30)." + TAIL),
-         unusable("ends at 30s, beyond the media's duration (8.00s)")),
-    Case("unknown-modality", row("smell", "The screen is blue (smell, 0:02)." + TAIL), unusable("unknown modality 'smell'")),
-    Case("nested-parentheses", row("nested", "The screen is blue (see ((visual, 0:02)))." + TAIL), scored(then=_nested)),
-    Case("unclosed-parenthesis", row("unclosed", "The screen is blue (visual, 0:02." + TAIL),
-         scored(murgat_s=0.0, then=_uncited)),
-    Case("ten-thousand-citations", row("tenk", "The screen is red (" + "; ".join(["visual, 0:00"] * 10_000) + ")." + TAIL),
-         scored(then=_ten_thousand)),
-    Case("audio-without-track", row("notrack", "A tone sounds (audio, 0:02)." + TAIL, "silent"),
-         unusable("audio citation on a video with no audio track")),
+    Case(
+        "impossible-time",
+        row("c99", "The screen is red (visual, 99:99)." + TAIL),
+        unusable("timestamp '99:99' has 99 seconds (must be below 60)"),
+    ),
+    Case(
+        "minutes-over-59",
+        row("c175", "The screen is red (visual, 1:75:00)." + TAIL),
+        unusable("timestamp '1:75:00' has 75 minutes (must be below 60)"),
+    ),
+    Case(
+        "hours-format",
+        row("hours", "The screen is blue (visual, 0:00:02)." + TAIL),
+        scored(then=_hours),
+    ),
+    Case(
+        "negative-time",
+        row("neg", "The screen is blue (visual, -0:02)." + TAIL),
+        unusable("malformed timestamp '-0:02'"),
+    ),
+    Case(
+        "empty-time",
+        row("notime", "The screen is blue (visual, )." + TAIL),
+        unusable("malformed timestamp ''"),
+    ),
+    Case(
+        "start-after-end",
+        row("after", "The screen is blue (visual, 0:05-0:02)." + TAIL),
+        unusable("start 5s is after end 2s"),
+    ),
+    Case(
+        "beyond-duration",
+        row("beyond", "The screen is blue (visual, 0:30)." + TAIL),
+        unusable("starts at 30s, beyond the media's duration (8.00s)"),
+    ),
+    Case(
+        "range-beyond-duration",
+        row("rbeyond", "The screen is blue (visual, 0:05-0:30)." + TAIL),
+        unusable("ends at 30s, beyond the media's duration (8.00s)"),
+    ),
+    Case(
+        "unknown-modality",
+        row("smell", "The screen is blue (smell, 0:02)." + TAIL),
+        unusable("unknown modality 'smell'"),
+    ),
+    Case(
+        "nested-parentheses",
+        row("nested", "The screen is blue (see ((visual, 0:02)))." + TAIL),
+        scored(then=_nested),
+    ),
+    Case(
+        "unclosed-parenthesis",
+        row("unclosed", "The screen is blue (visual, 0:02." + TAIL),
+        scored(murgat_s=0.0, then=_uncited),
+    ),
+    Case(
+        "ten-thousand-citations",
+        row("tenk", "The screen is red (" + "; ".join(["visual, 0:00"] * 10_000) + ")." + TAIL),
+        scored(then=_ten_thousand),
+    ),
+    Case(
+        "audio-without-track",
+        row("notrack", "A tone sounds (audio, 0:02)." + TAIL, "silent"),
+        unusable("audio citation on a video with no audio track"),
+    ),
     # ---- media and paths
     Case("missing-media", row("gone", video="nope"), error("video 'nope' not found under")),
     Case("zero-byte-media", row("zero", video="empty"), error("video 'empty' is empty (0 bytes)")),
     Case("not-a-video", row("notvid", video="notes"), error("notes.mp4: cannot read the file")),
-    Case("truncated-media", row("trunc", video="truncated"), error("truncated.mp4: cannot read the file")),
-    Case("directory-media", row("dir", video="folder.mp4"), error("video 'folder.mp4' is a folder")),
-    Case("audio-only-media", row("m4a", "A tone sounds (visual, 0:01; audio, 0:01)." + TAIL, "tone.m4a"),
-         scored(murgat_s=pytest.approx(2 / 3), then=_audio_only)),
-    Case("silent-audio-track", row("hushed", "A tone sounds (audio, 0:01). The screen is blue (visual, 0:01)." + TAIL, "hushed"),
-         scored(murgat_s=0.5, then=_silent_track)),
+    Case(
+        "truncated-media",
+        row("trunc", video="truncated"),
+        error("truncated.mp4: cannot read the file"),
+    ),
+    Case(
+        "directory-media", row("dir", video="folder.mp4"), error("video 'folder.mp4' is a folder")
+    ),
+    Case(
+        "audio-only-media",
+        row("m4a", "A tone sounds (visual, 0:01; audio, 0:01)." + TAIL, "tone.m4a"),
+        scored(murgat_s=pytest.approx(2 / 3), then=_audio_only),
+    ),
+    Case(
+        "silent-audio-track",
+        row(
+            "hushed",
+            "A tone sounds (audio, 0:01). The screen is blue (visual, 0:01)." + TAIL,
+            "hushed",
+        ),
+        scored(murgat_s=0.5, then=_silent_track),
+    ),
     Case("4k-media", row("uhd", video="uhd"), scored(then=_frames_at_most_max_side)),
-    Case("nul-in-path", row("nulpath", video="col\x00ors"), error("(contains a NUL byte); refused")),
+    Case(
+        "nul-in-path", row("nulpath", video="col\x00ors"), error("(contains a NUL byte); refused")
+    ),
     Case("dotdot-path", row("dotdot", video="../outside/secret"), error("escapes the media root")),
-    Case("absolute-path", lambda env: row("abs", video=str(env["outside"] / "secret.mp4")), error("escapes the media root")),
-    Case("symlink-out", row("leak", video="leak"), error("a symbolic link (leak.mp4) leads out of the allowed roots")),
+    Case(
+        "absolute-path",
+        lambda env: row("abs", video=str(env["outside"] / "secret.mp4")),
+        error("escapes the media root"),
+    ),
+    Case(
+        "symlink-out",
+        row("leak", video="leak"),
+        error("a symbolic link (leak.mp4) leads out of the allowed roots"),
+    ),
     Case("symlink-inside", row("alias", video=" alias "), scored()),
 ]
 
@@ -301,13 +475,21 @@ def _score(env: dict, data: bytes, name: str) -> tuple[object, list[dict], Oracl
     path = folder / "responses.jsonl"
     path.write_bytes(data)
     engine = Oracle()
-    runner = Runner(RunConfig(judge="oracle", decontextualize=False), env["root"], folder / "out",
-                    engines={"oracle": engine})
+    runner = Runner(
+        RunConfig(judge="oracle", decontextualize=False),
+        env["root"],
+        folder / "out",
+        engines={"oracle": engine},
+    )
     try:
         result = runner.run(path)
     finally:
         runner.close()
-    return result, [json.loads(line) for line in result.records_path.read_text(encoding="utf-8").splitlines()], engine
+    return (
+        result,
+        [json.loads(line) for line in result.records_path.read_text(encoding="utf-8").splitlines()],
+        engine,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -321,8 +503,14 @@ def run(env) -> dict:
         lines.append(_control(i))
     result, records, engine = _score(env, b"\n".join(lines) + b"\n", "lines")
     by_line = {int(re.match(r"line (\d+)", r["source"]).group(1)): r for r in records}
-    return {"result": result, "records": records, "by_line": by_line, "where": where, "lines": lines,
-            "engine": engine}
+    return {
+        "result": result,
+        "records": records,
+        "by_line": by_line,
+        "where": where,
+        "lines": lines,
+        "engine": engine,
+    }
 
 
 @pytest.mark.parametrize("case", LINE_CASES, ids=lambda c: c.key)
@@ -341,7 +529,12 @@ def test_every_line_has_a_record_and_no_bad_item_disturbs_its_neighbours(run):
     assert [r["index"] for r in run["records"]] == list(range(len(run["records"])))
     for i, case in enumerate(LINE_CASES, start=1):
         ctl = run["by_line"][run["where"][case.key] + 1]
-        assert ctl["id"] == f"ctl-{i}" and ctl["status"] == "ok" and ctl["murgat_s"] == 1.0 and ctl["correct"] is True, ctl
+        assert (
+            ctl["id"] == f"ctl-{i}"
+            and ctl["status"] == "ok"
+            and ctl["murgat_s"] == 1.0
+            and ctl["correct"] is True
+        ), ctl
     errors = [r for r in run["records"] if r["status"] == "error"]
     assert run["result"].exit_code == 1 and len(run["result"].summary["errors_list"]) == len(errors)
     assert run["result"].summary["judge_calls"]["failed"] == 0
@@ -385,12 +578,25 @@ def _list(*ids: str) -> str:
 FILE_CASES = {
     "empty-file": (b"", _empty),
     "bom": (("\ufeff" + "\n".join(_rows("a", "b")) + "\n").encode(), _expect_ok("a", "b")),
-    "bom-json-list": (("\ufeff" + _list("a", "b")).encode(), _expect_ok("a", "b", sources=("item 0", "item 1"))),
-    "crlf": (("\r\n".join(_rows("a", "b")) + "\r\n").encode(), _expect_ok("a", "b", sources=("line 1", "line 2"))),
+    "bom-json-list": (
+        ("\ufeff" + _list("a", "b")).encode(),
+        _expect_ok("a", "b", sources=("item 0", "item 1")),
+    ),
+    "crlf": (
+        ("\r\n".join(_rows("a", "b")) + "\r\n").encode(),
+        _expect_ok("a", "b", sources=("line 1", "line 2")),
+    ),
     "json-list": (_list("a", "b").encode(), _expect_ok("a", "b", sources=("item 0", "item 1"))),
-    "json-list-malformed": (_list("a", "b")[:-1].encode(), _one_error("the JSON list does not parse: Expecting ',' delimiter")),
-    "utf16-file": (("\n".join(_rows("a", "b")) + "\n").encode("utf-16"),
-                   _one_error("the file is UTF-16 (it starts with a UTF-16 byte-order mark); the input must be UTF-8")),
+    "json-list-malformed": (
+        _list("a", "b")[:-1].encode(),
+        _one_error("the JSON list does not parse: Expecting ',' delimiter"),
+    ),
+    "utf16-file": (
+        ("\n".join(_rows("a", "b")) + "\n").encode("utf-16"),
+        _one_error(
+            "the file is UTF-16 (it starts with a UTF-16 byte-order mark); the input must be UTF-8"
+        ),
+    ),
 }
 
 

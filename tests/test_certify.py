@@ -9,7 +9,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from murgat_local.metrics.certify import THRESHOLDS, certify, clopper_pearson, fixed_sequence, verdict_counts
+from murgat_local.metrics.certify import (
+    THRESHOLDS,
+    certify,
+    clopper_pearson,
+    fixed_sequence,
+    verdict_counts,
+)
 
 
 def _set(groups):
@@ -33,9 +39,11 @@ def test_clopper_pearson_is_scipys_exact_interval(k, n, level):
 
 def test_the_binomial_test_rejects_exactly_when_the_upper_bound_is_below_the_risk():
     for n in (22, 40, 100, 400):
-        for k in range(0, n // 5):
+        for k in range(n // 5):
             reject = stats.binom.cdf(k, n, 0.1) <= 0.1
-            assert reject == (clopper_pearson(k, n, confidence_level=0.9, alternative="less")[1] <= 0.1)
+            assert reject == (
+                clopper_pearson(k, n, confidence_level=0.9, alternative="less")[1] <= 0.1
+            )
 
 
 def test_fixed_sequence_certifies_the_lowest_threshold_before_the_first_failure():
@@ -43,19 +51,33 @@ def test_fixed_sequence_certifies_the_lowest_threshold_before_the_first_failure(
     p, y = _set([(0.95, 30, 0), (0.75, 30, 2), (0.55, 40, 17)])
     got = certify(p, y, thresholds=(0.9, 0.7, 0.5))
     assert [t["result"] for t in got["tests"]] == ["rejected", "rejected", "failed"]
-    assert got["tests"][1] == {"threshold": 0.7, "kept": 60, "disagree": 2,
-                               "p_value": pytest.approx(stats.binom.cdf(2, 60, 0.1)), "result": "rejected"}
-    assert got["tests"][0]["p_value"] == pytest.approx(0.9 ** 30)
-    assert got["threshold"] == 0.7 and got["coverage"] == 0.6 and got["kept"] == 60 and got["n"] == 100
+    assert got["tests"][1] == {
+        "threshold": 0.7,
+        "kept": 60,
+        "disagree": 2,
+        "p_value": pytest.approx(stats.binom.cdf(2, 60, 0.1)),
+        "result": "rejected",
+    }
+    assert got["tests"][0]["p_value"] == pytest.approx(0.9**30)
+    assert (
+        got["threshold"] == 0.7 and got["coverage"] == 0.6 and got["kept"] == 60 and got["n"] == 100
+    )
     assert got["agreement"] == pytest.approx(58 / 60)
-    assert got["risk_upper"] == pytest.approx(stats.binomtest(2, 60, alternative="less")
-                                              .proportion_ci(0.9, method="exact").high, rel=1e-9)
-    assert got["risk_upper"] <= 0.1 and (got["target"], got["alpha"], got["note"]) == (0.9, 0.1, None)
+    assert got["risk_upper"] == pytest.approx(
+        stats.binomtest(2, 60, alternative="less").proportion_ci(0.9, method="exact").high, rel=1e-9
+    )
+    assert got["risk_upper"] <= 0.1 and (got["target"], got["alpha"], got["note"]) == (
+        0.9,
+        0.1,
+        None,
+    )
     json.dumps(got, allow_nan=False)
 
 
 def test_a_failure_stops_the_sequence_even_when_a_lower_threshold_would_pass():
-    p, y = _set([(0.95, 25, 2), (0.75, 75, 0)])  # 0.9: 2 of 25 wrong fails; 0.7: 2 of 100 would pass
+    p, y = _set(
+        [(0.95, 25, 2), (0.75, 75, 0)]
+    )  # 0.9: 2 of 25 wrong fails; 0.7: 2 of 100 would pass
     got = certify(p, y, thresholds=(0.9, 0.7))
     assert [t["result"] for t in got["tests"]] == ["failed", "not reached"]
     assert stats.binom.cdf(2, 100, 0.1) <= 0.1  # the one not reached
@@ -66,7 +88,9 @@ def test_thresholds_keeping_too_few_to_test_are_passed_over():
     # 21 verdicts can never reject at 0.9 / 0.1 (0.9^21 > 0.1); 22 can
     p, y = _set([(0.99, 21, 0), (0.8, 40, 2)])
     got = certify(p, y, thresholds=(0.95, 0.7))
-    assert [t["result"] for t in got["tests"]] == ["too few", "rejected"] and got["tests"][0]["p_value"] is None
+    assert [t["result"] for t in got["tests"]] == ["too few", "rejected"] and got["tests"][0][
+        "p_value"
+    ] is None
     assert got["threshold"] == 0.7 and got["coverage"] == 1.0
     none = certify(*_set([(0.99, 21, 0)]), thresholds=(0.95, 0.7))
     assert none["threshold"] is None and "enough verdicts" in none["note"]
@@ -74,7 +98,12 @@ def test_thresholds_keeping_too_few_to_test_are_passed_over():
 
 def test_no_verdict_agreement_with_no_verdicts_and_no_labels():
     empty = certify([], [])
-    assert empty["threshold"] is None and empty["n"] == 0 and empty["coverage"] == 0.0 and empty["note"]
+    assert (
+        empty["threshold"] is None
+        and empty["n"] == 0
+        and empty["coverage"] == 0.0
+        and empty["note"]
+    )
     # NO verdicts count by their own confidence: p_yes 0.02 is a NO at confidence 0.98
     got = certify([0.02] * 40 + [None], [0] * 40 + [1], thresholds=(0.97, 0.5))
     assert got["n"] == 40 and got["threshold"] == 0.5 and got["tests"][0]["kept"] == 40

@@ -33,7 +33,10 @@ def test_default_formats(text, modality, start, end):
 def test_several_in_one_parenthesis():
     cs = parse_citations("He speaks (visual, 0:02-0:04; audio, 0:02-0:04; visual, 0:16).")
     assert [(c.modality, c.start, c.end) for c in cs] == [
-        ("visual", 2, 4), ("audio", 2, 4), ("visual", 16, 16)]
+        ("visual", 2, 4),
+        ("audio", 2, 4),
+        ("visual", 16, 16),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -52,11 +55,16 @@ def test_invalid_citations_carry_a_reason(text, fragment):
 
 def test_prose_parentheses_are_not_citations():
     assert parse_citations("He leaves (at 0:12) and returns (see above).") == []
-    assert strip_citations("He waves (visual, 0:12) and smiles (happily).") == "He waves and smiles (happily)."
+    assert (
+        strip_citations("He waves (visual, 0:12) and smiles (happily).")
+        == "He waves and smiles (happily)."
+    )
 
 
 def test_reference_grammar():
-    cs = parse_citations_reference("X (Visual, 0:02-0:04; audio, 99:99; visual, 0:12.5; visual, 1:02:03).")
+    cs = parse_citations_reference(
+        "X (Visual, 0:02-0:04; audio, 99:99; visual, 0:12.5; visual, 1:02:03)."
+    )
     # the reference accepts 99:99 as 6039 s, and drops decimals and H:MM:SS entirely
     assert [(c.modality, c.start, c.end) for c in cs] == [("visual", 2, 4), ("audio", 6039, 6039)]
     assert parse_citations_reference("Y (audio, 0:10 - 0:12).") == []  # spaces around '-' rejected

@@ -8,12 +8,30 @@ import pytest
 from murgat_local.inputs import DatasetItem, InputError, read_dataset, render_options
 
 ROWS = [
-    {"id": "q1", "video": "clip1", "question": "What colour is the ball?",
-     "options": ["red", "blue", "green"], "answer": "B", "split": "test"},
-    {"id": "q2", "video": "clip2", "question": "Who speaks first?",
-     "options": ["the man", "the woman"], "answer": "A", "split": "test"},
-    {"id": "q3", "video": "clip3", "question": "How many cups?",
-     "options": ["1", "2", "3", "4"], "answer": "D", "split": "test"},
+    {
+        "id": "q1",
+        "video": "clip1",
+        "question": "What colour is the ball?",
+        "options": ["red", "blue", "green"],
+        "answer": "B",
+        "split": "test",
+    },
+    {
+        "id": "q2",
+        "video": "clip2",
+        "question": "Who speaks first?",
+        "options": ["the man", "the woman"],
+        "answer": "A",
+        "split": "test",
+    },
+    {
+        "id": "q3",
+        "video": "clip3",
+        "question": "How many cups?",
+        "options": ["1", "2", "3", "4"],
+        "answer": "D",
+        "split": "test",
+    },
 ]
 
 
@@ -49,7 +67,11 @@ def test_every_format_reads_the_same_items(written):
     assert [i.index for i in items] == [0, 1, 2]
     first = items[0]
     assert (first.video, first.question, first.options, first.answer) == (
-        "clip1", "What colour is the ball?", ("red", "blue", "green"), "B")
+        "clip1",
+        "What colour is the ball?",
+        ("red", "blue", "green"),
+        "B",
+    )
     assert first.row == ROWS[0]  # the whole row, for the generator to write back
     assert [i.answer for i in items] == ["B", "A", "D"]
 
@@ -59,8 +81,10 @@ def test_limit_stops_reading(written):
 
 
 def test_save_to_disk_after_select_and_with_a_struct_of_options(tmp_path):
-    rows = [{"video": f"v{i}", "question": f"q{i}?", "options": {"A": "yes", "B": "no"}, "answer": 1}
-            for i in range(5)]
+    rows = [
+        {"video": f"v{i}", "question": f"q{i}?", "options": {"A": "yes", "B": "no"}, "answer": 1}
+        for i in range(5)
+    ]
     datasets.Dataset.from_list(rows).select([3, 1]).save_to_disk(str(tmp_path / "sel"))
     items = list(read_dataset(tmp_path / "sel"))
     assert [i.video for i in items] == ["v3", "v1"]
@@ -95,16 +119,22 @@ def test_a_missing_shard_ends_the_reading_with_an_error(tmp_path):
     assert items[2].index == 2 and "missing" in items[2].reason
 
 
-@pytest.mark.parametrize("escape", ["../outside/{name}", "{outside}/{name}", "sub/../../outside/{name}"])
+@pytest.mark.parametrize(
+    "escape", ["../outside/{name}", "{outside}/{name}", "sub/../../outside/{name}"]
+)
 def test_a_state_json_naming_a_file_outside_its_folder_is_that_datasets_error(tmp_path, escape):
     """state.json is data: a file name that leaves the folder (`..`, an absolute path) is refused
     before anything is opened. The file it names is a valid shard with rows, so reading it would show."""
     datasets.Dataset.from_list(ROWS).save_to_disk(str(tmp_path / "outside"))
-    name = json.loads((tmp_path / "outside" / "state.json").read_text())["_data_files"][0]["filename"]
+    name = json.loads((tmp_path / "outside" / "state.json").read_text())["_data_files"][0][
+        "filename"
+    ]
     datasets.Dataset.from_list(ROWS[:1]).save_to_disk(str(tmp_path / "saved"))
     state_path = tmp_path / "saved" / "state.json"
     state = json.loads(state_path.read_text())
-    state["_data_files"].append({"filename": escape.format(name=name, outside=tmp_path / "outside")})
+    state["_data_files"].append(
+        {"filename": escape.format(name=name, outside=tmp_path / "outside")}
+    )
     state_path.write_text(json.dumps(state))
     (err,) = read_dataset(tmp_path / "saved")
     assert isinstance(err, InputError) and err.index == 0
@@ -153,17 +183,24 @@ def test_bad_rows_are_errors_and_reading_goes_on(tmp_path):
     assert "expected an object" in errors["line 11"].reason
     last = items[-1]
     # no options: an open question, whose gold answer is its text
-    assert last.options is None and last.question_type == "open" and last.answer == last.answer_raw == "zzz"
+    assert (
+        last.options is None
+        and last.question_type == "open"
+        and last.answer == last.answer_raw == "zzz"
+    )
     assert [e.index for e in items] == list(range(12))
 
 
 def test_missing_id_is_made_from_video_and_question_and_is_stable(tmp_path):
-    rows = [{"video": "clip", "question": "Why?"}, {"video": "clip", "question": "How?"},
-            {"video": "clip", "question": "Why?"}]
+    rows = [
+        {"video": "clip", "question": "Why?"},
+        {"video": "clip", "question": "How?"},
+        {"video": "clip", "question": "Why?"},
+    ]
     p = _write_jsonl(tmp_path / "d.jsonl", rows)
     first = list(read_dataset(p))
     again = list(read_dataset(p))
-    assert [getattr(i, "id") for i in first] == [getattr(i, "id") for i in again]
+    assert [i.id for i in first] == [i.id for i in again]
     assert first[0].id.startswith("clip#") and first[0].id != first[1].id
     assert isinstance(first[2], InputError) and "duplicate id" in first[2].reason
     assert first[2].id == first[0].id
@@ -172,29 +209,61 @@ def test_missing_id_is_made_from_video_and_question_and_is_stable(tmp_path):
 OPTIONS = ["A. a red ball", "B. a blue cup", "C. the man waves", "D. nothing"]
 
 
-@pytest.mark.parametrize("answer,letter", [
-    ("B", "B"), ("b", "B"), ("(B)", "B"), ("[c]", "C"), (" D ", "D"), ("B. a blue cup", "B"),
-    ("C: the man waves", "C"), ("A) a red ball", "A"), (1, "B"), (0, "A"),
-    ("the man waves", "C"), ("A RED BALL", "A"),  # an option's text
-    ("E", None), (4, None), (-1, None), ("A man", None), ("Bob", None), ("", None), (None, None),
-    (True, None), (2.0, None), (["B"], None),
-])
+@pytest.mark.parametrize(
+    "answer,letter",
+    [
+        ("B", "B"),
+        ("b", "B"),
+        ("(B)", "B"),
+        ("[c]", "C"),
+        (" D ", "D"),
+        ("B. a blue cup", "B"),
+        ("C: the man waves", "C"),
+        ("A) a red ball", "A"),
+        (1, "B"),
+        (0, "A"),
+        ("the man waves", "C"),
+        ("A RED BALL", "A"),  # an option's text
+        ("E", None),
+        (4, None),
+        (-1, None),
+        ("A man", None),
+        ("Bob", None),
+        ("", None),
+        (None, None),
+        (True, None),
+        (2.0, None),
+        (["B"], None),
+    ],
+)
 def test_gold_answer_is_normalized_to_a_letter(tmp_path, answer, letter):
-    p = _write_jsonl(tmp_path / "d.jsonl", [{"video": "v", "question": "q?", "options": OPTIONS, "answer": answer}])
+    p = _write_jsonl(
+        tmp_path / "d.jsonl",
+        [{"video": "v", "question": "q?", "options": OPTIONS, "answer": answer}],
+    )
     (item,) = read_dataset(p)
     assert isinstance(item, DatasetItem)
     assert item.answer == letter and item.answer_raw == answer
 
 
 def test_gold_index_needs_options_and_letters_are_free_without_them(tmp_path):
-    rows = [{"id": "i", "video": "v", "question": "q?", "answer": 1},
-            {"id": "l", "video": "v", "question": "q?", "answer": "(f)"}]
+    rows = [
+        {"id": "i", "video": "v", "question": "q?", "answer": 1},
+        {"id": "l", "video": "v", "question": "q?", "answer": "(f)"},
+    ]
     items = list(read_dataset(_write_jsonl(tmp_path / "d.jsonl", rows)))
     assert [i.answer for i in items] == [None, "F"]
 
 
 def test_option_dict_is_put_in_letter_order(tmp_path):
-    rows = [{"video": "v", "question": "q?", "options": {"b": "no", "A": "yes", "C": None}, "answer": "(a)"}]
+    rows = [
+        {
+            "video": "v",
+            "question": "q?",
+            "options": {"b": "no", "A": "yes", "C": None},
+            "answer": "(a)",
+        }
+    ]
     (item,) = read_dataset(_write_jsonl(tmp_path / "d.jsonl", rows))
     assert item.options == ("yes", "no") and item.answer == "A"
 

@@ -14,8 +14,8 @@ import os
 
 import numpy as np
 import pytest
-
 from conftest import require_model
+
 from murgat_local.engines import ImagePart, LazyEngine, Request, engine_names, load_preset
 from murgat_local.engines.base import REFUSED, TIMED_OUT
 from murgat_local.judges import YesNo
@@ -65,13 +65,20 @@ def test_refused_and_failed_requests_come_back_in_place_and_the_engine_goes_on(k
         engine = holder.get()
         good, refused, failed = engine.judge(batch())
         assert good.ok and good.verdict.label in ("YES", "NO"), good
-        assert refused.error and refused.error.startswith(REFUSED) and "image" in refused.error, refused
+        assert refused.error and refused.error.startswith(REFUSED) and "image" in refused.error, (
+            refused
+        )
         assert failed.error and not failed.ok, failed
         assert not failed.error.startswith(TIMED_OUT)
-        if kind != "transformers":  # the vLLM runtime's limits, checked the same way wherever it runs
+        if (
+            kind != "transformers"
+        ):  # the vLLM runtime's limits, checked the same way wherever it runs
             (wordy,) = engine.judge([Request("Claim: " + "red " * 6000, YesNo)])
-            assert wordy.error and wordy.error.startswith(f"{REFUSED} before the engine") \
-                and "max_model_len=4096" in wordy.error, wordy
+            assert (
+                wordy.error
+                and wordy.error.startswith(f"{REFUSED} before the engine")
+                and "max_model_len=4096" in wordy.error
+            ), wordy
         again = engine.judge([batch()[0]])  # still usable
         assert len(again) == 1 and again[0].ok
         assert engine.stats.calls >= 2
@@ -81,6 +88,10 @@ def test_refused_and_failed_requests_come_back_in_place_and_the_engine_goes_on(k
 
 def test_a_request_past_its_timeout_is_reported_as_timed_out(server):
     """The server engine's per-request timeout: no answer in time, after its retries."""
-    holder = LazyEngine("openai", load_preset(MODEL), base_url=server.base_url, timeout_s=0.001, retries=1)
+    holder = LazyEngine(
+        "openai", load_preset(MODEL), base_url=server.base_url, timeout_s=0.001, retries=1
+    )
     results = holder.get().judge([Request("Write a long story about the sea.")])
-    assert len(results) == 1 and results[0].error and results[0].error.startswith(TIMED_OUT), results
+    assert len(results) == 1 and results[0].error and results[0].error.startswith(TIMED_OUT), (
+        results
+    )

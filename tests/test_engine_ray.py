@@ -12,15 +12,21 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import ROOT, require_model
+
 from murgat_local.media.segments import SegmentCutter, SegmentRef, cut_ref
 from murgat_local.text.citations import parse_citations
 
 ray = pytest.importorskip("ray")
 
-JUDGES = ["--judge", "tiny-qwen3-omni", "--verifier", "smollm2-135m-instruct",
-          "--decomposer", "smollm2-135m-instruct"]
+JUDGES = [
+    "--judge",
+    "tiny-qwen3-omni",
+    "--verifier",
+    "smollm2-135m-instruct",
+    "--decomposer",
+    "smollm2-135m-instruct",
+]
 
 
 def test_a_segment_reference_is_a_plain_value_cut_anywhere(media_root):
@@ -56,27 +62,50 @@ def test_the_sample_scores_on_a_two_node_cluster_as_in_process(cluster, media_ro
     env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", COLUMNS="200")
 
     def score(out, *extra):
-        return subprocess.run([sys.executable, "-m", "murgat_local.cli", "score", str(ROOT / "samples/responses.jsonl"),
-                               "--media-root", str(media_root), "--out", str(out), *JUDGES, *map(str, extra)],
-                              capture_output=True, text=True, env=env, cwd=ROOT)
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "murgat_local.cli",
+                "score",
+                str(ROOT / "samples/responses.jsonl"),
+                "--media-root",
+                str(media_root),
+                "--out",
+                str(out),
+                *JUDGES,
+                *map(str, extra),
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+        )
 
     cfg = tmp_path / "ray.toml"
     # Attribution on the cluster, one replica per node (each node has one "vllm_slot"); the
     # stage's whole batch in one Ray Data job.
-    cfg.write_text(f'batch_size = 100000\n[stage_engines.entail]\nengine = "ray"\n'
-                   f'[ray]\naddress = "{cluster.address}"\nreplicas = 2\n'
-                   f'replica_resources = {{ CPU = 1, vllm_slot = 1 }}\nrows_per_batch = 4\n')
+    cfg.write_text(
+        f'batch_size = 100000\n[stage_engines.entail]\nengine = "ray"\n'
+        f'[ray]\naddress = "{cluster.address}"\nreplicas = 2\n'
+        f"replica_resources = {{ CPU = 1, vllm_slot = 1 }}\nrows_per_batch = 4\n"
+    )
     on_ray = score(tmp_path / "ray", "--config", cfg)
     assert on_ray.returncode == 0, on_ray.stderr[-3000:]
     summary = json.loads((tmp_path / "ray" / "summary.json").read_text())
-    assert summary["stages"]["entail"]["model_calls"] > 0 and summary["stages"]["entail"]["errors"] == 0
+    assert (
+        summary["stages"]["entail"]["model_calls"] > 0
+        and summary["stages"]["entail"]["errors"] == 0
+    )
     # Attribution again, in-process, on the same text-stage verdicts (the SmolLM2 stages are
     # not what is compared, and vLLM on the CPU does not promise the same text twice).
     import sqlite3
 
     (tmp_path / "local").mkdir()
-    with sqlite3.connect(tmp_path / "ray" / "verdicts.sqlite") as src, \
-            sqlite3.connect(tmp_path / "local" / "verdicts.sqlite") as dst:
+    with (
+        sqlite3.connect(tmp_path / "ray" / "verdicts.sqlite") as src,
+        sqlite3.connect(tmp_path / "local" / "verdicts.sqlite") as dst,
+    ):
         src.backup(dst)
         dst.execute("DELETE FROM verdicts WHERE stage = 'entail'")
     same = tmp_path / "local.toml"
@@ -85,9 +114,14 @@ def test_the_sample_scores_on_a_two_node_cluster_as_in_process(cluster, media_ro
     assert local.returncode == 0, local.stderr[-3000:]
     again = json.loads((tmp_path / "local" / "summary.json").read_text())["stages"]["entail"]
     assert again["model_calls"] == summary["stages"]["entail"]["model_calls"]
-    assert (tmp_path / "ray" / "scores.jsonl").read_text() == (tmp_path / "local" / "scores.jsonl").read_text()
+    assert (tmp_path / "ray" / "scores.jsonl").read_text() == (
+        tmp_path / "local" / "scores.jsonl"
+    ).read_text()
     # Same identity: the same attribution keys either way.
-    with sqlite3.connect(tmp_path / "ray" / "verdicts.sqlite") as a, sqlite3.connect(tmp_path / "local" / "verdicts.sqlite") as b:
+    with (
+        sqlite3.connect(tmp_path / "ray" / "verdicts.sqlite") as a,
+        sqlite3.connect(tmp_path / "local" / "verdicts.sqlite") as b,
+    ):
         q = "SELECT key FROM verdicts WHERE stage = 'entail' ORDER BY key"
         assert a.execute(q).fetchall() == b.execute(q).fetchall()
 
@@ -98,6 +132,7 @@ def test_requests_are_fitted_on_the_cluster_as_in_process(cluster, media_root):
     """Media the driver holds are fitted there; a segment reference is fitted on the worker,
     after its cut: the same notes and refusals as the in-process engine either way."""
     from engine_checks import CLAIM, check_fitted, fitting_requests
+
     from murgat_local.engines import Request, load_preset
     from murgat_local.engines.limits import RequestFitter
     from murgat_local.engines.ray import RayEngine
@@ -112,8 +147,13 @@ def test_requests_are_fitted_on_the_cluster_as_in_process(cluster, media_root):
     source = cutter.source("colors")
     ref = SegmentRef(source, parse_citations("(visual, 0:00-0:07)")[0], opts)
     held = Request(CLAIM, YesNo, media=(cutter.cut(source, ref.citation),))
-    engine = RayEngine(preset, address=cluster.address, replicas=1,
-                       replica_resources={"CPU": 1, "vllm_slot": 1}, rows_per_batch=4)
+    engine = RayEngine(
+        preset,
+        address=cluster.address,
+        replicas=1,
+        replica_resources={"CPU": 1, "vllm_slot": 1},
+        rows_per_batch=4,
+    )
     try:
         *fitted, by_ref = engine.judge([*fitting_requests(), Request(CLAIM, YesNo, media=(ref,))])
     finally:

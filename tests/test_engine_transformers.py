@@ -1,7 +1,6 @@
 """transformers engine x every local test model (real engine, no mocks)."""
 
 import pytest
-
 from engine_checks import FAMILIES, MODELS, _check_every_modality, _check_structured_types, _engine
 
 pytestmark = pytest.mark.engine
@@ -29,13 +28,24 @@ def test_score_with_the_transformers_engine(tmp_path, media_root):
     from murgat_local.config import RunConfig
     from murgat_local.pipeline.runner import Runner
 
-    rows = [{"id": "a", "video": "colors", "model_generation":
-             "The screen is red (visual, 0:00). A tone plays (audio, 0:01-0:02). The screen turns green "
-             "(visual, 0:01-0:02; audio, 0:01). Therefore A.\nAnswer: A", "answer": "A"}]
+    rows = [
+        {
+            "id": "a",
+            "video": "colors",
+            "model_generation": "The screen is red (visual, 0:00). A tone plays (audio, 0:01-0:02). The screen turns green "
+            "(visual, 0:01-0:02; audio, 0:01). Therefore A.\nAnswer: A",
+            "answer": "A",
+        }
+    ]
     path = tmp_path / "r.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    cfg = RunConfig(judge="tiny-qwen3-omni", verifier="smollm2-135m-instruct",
-                    decomposer="smollm2-135m-instruct", engine="transformers", decontextualize=False)
+    cfg = RunConfig(
+        judge="tiny-qwen3-omni",
+        verifier="smollm2-135m-instruct",
+        decomposer="smollm2-135m-instruct",
+        engine="transformers",
+        decontextualize=False,
+    )
     runner = Runner(cfg, media_root, tmp_path / "out")
     try:
         result = runner.run(path)

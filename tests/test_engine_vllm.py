@@ -5,11 +5,19 @@ One engine alive at a time (module-scoped, parametrized fixture): a cold vLLM st
 """
 
 import pytest
+from engine_checks import (
+    CLAIM,
+    MODELS,
+    _check_every_modality,
+    _check_structured_types,
+    _engine,
+    check_fitted,
+    clip,
+    fitting_requests,
+)
+from reach_checks import check_reach
 
 from murgat_local.judges import JudgeRequest, ModelNotFound, YesNo, load_preset, make_engine
-from engine_checks import (CLAIM, MODELS, _check_every_modality, _check_structured_types, _engine,
-                           check_fitted, clip, fitting_requests)
-from reach_checks import check_reach
 
 pytestmark = pytest.mark.engine
 
@@ -37,7 +45,9 @@ def test_vllm_several_field_verdicts(vllm_engine):
 
 def test_vllm_batch_of_many_all_parse(vllm_engine):
     preset, eng = vllm_engine
-    reqs = [JudgeRequest(f"Claim {i}: the ball is red.", YesNo, "Answer YES or NO.") for i in range(48)]
+    reqs = [
+        JudgeRequest(f"Claim {i}: the ball is red.", YesNo, "Answer YES or NO.") for i in range(48)
+    ]
     results = eng.judge(reqs)
     assert all(r.ok for r in results)
 
@@ -63,17 +73,32 @@ def test_requests_are_fitted_to_what_the_model_takes(vllm_engine):
 
     preset, eng = vllm_engine
     if preset.name == "tiny-gemma3":  # images only, limit_mm_per_prompt image=8
-        ranged, points = eng.judge([
-            JudgeRequest(CLAIM, YesNo, None, (clip(20),)),  # a 10 s range at 2 fps
-            JudgeRequest(CLAIM, YesNo, None, tuple(ImagePart(np.zeros((64, 64, 3), np.uint8)) for _ in range(9))),
-        ])
-        assert ranged.ok and ranged.note == "frames reduced from 20 to 8 to fit limit_mm_per_prompt", ranged
+        ranged, points = eng.judge(
+            [
+                JudgeRequest(CLAIM, YesNo, None, (clip(20),)),  # a 10 s range at 2 fps
+                JudgeRequest(
+                    CLAIM,
+                    YesNo,
+                    None,
+                    tuple(ImagePart(np.zeros((64, 64, 3), np.uint8)) for _ in range(9)),
+                ),
+            ]
+        )
+        assert (
+            ranged.ok and ranged.note == "frames reduced from 20 to 8 to fit limit_mm_per_prompt"
+        ), ranged
         assert points.error and "limit_mm_per_prompt image=8" in points.error
     elif preset.name == "tiny-qwen3-omni":  # max_model_len 4096, video=2
         results = eng.judge(fitting_requests())
         check_fitted(results)
         # The estimate is the processor's own count, within the margin of what vLLM counted.
-        assert abs(eng.fitter.estimate(JudgeRequest(CLAIM, YesNo, None, (clip(4),))) - results[3].prompt_tokens) <= 16
+        assert (
+            abs(
+                eng.fitter.estimate(JudgeRequest(CLAIM, YesNo, None, (clip(4),)))
+                - results[3].prompt_tokens
+            )
+            <= 16
+        )
     else:
         pytest.skip("media limits are checked on the multimodal test models")
 
@@ -108,7 +133,11 @@ def test_a_long_soundtrack_reaches_the_model_whole(vllm_engine):
     rng = np.random.default_rng(0)
 
     def tokens(seconds):
-        media = (AudioPart((0.1 * rng.standard_normal(16000 * seconds)).astype(np.float32)),) if seconds else ()
+        media = (
+            (AudioPart((0.1 * rng.standard_normal(16000 * seconds)).astype(np.float32)),)
+            if seconds
+            else ()
+        )
         (r,) = eng.judge([Request("Describe it.", media=media, sampling=Sampling(max_tokens=4))])
         assert r.ok, r
         return r.prompt_tokens
@@ -135,5 +164,6 @@ def test_the_sampled_frame_rate_reaches_the_processor(vllm_engine):
         assert prompt["mm_processor_kwargs"]["fps"] == fps  # what vLLM hands its processor
         messages, media = build_messages(req, preset.quirks)
         # ... and what the model's processor makes of it: seconds per temporal patch of 2 frames
-        assert processor_inputs(eng.renderer, messages, media)["video_second_per_grid"].tolist() == [2 / fps]
-
+        assert processor_inputs(eng.renderer, messages, media)[
+            "video_second_per_grid"
+        ].tolist() == [2 / fps]

@@ -6,8 +6,8 @@ import json
 import time
 
 import pytest
-
 from fakes import OracleEngine
+
 from murgat_local.config import RunConfig
 from murgat_local.pipeline.dryrun import extrapolate
 from murgat_local.pipeline.runner import Runner
@@ -16,16 +16,21 @@ GOOD = "The screen is red (visual, 0:00). The screen is green and a tone plays (
 
 
 def test_extrapolation_by_hand():
-    counts = {"complete": False,
-              "verifiable": {"calls": 300, "cached": 100}, "decompose": {"calls": 40, "cached": 40},
-              "entail": {"calls": 0, "cached": 0}}
-    cal = {"verifiable": {"calls": 30, "seconds_per_call": 0.5},
-           "decompose": {"calls": 20, "seconds_per_call": 2.0},
-           "entail": {"calls": 50, "seconds_per_call": 3.6}}
+    counts = {
+        "complete": False,
+        "verifiable": {"calls": 300, "cached": 100},
+        "decompose": {"calls": 40, "cached": 40},
+        "entail": {"calls": 0, "cached": 0},
+    }
+    cal = {
+        "verifiable": {"calls": 30, "seconds_per_call": 0.5},
+        "decompose": {"calls": 20, "seconds_per_call": 2.0},
+        "entail": {"calls": 50, "seconds_per_call": 3.6},
+    }
     est = extrapolate(counts, cal, responses=100, sampled=10)
     v, d, e = (est["stages"][s] for s in ("verifiable", "decompose", "entail"))
-    assert (v["calls"], v["exact"], v["to_run"]) == (300, True, 200)      # known exactly from the plan
-    assert (d["calls"], d["exact"], d["to_run"]) == (200, False, 160)     # 2 per response, 40 cached
+    assert (v["calls"], v["exact"], v["to_run"]) == (300, True, 200)  # known exactly from the plan
+    assert (d["calls"], d["exact"], d["to_run"]) == (200, False, 160)  # 2 per response, 40 cached
     assert (e["calls"], e["to_run"]) == (500, 500)
     assert v["hours"] == pytest.approx(200 * 0.5 / 3600, abs=1e-4)
     assert est["hours"] == pytest.approx((200 * 0.5 + 160 * 2.0 + 500 * 3.6) / 3600, abs=1e-3)
@@ -33,7 +38,9 @@ def test_extrapolation_by_hand():
 
 def test_untimed_stage_leaves_the_total_unknown_with_a_note():
     counts = {"complete": True, "entail": {"calls": 10, "cached": 0}}
-    est = extrapolate(counts, {"entail": {"calls": 2, "seconds_per_call": None}}, responses=5, sampled=1)
+    est = extrapolate(
+        counts, {"entail": {"calls": 2, "seconds_per_call": None}}, responses=5, sampled=1
+    )
     assert est["hours"] is None and "entail" in est["note"]
 
 
@@ -47,10 +54,18 @@ class SlowOracle(OracleEngine):
 
 def test_calibration_on_a_real_run(tmp_path, media_root):
     rows = tmp_path / "r.jsonl"
-    rows.write_text("".join(json.dumps({"id": f"r{i}", "video": "colors", "model_generation": GOOD}) + "\n"
-                            for i in range(12)))
-    runner = Runner(RunConfig(judge="oracle", decontextualize=False), media_root, tmp_path / "out",
-                    engines={"oracle": SlowOracle()})
+    rows.write_text(
+        "".join(
+            json.dumps({"id": f"r{i}", "video": "colors", "model_generation": GOOD}) + "\n"
+            for i in range(12)
+        )
+    )
+    runner = Runner(
+        RunConfig(judge="oracle", decontextualize=False),
+        media_root,
+        tmp_path / "out",
+        engines={"oracle": SlowOracle()},
+    )
     try:
         plan = runner.plan(rows)
         est = runner.estimate(rows, plan, 3)

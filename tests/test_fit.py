@@ -8,7 +8,14 @@ from typer.testing import CliRunner
 
 from murgat_local.cli import app
 from murgat_local.engines import available_presets, load_preset
-from murgat_local.engines.fit import GPUS, Layout, choose_layout, fit_preset, refusal, safetensors_bytes
+from murgat_local.engines.fit import (
+    GPUS,
+    Layout,
+    choose_layout,
+    fit_preset,
+    refusal,
+    safetensors_bytes,
+)
 
 GPU_PRESETS = [n for n in available_presets() if not load_preset(n).local_test]
 
@@ -43,7 +50,16 @@ def test_cli_json_on_one_h200_every_gpu_preset_fits():
     out = CliRunner().invoke(app, ["models", "--fit", "--gpu", "h200", "--json"])
     assert out.exit_code == 0
     rows = json.loads(out.stdout)
-    assert {"name", "gpu", "gpus", "weights_gib", "kv_need_gib", "room_gib", "fits", "suggest"} <= set(rows[0])
+    assert {
+        "name",
+        "gpu",
+        "gpus",
+        "weights_gib",
+        "kv_need_gib",
+        "room_gib",
+        "fits",
+        "suggest",
+    } <= set(rows[0])
     by_name = {r["name"]: r for r in rows}
     assert set(GPU_PRESETS) <= set(by_name)
     for name in GPU_PRESETS:
@@ -62,14 +78,18 @@ def test_tiny_folders_are_sized_from_their_safetensors(name):
         pytest.skip(f"{name} is not built")
     fit = fit_preset(preset, "rtx4090", GPUS["rtx4090"])
     assert fit.weights_from == "safetensors" and fit.fits
-    assert fit.weights_gib == round(safetensors_bytes(preset.path, preset.engine_args.get("dtype")) / 1024**3, 2)
+    assert fit.weights_gib == round(
+        safetensors_bytes(preset.path, preset.engine_args.get("dtype")) / 1024**3, 2
+    )
 
 
 def test_omni_weights_are_the_thinkers(tmp_path):
     import struct
 
-    header = {"thinker.w": {"dtype": "F32", "shape": [4, 4], "data_offsets": [0, 64]},
-              "talker.w": {"dtype": "BF16", "shape": [8], "data_offsets": [64, 80]}}
+    header = {
+        "thinker.w": {"dtype": "F32", "shape": [4, 4], "data_offsets": [0, 64]},
+        "talker.w": {"dtype": "BF16", "shape": [8], "data_offsets": [64, 80]},
+    }
     raw = json.dumps(header).encode()
     (tmp_path / "model.safetensors").write_bytes(struct.pack("<Q", len(raw)) + raw + bytes(80))
     assert safetensors_bytes(tmp_path, None) == 64
@@ -106,9 +126,24 @@ def test_the_terminal_shows_the_fit_lines_and_nothing_of_vllm():
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-m", "murgat_local.cli", "models", "--fit", "--gpu", "h100",
-                           "gemma-4-31b-it"], capture_output=True, text=True, timeout=300,
-                          env={**__import__("os").environ, "COLUMNS": "80"})
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "murgat_local.cli",
+            "models",
+            "--fit",
+            "--gpu",
+            "h100",
+            "gemma-4-31b-it",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**__import__("os").environ, "COLUMNS": "80"},
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("gemma-4-31b-it on 1x h100") and "does not fit" in done.stdout
-    assert "Triton" not in done.stdout + done.stderr and "block_size" not in done.stdout + done.stderr, done.stderr
+    assert (
+        "Triton" not in done.stdout + done.stderr and "block_size" not in done.stdout + done.stderr
+    ), done.stderr

@@ -14,7 +14,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import ROOT, require_model
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
@@ -48,8 +47,13 @@ def test_two_model_folders_start_side_by_side_on_vllms_cpu_build(tmp_path):
     (tmp_path / "side_by_side.py").write_text(SIDE_BY_SIDE)
     env = {k: v for k, v in os.environ.items() if k != "VLLM_CPU_KVCACHE_SPACE"}
     env["VLLM_LOGGING_LEVEL"] = "INFO"  # a worker that refuses to start says why only there
-    proc = subprocess.run(["timeout", "-k", "10", "420", sys.executable, str(tmp_path / "side_by_side.py"), *folders],
-                          capture_output=True, text=True, env=env, cwd=ROOT)
+    proc = subprocess.run(
+        ["timeout", "-k", "10", "420", sys.executable, str(tmp_path / "side_by_side.py"), *folders],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
     why = [l for l in (proc.stdout + proc.stderr).splitlines() if "Available memory" in l]
     assert proc.returncode == 0, why or proc.stderr[-3000:]
     (line,) = [l for l in proc.stdout.splitlines() if l.startswith("RESULT ")]

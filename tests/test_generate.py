@@ -7,15 +7,17 @@ import dataclasses
 import json
 
 import pytest
-
 from conftest import ROOT, require_model
+
 from murgat_local.config import GenerateConfig
-from murgat_local.engines import EngineStats, ImagePart, VideoPart, AudioPart, load_preset
+from murgat_local.engines import AudioPart, EngineStats, ImagePart, VideoPart, load_preset
 from murgat_local.engines.base import finish, record
 from murgat_local.generate.strategies import parse_strategy, posthoc_problem
 from murgat_local.pipeline.generating import GenerateRunner
 
-CITED = "Reasoning: The screen is red (visual, 0:00). A tone plays (audio, 0:00-0:01). So B.\nAnswer: B"
+CITED = (
+    "Reasoning: The screen is red (visual, 0:00). A tone plays (audio, 0:00-0:01). So B.\nAnswer: B"
+)
 PLAIN = "Reasoning: The screen is red. A tone plays. So B.\nAnswer: B"
 
 
@@ -43,7 +45,9 @@ class Scripted:
             return self.judge_choice
         if "answer to edit" in r.prompt:
             if self.edit == "cite":
-                return CITED.replace("So B", f"So {self.answer}").replace("Answer: B", f"Answer: {self.answer}")
+                return CITED.replace("So B", f"So {self.answer}").replace(
+                    "Answer: B", f"Answer: {self.answer}"
+                )
             return "Reasoning: Something else entirely (visual, 0:00).\nAnswer: A"
         text = CITED if "Cite your evidence" in (r.system or "") else PLAIN
         if self.answer == "free":
@@ -59,13 +63,24 @@ class Scripted:
         return out
 
 
-def run_generate(tmp_path, media_root, engines, *, strategies=("base",), out="gen.jsonl", dataset=None,
-                 reference_format=False, **cfg):
+def run_generate(
+    tmp_path,
+    media_root,
+    engines,
+    *,
+    strategies=("base",),
+    out="gen.jsonl",
+    dataset=None,
+    reference_format=False,
+    **cfg,
+):
     models = list(engines)
     config = GenerateConfig(models=models, strategies=list(strategies), **cfg)
     runner = GenerateRunner(config, media_root, tmp_path / out, engines=engines)
     try:
-        result = runner.run(dataset or ROOT / "samples" / "questions.jsonl", reference_format=reference_format)
+        result = runner.run(
+            dataset or ROOT / "samples" / "questions.jsonl", reference_format=reference_format
+        )
     finally:
         runner.close()
     return result
@@ -80,18 +95,35 @@ def test_base_rows_keep_the_dataset_row_and_add_the_generation(tmp_path, media_r
     result = run_generate(tmp_path, media_root, {"tiny-qwen3-omni": eng})
     assert result.exit_code == 0, result.summary["errors_list"]
     out = rows(tmp_path / "gen.jsonl")
-    assert [r["id"] for r in out] == ["q-after-green", "q-first", "q-tone", "q-words", "q-silent", "q-late"]
+    assert [r["id"] for r in out] == [
+        "q-after-green",
+        "q-first",
+        "q-tone",
+        "q-words",
+        "q-silent",
+        "q-late",
+    ]
     first = out[0]
     assert first["model_generation"] == PLAIN and first["strategy"] == "base"
     assert first["model"] == "tiny-qwen3-omni/base" and first["question"].startswith("What colour")
-    assert first["predicted"] == "B" and first["answer_path"] == "answer_line" and first["correct"] is False
+    assert (
+        first["predicted"] == "B"
+        and first["answer_path"] == "answer_line"
+        and first["correct"] is False
+    )
     # An omni responder gets the whole video as one clip at the sampled rate, and its soundtrack.
     clip, sound = eng.seen[0].media
     assert isinstance(clip, VideoPart) and isinstance(sound, AudioPart)
-    assert clip.fps == first["media"]["visual"]["fps"] == 2.0 and len(clip.frames) == first["media"]["visual"]["frames"]
+    assert (
+        clip.fps == first["media"]["visual"]["fps"] == 2.0
+        and len(clip.frames) == first["media"]["visual"]["frames"]
+    )
     assert len(sound.waveform) == pytest.approx(16000 * first["media"]["duration"], rel=0.02)
     silent = next(r for r in out if r["id"] == "q-silent")
-    assert silent["media"]["heard_audio"] is False and "no audio track" in silent["media"]["audio_missing"]
+    assert (
+        silent["media"]["heard_audio"] is False
+        and "no audio track" in silent["media"]["audio_missing"]
+    )
     cell = result.summary["cells"]["tiny-qwen3-omni/base"]
     assert cell["accuracy"] == pytest.approx(2 / 6) and cell["answer_paths"] == {"answer_line": 6}
 
@@ -100,7 +132,9 @@ def test_an_image_only_model_gets_timed_frames_and_no_sound(tmp_path, media_root
     eng = Scripted("tiny-gemma3")
     run_generate(tmp_path, media_root, {"tiny-gemma3": eng})
     req = eng.seen[0]
-    assert all(isinstance(m, ImagePart) for m in req.media) and len(req.media) <= 8  # its image limit
+    assert (
+        all(isinstance(m, ImagePart) for m in req.media) and len(req.media) <= 8
+    )  # its image limit
     assert req.captions[0] == "[frame at 0:00]" and req.captions[-1].startswith("[frame at 0:0")
     out = rows(tmp_path / "gen.jsonl")[0]
     assert out["media"]["heard_audio"] is False and "heard nothing" in out["media"]["audio_missing"]
@@ -109,8 +143,13 @@ def test_an_image_only_model_gets_timed_frames_and_no_sound(tmp_path, media_root
 
 def test_grid_posthoc_and_reasoning_tax(tmp_path, media_root):
     eng = Scripted("tiny-qwen3-omni")
-    result = run_generate(tmp_path, media_root, {"tiny-qwen3-omni": eng},
-                          strategies=("base", "cite", "posthoc"), out="grid")
+    result = run_generate(
+        tmp_path,
+        media_root,
+        {"tiny-qwen3-omni": eng},
+        strategies=("base", "cite", "posthoc"),
+        out="grid",
+    )
     cells = result.summary["cells"]
     assert set(cells) == {"tiny-qwen3-omni/base", "tiny-qwen3-omni/cite", "tiny-qwen3-omni/posthoc"}
     post = rows(tmp_path / "grid" / "tiny-qwen3-omni__posthoc" / "responses.jsonl")
@@ -118,16 +157,26 @@ def test_grid_posthoc_and_reasoning_tax(tmp_path, media_root):
     assert post[0]["model_generation"] == CITED
     assert result.summary["reasoning_tax"] == {"tiny-qwen3-omni": 0.0}
     # the base answers were generated once, for the base cell and the posthoc source alike
-    assert sum(1 for r in eng.seen if "Question:" in r.prompt and "answer to edit" not in r.prompt
-               and r.choices is None) == 6 * 2
+    assert (
+        sum(
+            1
+            for r in eng.seen
+            if "Question:" in r.prompt and "answer to edit" not in r.prompt and r.choices is None
+        )
+        == 6 * 2
+    )
 
 
-def test_a_posthoc_edit_that_changes_the_prose_is_rejected_and_the_original_kept(tmp_path, media_root):
+def test_a_posthoc_edit_that_changes_the_prose_is_rejected_and_the_original_kept(
+    tmp_path, media_root
+):
     eng = Scripted("tiny-qwen3-omni", edit="rewrite")
     run_generate(tmp_path, media_root, {"tiny-qwen3-omni": eng}, strategies=("posthoc",))
     out = rows(tmp_path / "gen.jsonl")[0]
     assert out["posthoc"]["accepted"] is False and "changed the prose" in out["posthoc"]["rejected"]
-    assert out["model_generation"] == PLAIN and out["posthoc"]["edit"].startswith("Reasoning: Something else")
+    assert out["model_generation"] == PLAIN and out["posthoc"]["edit"].startswith(
+        "Reasoning: Something else"
+    )
 
 
 def test_posthoc_prose_check():
@@ -151,32 +200,60 @@ def test_a_free_answer_is_mapped_by_the_judge_and_none_is_unanswered(tmp_path, m
     cell = result.summary["cells"]["tiny-qwen3-omni/base"]
     # unanswered questions are graded and wrong (metrics.accuracy): 0 of 6, not "no accuracy"
     assert cell["answered"] == 0 and cell["unanswered"] == 6 and cell["accuracy"] == 0.0
-    assert cell["graded"] == 6 and cell["unanswered_rate"] == 1.0 and len(cell["unanswered_ids"]) == 6
+    assert (
+        cell["graded"] == 6 and cell["unanswered_rate"] == 1.0 and len(cell["unanswered_ids"]) == 6
+    )
     assert all(r["correct"] is False for r in rows(tmp_path / "n" / "gen.jsonl"))
 
 
 def test_samples_and_a_rerun_from_the_cache(tmp_path, media_root):
     eng = Scripted("tiny-qwen3-omni")
-    run_generate(tmp_path, media_root, {"tiny-qwen3-omni": eng}, samples=2, sampling={"temperature": 0.7})
+    run_generate(
+        tmp_path, media_root, {"tiny-qwen3-omni": eng}, samples=2, sampling={"temperature": 0.7}
+    )
     out = rows(tmp_path / "gen.jsonl")
     assert [r["id"] for r in out[:2]] == ["q-after-green#0", "q-after-green#1"]
     seeds = {r.sampling.seed for r in eng.seen}
     assert seeds == {0, 1}
     before = (tmp_path / "gen.jsonl").read_bytes()
     again = Scripted("tiny-qwen3-omni")
-    result = run_generate(tmp_path, media_root, {"tiny-qwen3-omni": again}, samples=2, sampling={"temperature": 0.7})
+    result = run_generate(
+        tmp_path, media_root, {"tiny-qwen3-omni": again}, samples=2, sampling={"temperature": 0.7}
+    )
     assert again.seen == [] and (tmp_path / "gen.jsonl").read_bytes() == before
     assert result.summary["calls"]["generate:tiny-qwen3-omni"]["cache_hits"] == 12
 
 
 def test_bad_items_are_errors_and_the_run_goes_on(tmp_path, media_root):
     data = tmp_path / "q.jsonl"
-    data.write_text("\n".join([
-        json.dumps({"id": "ok", "video": "colors", "question": "Which colour?", "options": ["red", "blue"], "answer": "A"}),
-        json.dumps({"id": "gone", "video": "no_such", "question": "Which colour?", "options": ["red"]}),
-        "{not json",
-    ]) + "\n")
-    result = run_generate(tmp_path, media_root, {"tiny-qwen3-omni": Scripted("tiny-qwen3-omni")}, dataset=data)
+    data.write_text(
+        "\n".join(
+            [
+                json.dumps(
+                    {
+                        "id": "ok",
+                        "video": "colors",
+                        "question": "Which colour?",
+                        "options": ["red", "blue"],
+                        "answer": "A",
+                    }
+                ),
+                json.dumps(
+                    {
+                        "id": "gone",
+                        "video": "no_such",
+                        "question": "Which colour?",
+                        "options": ["red"],
+                    }
+                ),
+                "{not json",
+            ]
+        )
+        + "\n"
+    )
+    result = run_generate(
+        tmp_path, media_root, {"tiny-qwen3-omni": Scripted("tiny-qwen3-omni")}, dataset=data
+    )
     out = rows(tmp_path / "gen.jsonl")
     assert [r["status"] for r in out] == ["ok", "error", "error"] and "not found" in out[1]["error"]
     assert result.exit_code == 1 and len(result.summary["errors_list"]) == 2
@@ -184,9 +261,16 @@ def test_bad_items_are_errors_and_the_run_goes_on(tmp_path, media_root):
 
 def test_reference_format_and_thinking_budget(tmp_path, media_root):
     eng = Scripted("tiny-qwen3-omni")
-    eng.preset = dataclasses.replace(eng.preset, quirks=eng.preset.quirks.model_copy(update={"thinking": True}))
-    run_generate(tmp_path, media_root, {"tiny-qwen3-omni": eng}, reference_format=True,
-                 sampling={"max_tokens": 100, "thinking_budget": 400})
+    eng.preset = dataclasses.replace(
+        eng.preset, quirks=eng.preset.quirks.model_copy(update={"thinking": True})
+    )
+    run_generate(
+        tmp_path,
+        media_root,
+        {"tiny-qwen3-omni": eng},
+        reference_format=True,
+        sampling={"max_tokens": 100, "thinking_budget": 400},
+    )
     listed = json.loads((tmp_path / "gen.reference.json").read_text())
     assert isinstance(listed, list) and listed == rows(tmp_path / "gen.jsonl")
     assert {"video", "question", "options", "model_generation"} <= set(listed[0])
@@ -205,20 +289,40 @@ class Counting(Scripted):
         out = []
         for r, res in zip(requests, super().judge(requests)):
             sent = {type(m).__name__ for m in r.media}
-            out.append(dataclasses.replace(res, reached={
-                "video": 12 * ("VideoPart" in sent), "image": 4 * ("ImagePart" in sent),
-                "audio": 0 if self.deaf else 7 * ("AudioPart" in sent)}))
+            out.append(
+                dataclasses.replace(
+                    res,
+                    reached={
+                        "video": 12 * ("VideoPart" in sent),
+                        "image": 4 * ("ImagePart" in sent),
+                        "audio": 0 if self.deaf else 7 * ("AudioPart" in sent),
+                    },
+                )
+            )
         return out
 
 
 def test_a_responders_row_records_what_reached_it_and_lost_audio_is_its_error(tmp_path, media_root):
-    run_generate(tmp_path, media_root, {"tiny-qwen3-omni": Counting("tiny-qwen3-omni")}, out="a.jsonl")
+    run_generate(
+        tmp_path, media_root, {"tiny-qwen3-omni": Counting("tiny-qwen3-omni")}, out="a.jsonl"
+    )
     first = rows(tmp_path / "a.jsonl")[0]
-    assert first["status"] == "ok" and first["media"]["reached"] == {"video": 12, "image": 0, "audio": 7}
-    result = run_generate(tmp_path, media_root, {"tiny-qwen3-omni": Counting("tiny-qwen3-omni", deaf=True)},
-                          out="b.jsonl", cache=tmp_path / "deaf.sqlite")
+    assert first["status"] == "ok" and first["media"]["reached"] == {
+        "video": 12,
+        "image": 0,
+        "audio": 7,
+    }
+    result = run_generate(
+        tmp_path,
+        media_root,
+        {"tiny-qwen3-omni": Counting("tiny-qwen3-omni", deaf=True)},
+        out="b.jsonl",
+        cache=tmp_path / "deaf.sqlite",
+    )
     out = rows(tmp_path / "b.jsonl")
     heard = [r for r in out if r["media"].get("heard_audio")]
-    assert heard and all(r["status"] == "error" and "0 audio tokens reached" in r["error"] for r in heard), heard
+    assert heard and all(
+        r["status"] == "error" and "0 audio tokens reached" in r["error"] for r in heard
+    ), heard
     silent = next(r for r in out if r["id"] == "q-silent")  # sent no audio: nothing to lose
     assert silent["status"] == "ok" and result.exit_code == 1

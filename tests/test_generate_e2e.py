@@ -10,9 +10,8 @@ import subprocess
 import sys
 
 import pytest
-
-from resume_checks import cache_rows, check_verdicts, first_rows
 from conftest import ROOT, require_model
+from resume_checks import cache_rows, check_verdicts, first_rows
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
 
@@ -21,8 +20,14 @@ DATASET = ROOT / "samples" / "questions.jsonl"
 
 def murgat(*args, **kw):
     env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", PYTHONUNBUFFERED="1")
-    return subprocess.run([sys.executable, "-m", "murgat_local.cli", *map(str, args)],
-                          capture_output=True, text=True, env=env, cwd=ROOT, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "murgat_local.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        **kw,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -30,8 +35,10 @@ def config(tmp_path_factory):
     p = tmp_path_factory.mktemp("cfg") / "run.toml"
     # Short answers keep random-weight responders quick; small batches so a kill lands mid-run;
     # no prefix caching, so a resumed run computes its batches exactly as an uninterrupted one.
-    p.write_text("batch_size = 4\n[engine_args]\nenable_prefix_caching = false\n"
-                 "[generate]\nbatch_size = 4\n[generate.sampling]\nmax_tokens = 40\n")
+    p.write_text(
+        "batch_size = 4\n[engine_args]\nenable_prefix_caching = false\n"
+        "[generate]\nbatch_size = 4\n[generate.sampling]\nmax_tokens = 40\n"
+    )
     return p
 
 
@@ -40,11 +47,34 @@ def grid(tmp_path_factory, media_root, config):
     for m in ("tiny-qwen3-omni", "tiny-gemma3", "smollm2-135m-instruct"):
         require_model(m)
     out = tmp_path_factory.mktemp("run")
-    proc = murgat("run", DATASET, "--media-root", media_root, "--out", out, "--config", config,
-                  "--model", "tiny-qwen3-omni", "--model", "tiny-gemma3",
-                  "--strategy", "base", "--strategy", "cite", "--strategy", "posthoc",
-                  "--judge", "tiny-qwen3-omni", "--verifier", "smollm2-135m-instruct",
-                  "--decomposer", "smollm2-135m-instruct", "--group-by", "question_type")
+    proc = murgat(
+        "run",
+        DATASET,
+        "--media-root",
+        media_root,
+        "--out",
+        out,
+        "--config",
+        config,
+        "--model",
+        "tiny-qwen3-omni",
+        "--model",
+        "tiny-gemma3",
+        "--strategy",
+        "base",
+        "--strategy",
+        "cite",
+        "--strategy",
+        "posthoc",
+        "--judge",
+        "tiny-qwen3-omni",
+        "--verifier",
+        "smollm2-135m-instruct",
+        "--decomposer",
+        "smollm2-135m-instruct",
+        "--group-by",
+        "question_type",
+    )
     return out, proc
 
 
@@ -58,7 +88,7 @@ def test_every_strategy_on_both_models_is_generated_and_scored(grid):
     summary = json.loads((out / "run_summary.json").read_text())
     assert len(summary["grid"]) == 6
     n = len(DATASET.read_text().splitlines())
-    for label, cell in summary["grid"].items():
+    for label, _cell in summary["grid"].items():
         gen = rows(out / label.replace("/", "__") / "responses.jsonl")
         assert len(gen) == n, label
         ok = [r for r in gen if r["status"] == "ok"]
@@ -79,7 +109,10 @@ def test_every_strategy_on_both_models_is_generated_and_scored(grid):
     assert all("posthoc" in r for r in post)
     for r in post:  # an accepted edit kept the prose; a rejected one kept the original
         if not r["posthoc"]["accepted"]:
-            assert r["model_generation"] == next(b for b in qwen if b["id"] == r["id"])["model_generation"]
+            assert (
+                r["model_generation"]
+                == next(b for b in qwen if b["id"] == r["id"])["model_generation"]
+            )
     gen_summary = json.loads((out / "summary.json").read_text())
     assert set(gen_summary["reasoning_tax"]) == {"tiny-qwen3-omni", "tiny-gemma3"}
     assert gen_summary["engines"]["tiny-qwen3-omni"]["output_tokens"] > 0
@@ -128,7 +161,10 @@ def check_one_accuracy_and_tax_everywhere(out, stdout, run_summary, gen_summary)
     from murgat_local.reports.table import _fmt
 
     shown = " ".join(stdout.split())  # the terminal's table, whatever it wrapped
-    sheet = {(r["model"], r["strategy"]): r for r in csv.DictReader((out / "tables.csv").read_text().splitlines())}
+    sheet = {
+        (r["model"], r["strategy"]): r
+        for r in csv.DictReader((out / "tables.csv").read_text().splitlines())
+    }
     md = (out / "tables.md").read_text()
     accuracy = []
     for label, grid in run_summary["grid"].items():
@@ -142,24 +178,44 @@ def check_one_accuracy_and_tax_everywhere(out, stdout, run_summary, gen_summary)
         assert qa[1] == len(gen["unanswered_ids"]) and qa[2] == qa[1] / gen["graded"], label
         assert sheet[(grid["model"], grid["strategy"])]["qa_accuracy"] == points(qa[0])
         assert f"| {grid['model']} | {grid['strategy']} | {cell['scored']} | {points(qa[0])} " in md
-        assert f"{_fmt(grid['rows'])} {_fmt(qa[0])} {_fmt(qa[1])} " in shown, label  # n, accuracy, unanswered
+        assert f"{_fmt(grid['rows'])} {_fmt(qa[0])} {_fmt(qa[1])} " in shown, (
+            label
+        )  # n, accuracy, unanswered
         accuracy.append((grid["model"], grid["strategy"], cell["qa_accuracy"]))
     taxes = reasoning_taxes(accuracy)
     assert set(taxes) == {"tiny-qwen3-omni", "tiny-gemma3"}
     for model, t in taxes.items():
-        assert run_summary["reasoning_tax"][model] == gen_summary["reasoning_tax"][model] == t["tax"]
+        assert (
+            run_summary["reasoning_tax"][model] == gen_summary["reasoning_tax"][model] == t["tax"]
+        )
         assert t["tax"] == t["cite"] - t["base"]
-        assert {r["reasoning_tax"] for (m, _), r in sheet.items() if m == model} == {points(t["tax"])}
+        assert {r["reasoning_tax"] for (m, _), r in sheet.items() if m == model} == {
+            points(t["tax"])
+        }
         assert f"| {model} | {points(t['base'])} | {points(t['cite'])} | {points(t['tax'])} |" in md
         assert f"reasoning tax {model}: {_fmt(t['tax'])}" in shown
 
 
 def test_generation_output_is_read_by_murgat_score_as_it_is(grid, media_root, config, tmp_path):
     out, _ = grid
-    scored = murgat("score", out / "tiny-gemma3__cite" / "responses.jsonl", "--media-root", media_root,
-                    "--out", tmp_path / "s", "--config", config, "--judge", "tiny-qwen3-omni",
-                    "--verifier", "smollm2-135m-instruct", "--decomposer", "smollm2-135m-instruct",
-                    "--cache", out / "cache.sqlite")
+    scored = murgat(
+        "score",
+        out / "tiny-gemma3__cite" / "responses.jsonl",
+        "--media-root",
+        media_root,
+        "--out",
+        tmp_path / "s",
+        "--config",
+        config,
+        "--judge",
+        "tiny-qwen3-omni",
+        "--verifier",
+        "smollm2-135m-instruct",
+        "--decomposer",
+        "smollm2-135m-instruct",
+        "--cache",
+        out / "cache.sqlite",
+    )
     assert scored.returncode in (0, 1), scored.stderr[-2000:]
     summary = json.loads((tmp_path / "s" / "summary.json").read_text())
     assert summary["scored"] == len(DATASET.read_text().splitlines())
@@ -168,9 +224,27 @@ def test_generation_output_is_read_by_murgat_score_as_it_is(grid, media_root, co
 
 
 def _generate(out, media_root, config, **kw):
-    args = [sys.executable, "-m", "murgat_local.cli", "generate", str(DATASET), "--media-root", str(media_root),
-            "--model", "tiny-qwen3-omni", "--strategy", "cite", "--samples", "2", "--temperature", "0.8",
-            "--out", str(out), "--config", str(config)]
+    args = [
+        sys.executable,
+        "-m",
+        "murgat_local.cli",
+        "generate",
+        str(DATASET),
+        "--media-root",
+        str(media_root),
+        "--model",
+        "tiny-qwen3-omni",
+        "--strategy",
+        "cite",
+        "--samples",
+        "2",
+        "--temperature",
+        "0.8",
+        "--out",
+        str(out),
+        "--config",
+        str(config),
+    ]
     env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1")
     return args, env
 
@@ -182,8 +256,14 @@ def test_a_killed_generation_resumes_to_the_same_output(tmp_path, media_root, co
     assert first.returncode == 0, first.stderr[-2000:]
     out = tmp_path / "killed.jsonl"
     args, env = _generate(out, media_root, config)
-    proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        args,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     db = out.with_suffix(".cache.sqlite")
     killed = first_rows(proc, db, "generate", poll=0.3)
     if killed is not None:

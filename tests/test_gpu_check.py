@@ -28,8 +28,13 @@ def run(*args, timeout=120, env=None):
     marker = uuid.uuid4().hex
     full_env = {**os.environ, "MURGAT_GPU_CHECK_TEST": marker, **(env or {})}
     full_env.pop("OUT", None)
-    p = subprocess.run(["timeout", "-k", "10", str(timeout), "bash", str(SCRIPT), *map(str, args)],
-                       capture_output=True, text=True, cwd=ROOT, env=full_env)
+    p = subprocess.run(
+        ["timeout", "-k", "10", str(timeout), "bash", str(SCRIPT), *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=full_env,
+    )
     return p, marker
 
 
@@ -49,8 +54,12 @@ def left_running(marker: str) -> list[int]:
 
 def groups_left(*logs: pathlib.Path) -> list[int]:
     """Processes still in a process group that the script's logs name for a step."""
-    groups = {int(g) for log in logs if log.exists()
-              for g in re.findall(r"^\(process group (\d+)\)$", log.read_text(), re.M)}
+    groups = {
+        int(g)
+        for log in logs
+        if log.exists()
+        for g in re.findall(r"^\(process group (\d+)\)$", log.read_text(), re.M)
+    }
     assert groups or not any(log.exists() for log in logs)
     pids = []
     for proc in pathlib.Path("/proc").iterdir():
@@ -75,20 +84,27 @@ def rows(summary: str) -> list[list[str]]:
 BASE = ["--cpu", "--skip-install", "--venv", VENV]
 
 
-@pytest.mark.parametrize("args,says", [
-    (["--bogus"], "unknown argument: --bogus"),
-    (["--time-limit", "soon"], "--time-limit must be a whole number"),
-    (["--time-limit", "0"], "--time-limit must be a whole number"),
-    (["--venv"], "--venv needs a value"),
-    (["--out", ""], "--out needs a value"),
-    (["--engine", "tensorrt"], "--engine must be auto, vllm or transformers"),
-    (["--models-only", "a,,b"], "--models-only takes names"),
-    (["--models-only", "a b"], "--models-only takes names"),
-    (["--bench-responses", "0"], "--bench-responses must be a positive"),
-    (["--wheels", "/nonexistent/wheels"], "--wheels: no folder"),
-])
+@pytest.mark.parametrize(
+    "args,says",
+    [
+        (["--bogus"], "unknown argument: --bogus"),
+        (["--time-limit", "soon"], "--time-limit must be a whole number"),
+        (["--time-limit", "0"], "--time-limit must be a whole number"),
+        (["--venv"], "--venv needs a value"),
+        (["--out", ""], "--out needs a value"),
+        (["--engine", "tensorrt"], "--engine must be auto, vllm or transformers"),
+        (["--models-only", "a,,b"], "--models-only takes names"),
+        (["--models-only", "a b"], "--models-only takes names"),
+        (["--bench-responses", "0"], "--bench-responses must be a positive"),
+        (["--wheels", "/nonexistent/wheels"], "--wheels: no folder"),
+    ],
+)
 def test_bad_arguments_exit_2_with_usage(args, says, tmp_path):
-    p, _ = run(*args, "--out", tmp_path / "o", timeout=30) if "--out" not in args else run(*args, timeout=30)
+    p, _ = (
+        run(*args, "--out", tmp_path / "o", timeout=30)
+        if "--out" not in args
+        else run(*args, timeout=30)
+    )
     assert p.returncode == 2, p.stderr
     assert says in p.stderr
     assert "usage: scripts/gpu_check.sh" in p.stderr
@@ -109,7 +125,9 @@ def test_its_model_list_is_the_local_test_models():
 
 
 def test_an_unknown_model_is_a_failed_row_and_exit_1(tmp_path):
-    p, marker = run(*BASE, "--models-only", "no-such-model", "--no-bench", "--out", tmp_path, timeout=120)
+    p, marker = run(
+        *BASE, "--models-only", "no-such-model", "--no-bench", "--out", tmp_path, timeout=120
+    )
     assert p.returncode == 1, p.stdout + p.stderr
     summary = (tmp_path / "summary.md").read_text()
     assert summary in p.stdout  # printed at the end
@@ -124,7 +142,17 @@ def test_an_unknown_model_is_a_failed_row_and_exit_1(tmp_path):
 
 
 def test_no_step_starts_when_the_time_budget_is_spent(tmp_path):
-    p, _ = run(*BASE, "--models-only", CHEAP, "--no-bench", "--time-limit", "15", "--out", tmp_path, timeout=60)
+    p, _ = run(
+        *BASE,
+        "--models-only",
+        CHEAP,
+        "--no-bench",
+        "--time-limit",
+        "15",
+        "--out",
+        tmp_path,
+        timeout=60,
+    )
     assert p.returncode == 1, p.stdout + p.stderr
     got = rows((tmp_path / "summary.md").read_text())
     assert got[0][:2] == ["smoke", CHEAP]
@@ -138,13 +166,30 @@ def test_sigterm_stops_the_step_in_flight_and_leaves_nothing_running(tmp_path):
     marker = uuid.uuid4().hex
     env = {**os.environ, "MURGAT_GPU_CHECK_TEST": marker}
     env.pop("OUT", None)
-    proc = subprocess.Popen(["bash", str(SCRIPT), *map(str, BASE), "--models-only", CHEAP, "--no-bench",
-                             "--out", tmp_path], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [
+            "bash",
+            str(SCRIPT),
+            *map(str, BASE),
+            "--models-only",
+            CHEAP,
+            "--no-bench",
+            "--out",
+            tmp_path,
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         smoke = tmp_path / "smoke.txt"
         deadline = time.monotonic() + 60
-        while not (smoke.exists() and "=== smoke" in smoke.read_text()) and time.monotonic() < deadline:
+        while (
+            not (smoke.exists() and "=== smoke" in smoke.read_text())
+            and time.monotonic() < deadline
+        ):
             time.sleep(0.2)
         assert smoke.exists(), "the smoke step never started"
         time.sleep(1)
@@ -180,10 +225,15 @@ def test_cpu_fallback_smokes_one_model(tmp_path):
     summary = (tmp_path / "summary.md").read_text()
     assert "engine: vllm" in summary and "result: PASS" in summary
     got = rows(summary)
-    assert [r[:4] for r in got] == [["smoke", CHEAP, "vllm", "0"], ["bench-judges", "-", "vllm", "-"]]
+    assert [r[:4] for r in got] == [
+        ["smoke", CHEAP, "vllm", "0"],
+        ["bench-judges", "-", "vllm", "-"],
+    ]
     assert got[0][5] == "ok" and float(got[0][4]) > 0
     smoke = (tmp_path / "smoke.txt").read_text()
     assert f"smoke --model {CHEAP} --engine vllm" in smoke and "=== rc 0," in smoke
-    assert re.search(rf"{CHEAP}\s*│\s*text\s*│\s*(YES|NO)\s*│", smoke)  # the smoke table's verdict row
+    assert re.search(
+        rf"{CHEAP}\s*│\s*text\s*│\s*(YES|NO)\s*│", smoke
+    )  # the smoke table's verdict row
     assert not left_running(marker)
     assert not groups_left(tmp_path / "smoke.txt")  # vLLM's EngineCore too

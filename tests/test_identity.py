@@ -10,11 +10,11 @@ import dataclasses
 import shutil
 
 import pytest
-
 from conftest import require_model
+
 from murgat_local.digests import DigestMemo
-from murgat_local.judges import LazyEngine, load_preset, load_prompt
 from murgat_local.engines.identity import weights_fingerprint
+from murgat_local.judges import LazyEngine, load_preset, load_prompt
 from murgat_local.media.segments import SegmentCutter, SegmentOptions
 from murgat_local.pipeline.judging import Call, StageJudge
 from murgat_local.text.citations import parse_citations
@@ -28,7 +28,9 @@ def qwen():
 
 def _key(engine, media_keys=()):
     tpl = load_prompt("entail")
-    call = Call(tpl, tpl.render(evidence="a frame", fact="The screen is red."), media_keys=media_keys)
+    call = Call(
+        tpl, tpl.render(evidence="a frame", fact="The screen is red."), media_keys=media_keys
+    )
     return StageJudge("entail", engine, cache=None).keys([call])[0]
 
 
@@ -67,7 +69,9 @@ def test_every_input_of_a_verdict_changes_the_key_and_nothing_else_does(qwen):
 
 
 def test_the_transformers_identity_names_the_dtype_it_runs(qwen, monkeypatch):
-    monkeypatch.setattr("murgat_local.engines.identity.cuda_available", lambda: False)  # the CPU's default
+    monkeypatch.setattr(
+        "murgat_local.engines.identity.cuda_available", lambda: False
+    )  # the CPU's default
     hf = LazyEngine("transformers", qwen)
     assert hf.identity_detail["engine_args"]["dtype"] == "float32"
     assert "max_num_seqs" not in hf.identity_detail["engine_args"]  # vLLM's arguments do not apply
@@ -83,7 +87,10 @@ def test_every_cut_option_changes_the_segment_key(media_root):
     keys = {(cutter.segment_key(src, c), cutter.segment_key(src, a))}
     for change in ({"fps": 1.0}, {"max_frames": 8}, {"max_side": 224}, {"audio_point_window": 2.0}):
         other = SegmentCutter(media_root, dataclasses.replace(base, **change))
-        pair = (other.segment_key(other.source("colors"), c), other.segment_key(other.source("colors"), a))
+        pair = (
+            other.segment_key(other.source("colors"), c),
+            other.segment_key(other.source("colors"), a),
+        )
         assert pair not in keys, change
         keys.add(pair)
     assert SegmentCutter(media_root, base).segment_key(src, c) == cutter.segment_key(src, c)
@@ -124,4 +131,3 @@ def test_the_cpu_build_prefills_whole_prompts_in_small_prefix_cache_blocks(qwen)
     assert effective_args("vllm", _args(qwen, block_size=128), {})["block_size"] == 128
     assert effective_args("vllm", qwen, {"block_size": 64})["block_size"] == 64
     assert LazyEngine("vllm", qwen).identity != LazyEngine("vllm", qwen, block_size=128).identity
-

@@ -28,13 +28,17 @@ def _modules() -> dict[str, pathlib.Path]:
     return found
 
 
-def _named(node: ast.Import | ast.ImportFrom, module: str, path: pathlib.Path, modules: dict) -> list[str]:
+def _named(
+    node: ast.Import | ast.ImportFrom, module: str, path: pathlib.Path, modules: dict
+) -> list[str]:
     """The dotted names an import statement reaches (each a module or something inside one)."""
     if isinstance(node, ast.Import):
         return [a.name for a in node.names]
     if node.level:
         package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
-        base = ".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else []))
+        base = ".".join(
+            package[: len(package) - node.level + 1] + ([node.module] if node.module else [])
+        )
     else:
         base = node.module or ""
     return [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
@@ -68,7 +72,7 @@ def find_cycle(graph: dict[str, dict[str, int]]) -> list[str] | None:
         path.append(node)
         for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 1:
-                return path[path.index(nxt):] + [nxt]
+                return path[path.index(nxt) :] + [nxt]
             if nxt not in state:
                 found = visit(nxt)
                 if found:
@@ -87,13 +91,18 @@ def find_cycle(graph: dict[str, dict[str, int]]) -> list[str] | None:
 
 def describe(cycle: list[str], graph: dict[str, dict[str, int]]) -> str:
     modules = _modules()
-    return "\n".join(f"  {a} ({modules[a].relative_to(PACKAGE.parent)}:{graph[a][b]}) imports {b}"
-                     for a, b in zip(cycle, cycle[1:]))
+    return "\n".join(
+        f"  {a} ({modules[a].relative_to(PACKAGE.parent)}:{graph[a][b]}) imports {b}"
+        for a, b in zip(cycle, cycle[1:])
+    )
 
 
 def test_the_package_has_no_import_cycle():
     graph = import_graph()
-    assert len(graph) > 50 and "murgat_local.pipeline.protocol" in graph["murgat_local.pipeline.runner"]
+    assert (
+        len(graph) > 50
+        and "murgat_local.pipeline.protocol" in graph["murgat_local.pipeline.runner"]
+    )
     cycle = find_cycle(graph)
     assert cycle is None, "import cycle:\n" + describe(cycle, graph)
 
@@ -105,8 +114,17 @@ def test_the_checker_sees_function_level_and_relative_imports():
     # `from . import tools` in a package's __init__ names the module
     assert "murgat_local.cli.tools" in graph["murgat_local.cli"]
     # a cycle is found and named, however it is spelled
-    bad = {**graph, "murgat_local.pipeline.dryrun": {**graph["murgat_local.pipeline.dryrun"],
-                                                     "murgat_local.pipeline.runner": 1}}
+    bad = {
+        **graph,
+        "murgat_local.pipeline.dryrun": {
+            **graph["murgat_local.pipeline.dryrun"],
+            "murgat_local.pipeline.runner": 1,
+        },
+    }
     cycle = find_cycle(bad)
-    assert cycle and cycle[0] == cycle[-1] and {"murgat_local.pipeline.runner", "murgat_local.pipeline.dryrun"} <= set(cycle)
+    assert (
+        cycle
+        and cycle[0] == cycle[-1]
+        and {"murgat_local.pipeline.runner", "murgat_local.pipeline.dryrun"} <= set(cycle)
+    )
     assert "imports murgat_local.pipeline.runner" in describe(cycle, bad)

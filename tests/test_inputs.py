@@ -18,7 +18,14 @@ def test_every_bad_line_is_an_error_and_reading_goes_on(tmp_path):
     p.write_text("\n".join(lines) + "\n")
     items = list(read_responses(p))
     assert [type(i).__name__ for i in items] == [
-        "ResponseItem", "InputError", "InputError", "InputError", "InputError", "InputError", "ResponseItem"]
+        "ResponseItem",
+        "InputError",
+        "InputError",
+        "InputError",
+        "InputError",
+        "InputError",
+        "ResponseItem",
+    ]
     assert "line 2" in items[1].reason and items[1].source == "line 2"
     assert "missing field 'id'" in items[2].reason
     assert "duplicate id" in items[3].reason

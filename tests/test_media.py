@@ -70,7 +70,9 @@ def test_citation_validity(cutter, media_root):
     opts = SegmentOptions()
     colors = cutter.source("colors").info
     silent = cutter.source("silent").info
-    assert check_citation(cite("visual, 0:08"), colors, opts) is None  # the last second, by tolerance
+    assert (
+        check_citation(cite("visual, 0:08"), colors, opts) is None
+    )  # the last second, by tolerance
     assert "beyond the media's duration" in check_citation(cite("visual, 0:30"), colors, opts)
     assert "beyond the media's duration" in check_citation(cite("audio, 0:05-0:20"), colors, opts)
     assert "no audio track" in check_citation(cite("audio, 0:01"), silent, opts)
@@ -95,7 +97,10 @@ def test_decoded_audio_is_bounded(media_root):
     second = cutter.source("late_audio")
     part = cutter.cut(second, cite("audio, 0:03.6-0:04.4"))
     open_tracks = {p.name: s.audio_bytes for p, s in cutter._sources.items()}
-    assert open_tracks == {"colors.mp4": 0, "late_audio.mp4": cutter.audio_bytes} and cutter.audio_bytes > 0
+    assert (
+        open_tracks == {"colors.mp4": 0, "late_audio.mp4": cutter.audio_bytes}
+        and cutter.audio_bytes > 0
+    )
     # a released track is decoded again when needed, with the same content
     again = cutter.cut(first, cite("audio, 0:05-0:06"))
     assert dominant_tone(again.waveform[1000:-1000]) == pytest.approx(TONES[5], abs=5)

@@ -8,8 +8,8 @@ import os
 import weakref
 
 import pytest
-
 from fakes import OracleEngine
+
 from murgat_local.config import RunConfig
 from murgat_local.digests import shared_memo
 from murgat_local.media.source import VideoSource
@@ -65,14 +65,22 @@ def test_fifty_videos_in_one_chunk_stay_within_the_bounds(tmp_path):
         # distinct files (the segment cache is keyed by content): a different loudness each
         _write(media / f"v{k:02d}.mp4", 2, audio=tones(2) * (0.3 + 0.01 * k))
     rows = [
-        {"id": f"r{k}", "video": f"v{k:02d}",
-         "model_generation": "The screen is red (visual, 0:00-0:01). A tone plays (audio, 0:00-0:01)."}
+        {
+            "id": f"r{k}",
+            "video": f"v{k:02d}",
+            "model_generation": "The screen is red (visual, 0:00-0:01). A tone plays (audio, 0:00-0:01).",
+        }
         for k in range(N_VIDEOS)
     ]
     path = tmp_path / "r.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    cfg = RunConfig(judge="oracle", chunk_size=512, batch_size=16, decontextualize=False,
-                    media={"max_open_videos": MAX_OPEN, "max_audio_mb": MAX_AUDIO / 2**20})
+    cfg = RunConfig(
+        judge="oracle",
+        chunk_size=512,
+        batch_size=16,
+        decontextualize=False,
+        media={"max_open_videos": MAX_OPEN, "max_audio_mb": MAX_AUDIO / 2**20},
+    )
     engine = Watching(media.resolve())
     shared_memo()  # the digest memo's SQLite files are opened once per process, not per video
     baseline = _open_fds()

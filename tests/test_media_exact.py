@@ -22,29 +22,68 @@ from typer.testing import CliRunner
 
 from murgat_local.cli import app
 from murgat_local.media.segments import SegmentCutter
-from murgat_local.sample.numbered import build, burst_onsets, ffmpeg_audio, ffmpeg_frames, frame_number
+from murgat_local.sample.numbered import (
+    build,
+    burst_onsets,
+    ffmpeg_audio,
+    ffmpeg_frames,
+    frame_number,
+)
 from murgat_local.text.citations import parse_citations
 
 RATE = 16000
-EDGES = ["visual, 0:00", "visual, 0:00-0:01", "visual, 0:03.5", "visual, 0:04-0:05.5", "visual, 0:09-0:10",
-         "visual, 0:10", "audio, 0:00-0:02", "audio, 0:03", "audio, 0:05.5-0:07", "audio, 0:08-0:10",
-         "audio, 0:09.99"]
+EDGES = [
+    "visual, 0:00",
+    "visual, 0:00-0:01",
+    "visual, 0:03.5",
+    "visual, 0:04-0:05.5",
+    "visual, 0:09-0:10",
+    "visual, 0:10",
+    "audio, 0:00-0:02",
+    "audio, 0:03",
+    "audio, 0:05.5-0:07",
+    "audio, 0:08-0:10",
+    "audio, 0:09.99",
+]
 CASES = {
     "fps30": EDGES + ["visual, 0:00.9996", "visual, 0:01", "visual, 0:06.01-0:07"],
     "fps25": EDGES,
     "fps2997": EDGES + ["visual, 0:05.005", "visual, 0:09.97"],
     "vfr": EDGES + ["visual, 0:00.077", "visual, 0:02.31-0:03"],
     "offset5": EDGES,
-    "copyts2": ["visual, 0:00", "visual, 0:00.5-0:02", "visual, 0:08", "audio, 0:00-0:02", "audio, 0:07.9"],
-    "cut25": ["visual, 0:00", "visual, 0:00-0:01", "visual, 0:00.2", "visual, 0:07", "audio, 0:00-0:02",
-              "audio, 0:07.4"],
+    "copyts2": [
+        "visual, 0:00",
+        "visual, 0:00.5-0:02",
+        "visual, 0:08",
+        "audio, 0:00-0:02",
+        "audio, 0:07.9",
+    ],
+    "cut25": [
+        "visual, 0:00",
+        "visual, 0:00-0:01",
+        "visual, 0:00.2",
+        "visual, 0:07",
+        "audio, 0:00-0:02",
+        "audio, 0:07.4",
+    ],
     "audio_late": EDGES + ["audio, 0:00.5-0:01.5"],
     "video_late": EDGES + ["visual, 0:00.2", "visual, 0:00.3-0:01"],
-    "long": ["visual, 0:32.08", "visual, 2:09.6", "visual, 1:07.44", "visual, 0:45.12-0:46", "visual, 1:40.04",
-             "visual, 2:09-2:10", "audio, 0:32.08-0:34", "audio, 2:09.6", "audio, 1:59.5-2:01"],
+    "long": [
+        "visual, 0:32.08",
+        "visual, 2:09.6",
+        "visual, 1:07.44",
+        "visual, 0:45.12-0:46",
+        "visual, 1:40.04",
+        "visual, 2:09-2:10",
+        "audio, 0:32.08-0:34",
+        "audio, 2:09.6",
+        "audio, 1:59.5-2:01",
+    ],
 }
-PAST_END = {"silent": ["visual, 0:10", "visual, 0:11", "visual, 0:09-0:11"],
-            "fps30": ["visual, 0:12", "audio, 0:12", "audio, 0:09-0:12"]}
+PAST_END = {
+    "silent": ["visual, 0:10", "visual, 0:11", "visual, 0:09-0:11"],
+    "fps30": ["visual, 0:12", "audio, 0:12", "audio, 0:09-0:12"],
+}
 
 
 @pytest.fixture(scope="module")
@@ -55,12 +94,16 @@ def files(tmp_path_factory) -> dict[str, pathlib.Path]:
 @pytest.fixture(scope="module")
 def reference(files):
     """ffmpeg's frames and audio of each file, decoded once."""
-    return {name: (ffmpeg_frames(p), ffmpeg_audio(p) if name not in ("silent",) else None)
-            for name, p in files.items()}
+    return {
+        name: (ffmpeg_frames(p), ffmpeg_audio(p) if name not in ("silent",) else None)
+        for name, p in files.items()
+    }
 
 
 def cut(media: pathlib.Path, citations: list[str], out: pathlib.Path, *extra: str) -> list[dict]:
-    r = CliRunner().invoke(app, ["cut", str(media), *citations, "--out", str(out), "--json", *extra])
+    r = CliRunner().invoke(
+        app, ["cut", str(media), *citations, "--out", str(out), "--json", *extra]
+    )
     rows = json.loads(r.stdout)
     assert r.exit_code == (1 if any(row["error"] for row in rows) else 0), r.output
     return rows
@@ -77,7 +120,9 @@ def _cited(text: str) -> tuple[float, float]:
     return c.start, c.end
 
 
-def check_frames(row: dict, out: pathlib.Path, frames, duration: float, reference_rule: bool) -> None:
+def check_frames(
+    row: dict, out: pathlib.Path, frames, duration: float, reference_rule: bool
+) -> None:
     start, end = _cited(row["citation"])
     assert row["frames"], row
     for f in row["frames"]:
@@ -135,14 +180,22 @@ def test_every_frame_and_burst_is_where_ffmpeg_puts_it(files, reference, tmp_pat
 
 def test_a_stream_copy_cut_starts_on_the_first_frame_ffmpeg_shows(files, tmp_path):
     (row,) = cut(files["cut25"], ["visual, 0:00"], tmp_path)
-    assert frame_number(np.asarray(Image.open(tmp_path / row["frames"][0]["file"]).convert("RGB"))) == 75
+    assert (
+        frame_number(np.asarray(Image.open(tmp_path / row["frames"][0]["file"]).convert("RGB")))
+        == 75
+    )
 
 
-@pytest.mark.parametrize("citation, number", [("visual, 0:32.08", 802), ("visual, 2:09.6", 3240),
-                                              ("visual, 1:00.04", 1501)])
+@pytest.mark.parametrize(
+    "citation, number",
+    [("visual, 0:32.08", 802), ("visual, 2:09.6", 3240), ("visual, 1:00.04", 1501)],
+)
 def test_frame_times_past_32_seconds_are_exact(files, tmp_path, citation, number):
     (row,) = cut(files["long"], [citation], tmp_path)
-    assert frame_number(np.asarray(Image.open(tmp_path / row["frames"][0]["file"]).convert("RGB"))) == number
+    assert (
+        frame_number(np.asarray(Image.open(tmp_path / row["frames"][0]["file"]).convert("RGB")))
+        == number
+    )
 
 
 def test_near_equal_times_are_one_quantized_time_for_key_and_cut(files):
@@ -164,7 +217,11 @@ def test_a_point_at_the_end_gets_its_whole_window_inside_the_file(files, tmp_pat
     rows = cut(files["fps30"], ["audio, 0:09.99", "audio, 0:10"], tmp_path)
     for row in rows:
         a = row["audio"]
-        assert a["samples"] == RATE and a["end"] == pytest.approx(a["start"] + 1) and row["note"] is None
+        assert (
+            a["samples"] == RATE
+            and a["end"] == pytest.approx(a["start"] + 1)
+            and row["note"] is None
+        )
     (short,) = cut(files["short"], ["audio, 0:00.3"], tmp_path)
     assert short["audio"]["start"] == 0 and short["audio"]["samples"] < RATE
     assert "shorter than" in short["note"]
@@ -177,7 +234,11 @@ def test_a_citation_past_the_last_nameable_second_is_refused(files, tmp_path):
         for row in rows:
             start, end = _cited(row["citation"])
             if max(start, end) > math.ceil(duration - 1e-6):
-                assert "beyond the media's duration" in row["error"] and row["frames"] == [] and row["audio"] is None
+                assert (
+                    "beyond the media's duration" in row["error"]
+                    and row["frames"] == []
+                    and row["audio"] is None
+                )
             else:
                 assert row["error"] is None and (row["frames"] or row["audio"])
     rows = cut(files["silent"], ["visual, 0:11", "visual, 0:01"], tmp_path / "mixed")
@@ -188,7 +249,15 @@ def test_cut_writes_unique_files_into_an_existing_folder_under_the_run_options(f
     (tmp_path / "keep.txt").write_text("x")
     config = tmp_path / "run.toml"
     config.write_text("[media]\nfps = 4.0\n")
-    rows = cut(files["fps30"], ["visual, 0:01-0:02", "visual, 0:01-0:02", "audio, 0:02"], tmp_path, "--config", str(config))
-    names = [f["file"] for r in rows for f in r["frames"]] + [r["audio"]["file"] for r in rows if r["audio"]]
+    rows = cut(
+        files["fps30"],
+        ["visual, 0:01-0:02", "visual, 0:01-0:02", "audio, 0:02"],
+        tmp_path,
+        "--config",
+        str(config),
+    )
+    names = [f["file"] for r in rows for f in r["frames"]] + [
+        r["audio"]["file"] for r in rows if r["audio"]
+    ]
     assert len(names) == len(set(names)) and (tmp_path / "keep.txt").exists()
     assert [f["t"] for f in rows[0]["frames"]] == [1.0, 1.25, 1.5, 1.75, 2.0, 2.0]

@@ -52,9 +52,37 @@ def long_root(tmp_path_factory):
     tone = f"aevalsrc='(0.1+0.05*mod(floor(t/60),4))*sin(2*PI*(200+50*floor(t/60))*t)':s={RATE}:d={seconds}"
     # -aac_pns 0: no perceptual noise substitution, whose noise depends on where decoding began
     # (with it the two cuts still agree, to ~1e-4 near the tone steps, not to float rounding).
-    subprocess.run([ffmpeg, "-y", "-loglevel", "error", "-f", "lavfi", "-i", video, "-f", "lavfi", "-i", tone,
-                    "-c:v", "libx264", "-preset", "ultrafast", "-g", "10", "-c:a", "aac", "-aac_pns", "0",
-                    "-b:a", "32k", "-shortest", str(root / "long.mp4")], check=True)
+    subprocess.run(
+        [
+            ffmpeg,
+            "-y",
+            "-loglevel",
+            "error",
+            "-f",
+            "lavfi",
+            "-i",
+            video,
+            "-f",
+            "lavfi",
+            "-i",
+            tone,
+            "-c:v",
+            "libx264",
+            "-preset",
+            "ultrafast",
+            "-g",
+            "10",
+            "-c:a",
+            "aac",
+            "-aac_pns",
+            "0",
+            "-b:a",
+            "32k",
+            "-shortest",
+            str(root / "long.mp4"),
+        ],
+        check=True,
+    )
     return root
 
 
@@ -73,15 +101,25 @@ def whole_track(long_root):
     c.close()
 
 
-SPANS = ["audio, 0:00-0:02", "audio, 0:05", "audio, 0:59.5-1:00.5", "audio, 5:00-5:03",
-         "audio, 7:41.37-7:42.9", "audio, 11:58-11:59", "audio, 11:59.9-12:00"]
+SPANS = [
+    "audio, 0:00-0:02",
+    "audio, 0:05",
+    "audio, 0:59.5-1:00.5",
+    "audio, 5:00-5:03",
+    "audio, 7:41.37-7:42.9",
+    "audio, 11:58-11:59",
+    "audio, 11:59.9-12:00",
+]
 
 
 @pytest.mark.parametrize("span", SPANS)
 def test_a_seeking_cut_equals_the_whole_track_cut(seeking, whole_track, span):
     ref = seeking.source("long")
     assert ref.info.duration > 600
-    assert seeking._open(ref).seeks_audio and not whole_track._open(whole_track.source("long")).seeks_audio
+    assert (
+        seeking._open(ref).seeks_audio
+        and not whole_track._open(whole_track.source("long")).seeks_audio
+    )
     got = seeking.cut(ref, cite(span)).waveform
     want = whole_track.cut(whole_track.source("long"), cite(span)).waveform
     assert got.dtype == np.float32 and got.shape == want.shape
@@ -95,7 +133,7 @@ def test_a_late_citation_hears_that_minute_s_tone(seeking, minute):
     wave = seeking.cut(ref, cite(f"audio, {minute}:30-{minute}:32")).waveform
     assert len(wave) == 32000
     assert dominant_tone(wave) == pytest.approx(pitch(minute), abs=5)
-    rms = float(np.sqrt(np.mean(wave ** 2)))
+    rms = float(np.sqrt(np.mean(wave**2)))
     assert rms == pytest.approx(loudness(minute) / np.sqrt(2), rel=0.1)
 
 
@@ -107,8 +145,8 @@ def test_a_window_past_the_end_is_silence_there(seeking, whole_track):
     part = seeking._open(ref).audio_between(c.start, c.end)
     assert len(part) == 16000
     inside = int(round((end - 719.5) * 16000))
-    assert float(np.abs(part[:inside - 200]).max()) > 0.1
-    assert not part[inside + 200:].any()
+    assert float(np.abs(part[: inside - 200]).max()) > 0.1
+    assert not part[inside + 200 :].any()
     want = whole_track._open(whole_track.source("long")).audio_between(c.start, c.end)
     np.testing.assert_allclose(part, want, rtol=0, atol=1e-5)
     # wholly past the end: silence of the asked length
@@ -131,7 +169,9 @@ def test_seeking_holds_no_decoded_track(seeking):
     assert part.waveform.nbytes == 2 * 16000 * 4
 
 
-def test_the_seeking_cut_has_its_own_key_and_short_files_keep_theirs(seeking, whole_track, media_root):
+def test_the_seeking_cut_has_its_own_key_and_short_files_keep_theirs(
+    seeking, whole_track, media_root
+):
     c = cite("audio, 11:30-11:32")
     long_key = seeking.segment_key(seeking.source("long"), c)
     assert long_key != whole_track.segment_key(whole_track.source("long"), c)
@@ -150,16 +190,23 @@ def test_the_seeking_path_on_the_sample_files(media_root):
     which the decoder draws from a generator whose state depends on where decoding began."""
     whole = SegmentCutter(media_root)
     seek = SegmentCutter(media_root, SegmentOptions(audio_seek_after=0.0))
-    for video, span, atol in [("colors", "audio, 0:00-0:01", 0), ("late_audio", "audio, 0:00-0:01", 0),
-                              ("speech", "audio, 0:01-0:03", 0), ("colors", "audio, 0:03-0:05", 5e-3),
-                              ("colors", "audio, 0:07.5-0:08", 5e-3), ("late_audio", "audio, 0:03.6-0:04.4", 5e-3)]:
+    for video, span, atol in [
+        ("colors", "audio, 0:00-0:01", 0),
+        ("late_audio", "audio, 0:00-0:01", 0),
+        ("speech", "audio, 0:01-0:03", 0),
+        ("colors", "audio, 0:03-0:05", 5e-3),
+        ("colors", "audio, 0:07.5-0:08", 5e-3),
+        ("late_audio", "audio, 0:03.6-0:04.4", 5e-3),
+    ]:
         got = seek.cut(seek.source(video), cite(span)).waveform
         want = whole.cut(whole.source(video), cite(span)).waveform
         np.testing.assert_allclose(got, want, rtol=0, atol=atol, err_msg=f"{video} {span}")
     # the same window cut again, by another cutter: the very same samples
     again = SegmentCutter(media_root, SegmentOptions(audio_seek_after=0.0))
     c = cite("audio, 0:03-0:05")
-    assert np.array_equal(again.cut(again.source("colors"), c).waveform, seek.cut(seek.source("colors"), c).waveform)
+    assert np.array_equal(
+        again.cut(again.source("colors"), c).waveform, seek.cut(seek.source("colors"), c).waveform
+    )
     for cutter in (whole, seek, again):
         cutter.close()
 

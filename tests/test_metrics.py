@@ -79,9 +79,32 @@ def test_undefined_is_not_zero():
 
 def test_summary_means_per_response_values():
     recs = [
-        {"status": "ok", "coverage": 1.0, "precision": 1.0, "recall": 1.0, "f1": 1.0, "murgat_s": 1.0, "correct": True},
-        {"status": "ok", "coverage": 0.5, "precision": 0.0, "recall": 0.0, "f1": 0.0, "murgat_s": 0.0, "correct": False},
-        {"status": "ok", "coverage": None, "precision": None, "recall": None, "f1": None, "murgat_s": None},
+        {
+            "status": "ok",
+            "coverage": 1.0,
+            "precision": 1.0,
+            "recall": 1.0,
+            "f1": 1.0,
+            "murgat_s": 1.0,
+            "correct": True,
+        },
+        {
+            "status": "ok",
+            "coverage": 0.5,
+            "precision": 0.0,
+            "recall": 0.0,
+            "f1": 0.0,
+            "murgat_s": 0.0,
+            "correct": False,
+        },
+        {
+            "status": "ok",
+            "coverage": None,
+            "precision": None,
+            "recall": None,
+            "f1": None,
+            "murgat_s": None,
+        },
         {"status": "error"},
     ]
     s = summarize(recs)
@@ -92,12 +115,27 @@ def test_summary_means_per_response_values():
 
 def test_summary_counts_unanswered_questions_wrong_and_beside_the_accuracy():
     def rec(correct, predicted, **kw):
-        return {"status": "ok", "murgat_s": None, "correct": correct, "answer": {"predicted": predicted, "gold": "A"},
-                **kw}
+        return {
+            "status": "ok",
+            "murgat_s": None,
+            "correct": correct,
+            "answer": {"predicted": predicted, "gold": "A"},
+            **kw,
+        }
 
     # 4 graded: right, wrong, unanswered (wrong), unanswered open question; 1 without gold
-    recs = [rec(True, "A"), rec(False, "B"), rec(False, None), rec(False, None, question_type="open"),
-            {"status": "ok", "murgat_s": None, "correct": None, "answer": {"predicted": "A", "gold": None}}]
+    recs = [
+        rec(True, "A"),
+        rec(False, "B"),
+        rec(False, None),
+        rec(False, None, question_type="open"),
+        {
+            "status": "ok",
+            "murgat_s": None,
+            "correct": None,
+            "answer": {"predicted": "A", "gold": None},
+        },
+    ]
     s = summarize(recs, group_by=["question_type"])
     assert (s["qa_accuracy"], s["unanswered"], s["unanswered_rate"]) == (0.25, 2, 0.5)
     assert s["qa_graded"] == {"multiple-choice": 3, "open": 1}

@@ -13,9 +13,9 @@ import sys
 import time
 
 import pytest
+from conftest import ROOT, require_model
 from typer.testing import CliRunner
 
-from conftest import ROOT, require_model
 from murgat_local.cli import app
 from murgat_local.engines import ModelNotFound, load_preset
 from murgat_local.engines.manifest import MANIFEST, read_manifest, write_manifest
@@ -53,10 +53,12 @@ def _shard(folder):
     """The single-file checkpoint split into two shards and an index, as large checkpoints come."""
     single = folder / "model.safetensors"
     n, header = _header(single)
-    data = single.read_bytes()[8 + n:]
+    data = single.read_bytes()[8 + n :]
     names = [k for k in header if k != "__metadata__"]
-    halves = {"model-00001-of-00002.safetensors": names[: len(names) // 2],
-              "model-00002-of-00002.safetensors": names[len(names) // 2:]}
+    halves = {
+        "model-00001-of-00002.safetensors": names[: len(names) // 2],
+        "model-00002-of-00002.safetensors": names[len(names) // 2 :],
+    }
     weight_map = {}
     for shard, part in halves.items():
         tensors = {}
@@ -66,7 +68,9 @@ def _shard(folder):
             weight_map[name] = shard
         _write_safetensors(folder / shard, tensors, b"")
     single.unlink()
-    (folder / "model.safetensors.index.json").write_text(json.dumps({"metadata": {}, "weight_map": weight_map}))
+    (folder / "model.safetensors.index.json").write_text(
+        json.dumps({"metadata": {}, "weight_map": weight_map})
+    )
     return list(halves)
 
 
@@ -172,29 +176,39 @@ def test_models_verify_exit_codes_and_output(folder, tmp_path):
     write_manifest(folder.parent, [folder])
     out = _cli(folder)
     assert out.exit_code == 0 and "sha256" in out.stdout, out.output
-    (folder / "tokenizer.json").write_bytes(b"{" + b" " * ((folder / "tokenizer.json").stat().st_size - 1))
+    (folder / "tokenizer.json").write_bytes(
+        b"{" + b" " * ((folder / "tokenizer.json").stat().st_size - 1)
+    )
     _truncate(folder / "model.safetensors", 3000)
     out = _cli(folder)
     assert out.exit_code == 1, out.output
-    assert str(folder / "model.safetensors") in out.stdout and str(folder / "tokenizer.json") in out.stdout
+    assert (
+        str(folder / "model.safetensors") in out.stdout
+        and str(folder / "tokenizer.json") in out.stdout
+    )
     out = CliRunner().invoke(app, ["models", "--verify", "--json", str(folder)])
     listed = json.loads(out.stdout)
     assert out.exit_code == 1 and listed[0]["whole"] is False
-    assert {p["path"] for p in listed[0]["problems"]} == {str(folder / "model.safetensors"),
-                                                          str(folder / "tokenizer.json")}
+    assert {p["path"] for p in listed[0]["problems"]} == {
+        str(folder / "model.safetensors"),
+        str(folder / "tokenizer.json"),
+    }
     assert _cli(tmp_path / "nowhere").exit_code == 2  # not a model: a usage error
     assert CliRunner().invoke(app, ["models", str(folder)]).exit_code == 2  # names go with --verify
 
 
 def test_models_verify_without_names_checks_the_presets_present_and_lists_the_absent(folder):
-    out = CliRunner().invoke(app, ["models", "--verify", "--json"], env={"MURGAT_MODELS_DIR": str(folder.parent)})
+    out = CliRunner().invoke(
+        app, ["models", "--verify", "--json"], env={"MURGAT_MODELS_DIR": str(folder.parent)}
+    )
     assert out.exit_code == 0, out.output
     listed = {m["name"]: m for m in json.loads(out.stdout)}
     assert listed[MODEL]["whole"] is True and listed[MODEL]["path"] == str(folder)
     assert listed["tiny-qwen3-vl"]["present"] is False and listed["tiny-qwen3-vl"]["whole"] is None
     _truncate(folder / "model.safetensors", 3000)
-    out = CliRunner().invoke(app, ["models", "--verify"], env={"MURGAT_MODELS_DIR": str(folder.parent),
-                                                              "COLUMNS": "400"})
+    out = CliRunner().invoke(
+        app, ["models", "--verify"], env={"MURGAT_MODELS_DIR": str(folder.parent), "COLUMNS": "400"}
+    )
     assert out.exit_code == 1 and str(folder / "model.safetensors") in out.stdout
     assert "absent" in out.stdout and "tiny-qwen3-vl" in out.stdout
 
@@ -202,25 +216,56 @@ def test_models_verify_without_names_checks_the_presets_present_and_lists_the_ab
 def _murgat(*args, cwd):
     env = dict(os.environ, COLUMNS="400", PYTHONUNBUFFERED="1")
     started = time.monotonic()
-    proc = subprocess.run(["timeout", "-k", "10", "120", sys.executable, "-m", "murgat_local.cli", *map(str, args)],
-                          capture_output=True, text=True, env=env, cwd=cwd)
+    proc = subprocess.run(
+        ["timeout", "-k", "10", "120", sys.executable, "-m", "murgat_local.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+    )
     return proc, time.monotonic() - started
 
 
 @pytest.mark.parametrize("command", ["score", "generate", "run", "smoke"])
-def test_every_command_refuses_a_half_copied_folder_before_any_engine_starts(command, folder, tmp_path):
+def test_every_command_refuses_a_half_copied_folder_before_any_engine_starts(
+    command, folder, tmp_path
+):
     _truncate(folder / "model.safetensors", (folder / "model.safetensors").stat().st_size // 2)
     responses = tmp_path / "responses.jsonl"
-    responses.write_text(json.dumps({"id": "a", "video": "colors", "model_generation": "Red (visual, 0:00)."}) + "\n")
+    responses.write_text(
+        json.dumps({"id": "a", "video": "colors", "model_generation": "Red (visual, 0:00)."}) + "\n"
+    )
     out = tmp_path / "out"
     dataset = ROOT / "samples" / "questions.jsonl"
     args = {
         "score": ["score", responses, "--media-root", tmp_path, "--out", out, "--judge", folder],
-        "generate": ["generate", dataset, "--media-root", tmp_path, "--out", out, "--model", folder,
-                     "--strategy", "cite"],
+        "generate": [
+            "generate",
+            dataset,
+            "--media-root",
+            tmp_path,
+            "--out",
+            out,
+            "--model",
+            folder,
+            "--strategy",
+            "cite",
+        ],
         # the responder is whole, the judge is not: refused before the responder starts as well
-        "run": ["run", dataset, "--media-root", tmp_path, "--out", out, "--model", "smollm2-135m-instruct",
-                "--judge", folder, "--strategy", "cite"],
+        "run": [
+            "run",
+            dataset,
+            "--media-root",
+            tmp_path,
+            "--out",
+            out,
+            "--model",
+            "smollm2-135m-instruct",
+            "--judge",
+            folder,
+            "--strategy",
+            "cite",
+        ],
         "smoke": ["smoke", "--model", folder],
     }[command]
     if command == "run":

@@ -31,8 +31,14 @@ def test_importing_the_package_leaves_the_environment_alone():
     # Without what the CLI (or conftest) would set, so a change on import would show.
     unset = {*OFFLINE_ENV, "VLLM_LOGGING_LEVEL"}
     env = {k: v for k, v in os.environ.items() if k not in unset}
-    proc = subprocess.run([sys.executable, "-c", IMPORT_ALL], capture_output=True, text=True, env=env,
-                          cwd=ROOT, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", IMPORT_ALL],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        check=True,
+    )
     assert json.loads(proc.stdout.splitlines()[-1]) == {}
 
 
@@ -42,7 +48,9 @@ def test_package_data_found_in_the_checkout():
 
     assert isinstance(PRESETS_DIR, pathlib.Path) and isinstance(PROMPTS_DIR, pathlib.Path)
     assert available_presets() == PRESETS
-    assert (PROMPTS_DIR / "entail.toml").read_bytes() == (ROOT / "prompts" / "entail.toml").read_bytes()
+    assert (PROMPTS_DIR / "entail.toml").read_bytes() == (
+        ROOT / "prompts" / "entail.toml"
+    ).read_bytes()
     assert load_prompt("entail").name == "entail"
 
 
@@ -52,10 +60,28 @@ def _build_wheel(tmp: pathlib.Path) -> pathlib.Path:
     src.mkdir()
     for name in ("pyproject.toml", "README.md", "prompts", "models"):
         (shutil.copytree if (ROOT / name).is_dir() else shutil.copy2)(ROOT / name, src / name)
-    shutil.copytree(ROOT / "murgat_local", src / "murgat_local", symlinks=True,
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                    "-w", str(tmp / "dist"), str(src)], check=True, capture_output=True)
+    shutil.copytree(
+        ROOT / "murgat_local",
+        src / "murgat_local",
+        symlinks=True,
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp / "dist"),
+            str(src),
+        ],
+        check=True,
+        capture_output=True,
+    )
     (wheel,) = (tmp / "dist").glob("murgat_local-*.whl")
     return wheel
 
@@ -66,11 +92,29 @@ def _fresh_env(tmp: pathlib.Path, wheel: pathlib.Path) -> pathlib.Path:
     env = tmp / "env"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
     python = env / "bin" / "python"
-    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     pathlib.Path(site, "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index",
-                    "-q", str(wheel)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--no-deps",
+            "--no-index",
+            "-q",
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+    )
     return env
 
 
@@ -83,15 +127,26 @@ def test_wheel_installs_and_runs_from_another_folder(tmp_path):
     env = _fresh_env(tmp_path, wheel)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    run_env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MURGAT_MODELS_DIR", "VIRTUAL_ENV")}
-    run_env.update(XDG_DATA_HOME=str(tmp_path / "data"), COLUMNS="300")  # rich would cut names at 80
+    run_env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "MURGAT_MODELS_DIR", "VIRTUAL_ENV")
+    }
+    run_env.update(
+        XDG_DATA_HOME=str(tmp_path / "data"), COLUMNS="300"
+    )  # rich would cut names at 80
 
     def run(*cmd):
-        return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, cwd=elsewhere, env=run_env)
+        return subprocess.run(
+            [str(c) for c in cmd], capture_output=True, text=True, cwd=elsewhere, env=run_env
+        )
 
-    where = run(env / "bin" / "python", "-c",
-                "import murgat_local, murgat_local.engines.presets as p; print(murgat_local.__file__); "
-                "print(p.DEFAULT_MODELS_ROOT)")
+    where = run(
+        env / "bin" / "python",
+        "-c",
+        "import murgat_local, murgat_local.engines.presets as p; print(murgat_local.__file__); "
+        "print(p.DEFAULT_MODELS_ROOT)",
+    )
     assert where.returncode == 0, where.stderr
     module_file, models_root = map(pathlib.Path, where.stdout.split())
     assert module_file.is_relative_to(env) and not module_file.is_relative_to(ROOT)
@@ -104,14 +159,28 @@ def test_wheel_installs_and_runs_from_another_folder(tmp_path):
     assert "engines (--engine): vllm, transformers, openai, replicas, ray" in listed.stdout
 
     responses = elsewhere / "responses.jsonl"
-    responses.write_text(json.dumps({"id": "a", "video": "v", "model_generation":
-                                     "Reasoning: A red square fills the frame (visual, 0:01). So B.\nAnswer: B"}) + "\n")
+    responses.write_text(
+        json.dumps(
+            {
+                "id": "a",
+                "video": "v",
+                "model_generation": "Reasoning: A red square fills the frame (visual, 0:01). So B.\nAnswer: B",
+            }
+        )
+        + "\n"
+    )
     seg = run(env / "bin" / "murgat", "segment", responses)
     assert seg.returncode == 0, seg.stderr
     (rec,) = [json.loads(line) for line in seg.stdout.splitlines()]
-    assert [s["text"] for s in rec["sentences"]] == ["A red square fills the frame (visual, 0:01).", "So B."]
+    assert [s["text"] for s in rec["sentences"]] == [
+        "A red square fills the frame (visual, 0:01).",
+        "So B.",
+    ]
     assert rec["sentences"][0]["citations"][0]["start"] == 1 and rec["answer"] == "B"
 
-    loads = run(env / "bin" / "python", "-c", "from murgat_local.judges import load_prompt; "
-                "print(load_prompt('entail').digest)")
+    loads = run(
+        env / "bin" / "python",
+        "-c",
+        "from murgat_local.judges import load_prompt; print(load_prompt('entail').digest)",
+    )
     assert loads.returncode == 0, loads.stderr

@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import ROOT, require_model
-from murgat_local.engines import close_all
+
 from murgat_local.config import RunConfig
+from murgat_local.engines import close_all
 from murgat_local.judges.panel import Rule, vote
 from murgat_local.pipeline.runner import Runner
 
@@ -31,8 +31,13 @@ def engines():
 
 
 def _responses(tmp_path):
-    rows = [json.loads(line) for line in (ROOT / "samples" / "responses.jsonl").read_text().splitlines()[:3]]
-    rows[0]["model"] = "tiny-gemma3/cite"  # as `murgat generate` names a responder: a judge grades itself
+    rows = [
+        json.loads(line)
+        for line in (ROOT / "samples" / "responses.jsonl").read_text().splitlines()[:3]
+    ]
+    rows[0]["model"] = (
+        "tiny-gemma3/cite"  # as `murgat generate` names a responder: a judge grades itself
+    )
     path = tmp_path / "r.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
@@ -60,23 +65,40 @@ def _panel_verdicts(recs):
 
 def test_a_panel_of_three_tiny_engines(tmp_path, media_root, engines):
     responses = _responses(tmp_path)
-    common = dict(judge="smollm2-135m-instruct", decontextualize=False, cache=tmp_path / "cache.sqlite",
-                  max_failed_calls=1.0, bootstrap_resamples=0)
+    common = {
+        "judge": "smollm2-135m-instruct",
+        "decontextualize": False,
+        "cache": tmp_path / "cache.sqlite",
+        "max_failed_calls": 1.0,
+        "bootstrap_resamples": 0,
+    }
     # The Qwen thinker alone first: the panel then gets its verdicts from the cache.
-    alone, alone_recs = _run(RunConfig(**common, verifier="tiny-qwen3-omni", entailer="tiny-qwen3-omni"),
-                             media_root, tmp_path / "alone", responses, engines)
+    alone, alone_recs = _run(
+        RunConfig(**common, verifier="tiny-qwen3-omni", entailer="tiny-qwen3-omni"),
+        media_root,
+        tmp_path / "alone",
+        responses,
+        engines,
+    )
     assert alone.summary["stages"]["verifiable"]["model_calls"] > 0
     cfg = RunConfig(**common, verifier=PANEL, entailer=PANEL, panel={"verifiable": {"vote": "any"}})
     result, recs = _run(cfg, media_root, tmp_path / "panel", responses, engines)
     assert all(r["status"] == "ok" for r in recs)
     members = result.summary["stages"]["verifiable"]["members"]
     assert members["tiny-qwen3-omni"]["model_calls"] == 0
-    assert members["tiny-qwen3-omni"]["cache_hits"] == alone.summary["stages"]["verifiable"]["unique"]
-    assert members["tiny-gemma3"]["model_calls"] > 0 and members["smollm2-135m-instruct"]["model_calls"] > 0
+    assert (
+        members["tiny-qwen3-omni"]["cache_hits"] == alone.summary["stages"]["verifiable"]["unique"]
+    )
+    assert (
+        members["tiny-gemma3"]["model_calls"] > 0
+        and members["smollm2-135m-instruct"]["model_calls"] > 0
+    )
     # The Qwen member's verdicts are the ones it gave alone.
     for a, p in zip(alone_recs, recs):
-        assert [s["verifiable"]["value"] for s in a["trace"]["sentences"]] == \
-            [s["verifiable"]["panel"]["members"]["tiny-qwen3-omni"]["value"] for s in p["trace"]["sentences"]]
+        assert [s["verifiable"]["value"] for s in a["trace"]["sentences"]] == [
+            s["verifiable"]["panel"]["members"]["tiny-qwen3-omni"]["value"]
+            for s in p["trace"]["sentences"]
+        ]
     rules = {"verifiable": Rule("any"), "entail": Rule("majority")}
     dropped_text_only = 0
     entail = 0
@@ -94,6 +116,12 @@ def test_a_panel_of_three_tiny_engines(tmp_path, media_root, engines):
     assert entail > 0 and dropped_text_only == entail
     assert result.summary["stages"]["entail"]["members"]["smollm2-135m-instruct"]["errors"] > 0
     judges = result.summary["provenance"]["judges"]
-    assert [m["identity"] for m in judges["entail"]["detail"]["members"]] == [engines[m].identity for m in MEMBERS]
-    assert any(w.startswith("self-grading: tiny-gemma3 judges verifiable (panel member), entail (panel member)")
-               for w in result.summary["warnings"])
+    assert [m["identity"] for m in judges["entail"]["detail"]["members"]] == [
+        engines[m].identity for m in MEMBERS
+    ]
+    assert any(
+        w.startswith(
+            "self-grading: tiny-gemma3 judges verifiable (panel member), entail (panel member)"
+        )
+        for w in result.summary["warnings"]
+    )

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from fakes import OracleEngine
+
 from murgat_local.config import RunConfig
 from murgat_local.metrics.scores import FactScore, SentenceScore, score_response, summarize
 from murgat_local.pipeline.runner import Runner
@@ -14,11 +14,13 @@ from murgat_local.pipeline.runner import Runner
 
 def test_an_unparsed_decomposition_leaves_its_sentence_unscored_not_zero():
     ok = FactScore(1.0, 1.0, (True,))
-    r = score_response([
-        SentenceScore(True, True, (ok,)),
-        SentenceScore(True, True, (), unscored="decomposition unparsed"),
-        SentenceScore(False, False),
-    ])
+    r = score_response(
+        [
+            SentenceScore(True, True, (ok,)),
+            SentenceScore(True, True, (), unscored="decomposition unparsed"),
+            SentenceScore(False, False),
+        ]
+    )
     assert r.counts["unscored_sentences"] == 1
     assert r.scored_fraction == pytest.approx(2 / 3)
     assert (r.coverage, r.precision, r.recall) == (1.0, 1.0, 1.0)
@@ -28,7 +30,9 @@ def test_an_unparsed_decomposition_leaves_its_sentence_unscored_not_zero():
 
 
 def test_an_unjudged_sentence_is_counted_as_unscored():
-    r = score_response([SentenceScore(True, True, (FactScore(1.0, 1.0, (True,)),)), SentenceScore(None, True)])
+    r = score_response(
+        [SentenceScore(True, True, (FactScore(1.0, 1.0, (True,)),)), SentenceScore(None, True)]
+    )
     assert r.counts["unscored_sentences"] == 1 and r.scored_fraction == 0.5
     full = score_response([SentenceScore(True, True, (FactScore(1.0, 1.0, (True,)),))])
     assert full.scored_fraction == 1.0
@@ -36,8 +40,24 @@ def test_an_unjudged_sentence_is_counted_as_unscored():
 
 def test_summary_counts_partial_responses():
     recs = [
-        {"status": "ok", "murgat_s": 1.0, "coverage": 1.0, "precision": 1.0, "recall": 1.0, "f1": 1.0, "scored_fraction": 1.0},
-        {"status": "ok", "murgat_s": 0.0, "coverage": 1.0, "precision": 0.0, "recall": 0.0, "f1": 0.0, "scored_fraction": 0.5},
+        {
+            "status": "ok",
+            "murgat_s": 1.0,
+            "coverage": 1.0,
+            "precision": 1.0,
+            "recall": 1.0,
+            "f1": 1.0,
+            "scored_fraction": 1.0,
+        },
+        {
+            "status": "ok",
+            "murgat_s": 0.0,
+            "coverage": 1.0,
+            "precision": 0.0,
+            "recall": 0.0,
+            "f1": 0.0,
+            "scored_fraction": 0.5,
+        },
     ]
     s = summarize(recs)
     assert s["partial"] == 1 and s["murgat_s"] == 0.5
@@ -55,7 +75,11 @@ class BrokenDecomposer(OracleEngine):
 
 class BrokenVerifier(OracleEngine):
     def _answer(self, req):
-        if req.verdict.__name__ == "YesNo" and "<<<SENTENCE" in req.prompt and "green" in req.prompt:
+        if (
+            req.verdict.__name__ == "YesNo"
+            and "<<<SENTENCE" in req.prompt
+            and "green" in req.prompt
+        ):
             return '{"label":"YE'
         return super()._answer(req)
 
@@ -63,8 +87,12 @@ class BrokenVerifier(OracleEngine):
 def _run(tmp_path, media_root, engine, text):
     p = tmp_path / "r.jsonl"
     p.write_text(json.dumps({"id": "a", "video": "colors", "model_generation": text}) + "\n")
-    runner = Runner(RunConfig(judge="oracle", decontextualize=False), media_root, tmp_path / "out",
-                    engines={"oracle": engine})
+    runner = Runner(
+        RunConfig(judge="oracle", decontextualize=False),
+        media_root,
+        tmp_path / "out",
+        engines={"oracle": engine},
+    )
     try:
         result = runner.run(p)
     finally:
@@ -73,7 +101,9 @@ def _run(tmp_path, media_root, engine, text):
 
 
 def test_protocol_marks_an_unparsed_decomposition(tmp_path, media_root):
-    result, rec = _run(tmp_path, media_root, BrokenDecomposer(), "The screen is red (visual, 0:00).")
+    result, rec = _run(
+        tmp_path, media_root, BrokenDecomposer(), "The screen is red (visual, 0:00)."
+    )
     sent = rec["trace"]["sentences"][0]
     assert sent.get("facts", []) == [] and "decomposition" in sent["unscored"]
     assert rec["murgat_s"] is None and rec["scored_fraction"] == 0.0
@@ -81,8 +111,12 @@ def test_protocol_marks_an_unparsed_decomposition(tmp_path, media_root):
 
 
 def test_protocol_marks_an_unparsed_verifiability_verdict(tmp_path, media_root):
-    result, rec = _run(tmp_path, media_root, BrokenVerifier(),
-                       "The screen is red (visual, 0:00). The screen is green (visual, 0:01).")
+    result, rec = _run(
+        tmp_path,
+        media_root,
+        BrokenVerifier(),
+        "The screen is red (visual, 0:00). The screen is green (visual, 0:01).",
+    )
     first, second = rec["trace"]["sentences"]
     assert first.get("unscored") is None and "verifiab" in second["unscored"]
     assert rec["scored_fraction"] == 0.5 and rec["counts"]["unscored_sentences"] == 1

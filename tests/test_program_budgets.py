@@ -28,7 +28,6 @@ from murgat_local.generate.program.trace import bounded_record
 from murgat_local.generate.program.values import error_text
 from murgat_local.pipeline.rounds import RoundBatcher
 
-
 # A hung plan holds the GIL without end; these bounds sit far above what a loaded 2-core machine's
 # scheduler adds to a 10 ms tick, and far below a hang.
 GAP_S = 2.0
@@ -66,7 +65,7 @@ class Watcher:
             self.gap = max(self.gap, now - last)
             last = now
 
-    def __enter__(self) -> "Watcher":
+    def __enter__(self) -> Watcher:
         self._thread.start()
         return self
 
@@ -135,7 +134,9 @@ def test_plans_keep_python_semantics_for_values_they_read():
 
 
 def test_values_nested_too_deeply_to_walk_are_a_named_limit():
-    trace = run_logic_source("x = [1]\nfor i in range(5000):\n    x = [x]\nz = x == [x]", Tools(), imperative=False)
+    trace = run_logic_source(
+        "x = [1]\nfor i in range(5000):\n    x = [x]\nz = x == [x]", Tools(), imperative=False
+    )
     assert trace.status == "stopped" and "limit max_value_depth" in trace.error.reason, trace.error
 
 
@@ -172,7 +173,11 @@ def test_memory_is_counted_in_bytes():
 
 
 def test_a_range_too_large_for_a_c_integer_is_a_named_limit():
-    for src in ("r = range(-2**63, 2**63)", "r = range(0, 2**63, 1)", "for i in range(-2**63, 2**63 - 1):\n    pass"):
+    for src in (
+        "r = range(-2**63, 2**63)",
+        "r = range(0, 2**63, 1)",
+        "for i in range(-2**63, 2**63 - 1):\n    pass",
+    ):
         trace = run_logic_source(src, Tools(), imperative=False)
         assert trace.status == "stopped", (src, trace.error)
         assert "limit max_iterations" in trace.error.reason
@@ -217,6 +222,7 @@ def test_run_budget_bounds_how_many_plans_run_at_once():
             with lock:
                 live[0] -= 1
             return out
+
         return run
 
     batcher = RoundBatcher(lambda calls: [c + 1 for c in calls], max_live=budget.concurrent)
@@ -232,12 +238,16 @@ def test_run_budget_bounds_how_many_plans_run_at_once():
 def test_run_budget_is_shared_by_the_plans_of_a_run():
     src = 'x = []\nfor i in range(1000):\n    x.append("a" * 2000 + str(i))'
     budget = RunBudget(max_bytes=2**20, per_plan=2**20)
-    trace = run_logic_source(src, Tools(), imperative=False, limits=Limits(max_bytes=2**20), budget=budget)
+    trace = run_logic_source(
+        src, Tools(), imperative=False, limits=Limits(max_bytes=2**20), budget=budget
+    )
     assert trace.status == "stopped" and "limit max_bytes" in trace.error.reason, trace.error
     assert budget.in_use == 0  # released when the plan ended
     # a pool already held by other plans stops this one at the pool, not the process
     budget.take(2**20 - 2**16, lambda: AssertionError("pool"))
-    trace = run_logic_source(src, Tools(), imperative=False, limits=Limits(max_bytes=2**22), budget=budget)
+    trace = run_logic_source(
+        src, Tools(), imperative=False, limits=Limits(max_bytes=2**22), budget=budget
+    )
     assert trace.status == "stopped" and "limit max_run_bytes" in trace.error.reason, trace.error
     assert budget.in_use == 2**20 - 2**16
 
@@ -245,17 +255,43 @@ def test_run_budget_is_shared_by_the_plans_of_a_run():
 # ---------------------------------------------------------------- property: any structure, any operation
 
 _BUILD = st.lists(
-    st.sampled_from([
-        "x = [x, x]", "x = (x, x)", "x = [x] * 3", "x = x + x", "x.append(x)", "x = {1: x}",
-        "x = [x, [x]]", "x = x[0:5]", "x = enumerate(x)", 'x = [x, "ab" * 50]',
-    ]),
-    min_size=1, max_size=6,
+    st.sampled_from(
+        [
+            "x = [x, x]",
+            "x = (x, x)",
+            "x = [x] * 3",
+            "x = x + x",
+            "x.append(x)",
+            "x = {1: x}",
+            "x = [x, [x]]",
+            "x = x[0:5]",
+            "x = enumerate(x)",
+            'x = [x, "ab" * 50]',
+        ]
+    ),
+    min_size=1,
+    max_size=6,
 )
-_OPS = st.sampled_from([
-    "z = x == y", "z = x != y", "z = x < y", "z = x in [y, y]", "z = y in x", "z = max([x, y])",
-    "z = min(x, y)", "z = str(x)", 'z = f"{x}{y}"', "z = {x: 1}", "z = {1: x}[1]", "z = len(x)",
-    'z = answer("q", [], x)', "z = [x, y] == [y, x]", "z = x * 2", "z = x + y",
-])
+_OPS = st.sampled_from(
+    [
+        "z = x == y",
+        "z = x != y",
+        "z = x < y",
+        "z = x in [y, y]",
+        "z = y in x",
+        "z = max([x, y])",
+        "z = min(x, y)",
+        "z = str(x)",
+        'z = f"{x}{y}"',
+        "z = {x: 1}",
+        "z = {1: x}[1]",
+        "z = len(x)",
+        'z = answer("q", [], x)',
+        "z = [x, y] == [y, x]",
+        "z = x * 2",
+        "z = x + y",
+    ]
+)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -296,7 +332,10 @@ def test_a_wrong_argument_is_named_by_its_kind_and_size_never_rendered(tool, cal
         trace = run_logic_source(SHARED + call, Tools(), imperative=True)
         took = time.monotonic() - t0
     assert trace.status == "failed", trace.error
-    assert trace.error.reason == f"video.{tool}: modality must be 'visual' or 'audio', got a list of 2 items"
+    assert (
+        trace.error.reason
+        == f"video.{tool}: modality must be 'visual' or 'audio', got a list of 2 items"
+    )
     assert took < 2.0, took
     assert w.gap < GAP_S, w.gap
     quoted = run_logic_source('z = video.query("0:01", "q", "v" * 5000)', Tools(), imperative=False)
@@ -337,7 +376,9 @@ def test_error_text_describes_an_exceptions_arguments_without_rendering_them():
     assert time.monotonic() - t0 < 0.1
     long = error_text(ValueError("x" * 10**6))
     assert long.startswith("ValueError: xxx") and len(long) < 300 and "1000000 characters" in long
-    assert error_text(ZeroDivisionError("division by zero")) == "ZeroDivisionError: division by zero"
+    assert (
+        error_text(ZeroDivisionError("division by zero")) == "ZeroDivisionError: division by zero"
+    )
     assert error_text(KeyError(7)) == "KeyError: 7" and error_text(RuntimeError()) == "RuntimeError"
 
 
@@ -353,7 +394,12 @@ def test_a_plans_record_is_bounded_as_a_whole_and_says_what_was_cut():
     limits = Limits(max_record_chars=50_000)
     trace = run_logic_source(BIG_TRACE, Tools(), imperative=False, limits=limits)
     assert trace.ok, trace.error
-    record = {"style": "logic", "plan": "x" * 100_000, "parsed": "y" * 100_000, "trace": trace.to_dict()}
+    record = {
+        "style": "logic",
+        "plan": "x" * 100_000,
+        "parsed": "y" * 100_000,
+        "trace": trace.to_dict(),
+    }
     full = len(json.dumps(record))
     assert full > 1_000_000
     kept = bounded_record(record, limits.max_record_chars)
@@ -363,7 +409,9 @@ def test_a_plans_record_is_bounded_as_a_whole_and_says_what_was_cut():
     assert cut["chars"] == full and cut["limit"] == limits.max_record_chars
     assert 0 < cut["calls_dropped"] < 64 and cut["strings_clipped"] >= 3
     calls = kept["trace"]["calls"]
-    assert [c["index"] for c in calls] == list(range(1, 65 - cut["calls_dropped"]))  # the first ones, whole
+    assert [c["index"] for c in calls] == list(
+        range(1, 65 - cut["calls_dropped"])
+    )  # the first ones, whole
     assert kept["trace"]["counts"]["tool_calls"] == 64 and kept["trace"]["status"] == "ok"
     assert kept["plan"].startswith("xxx") and "100000 characters" in kept["plan"]
     small = {"style": "logic", "trace": {"calls": [], "status": "ok"}}

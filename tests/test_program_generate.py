@@ -9,9 +9,9 @@ import json
 import re
 
 import pytest
-
 from conftest import ROOT
 from fakes import fenced
+
 from murgat_local.config import GenerateConfig
 from murgat_local.engines import EngineStats
 from murgat_local.engines.base import finish, record
@@ -23,25 +23,25 @@ from murgat_local.pipeline.rounds import RoundBatcher
 from murgat_local.text.citations import parse_citations
 
 PLANS = {
-    "logic-declarative": '''```python
+    "logic-declarative": """```python
 def main(video):
     notes = []
     notes.append(video.query("0:02-0:03", "What colour is the screen?", "visual"))
     notes.append(video.query("0:05", "Is a tone heard?", "audio"))
     notes.append(video.query("9:00", "What is there?", "visual"))
     return answer("Which colour?", notes, ["A", "B", "C", "D"])
-```''',
-    "logic-imperative": '''def main(video):
+```""",
+    "logic-imperative": """def main(video):
     notes = []
     for span in video.find("the screen is green", "visual"):
         notes.append(video.query(span, "What colour is the screen?", "visual"))
-    return answer("Which colour?", notes, [])''',
+    return answer("Which colour?", notes, [])""",
     "narrative-declarative": '1. describe("0:02-0:03", "visual", "What colour is the screen?")\n'
-                             '2. describe("0:05", "audio", "Is a tone heard?")\n'
-                             '3. synthesize("Pick the option.")',
+    '2. describe("0:05", "audio", "Is a tone heard?")\n'
+    '3. synthesize("Pick the option.")',
     "narrative-imperative": '1. find("the screen is green", "visual")\n'
-                            '2. describe(#1, "visual", "What colour is the screen?")\n'
-                            '3. synthesize("Pick the option.")',
+    '2. describe(#1, "visual", "What colour is the screen?")\n'
+    '3. synthesize("Pick the option.")',
 }
 
 
@@ -74,7 +74,8 @@ class Planner:
         system = r.system or ""
         if "You plan how to answer" in system or "by writing a small program" in system:
             variant = ("logic" if "program" in system.split(".")[0] else "narrative") + (
-                "-imperative" if "find" in system else "-declarative")
+                "-imperative" if "find" in system else "-declarative"
+            )
             return self.plans[variant]
         kind = r.verdict.__name__ if r.verdict else None
         if kind == "Spans":
@@ -82,9 +83,13 @@ class Planner:
         if kind == "YesNo":  # find's check: the green second is 0:02-0:03 in the sample
             return _j({"label": "YES" if "0:02-0:03" in r.prompt else "NO"})
         if kind == "Observation":
-            return _j({"sentence": f"It looks green here (visual, 9:99). {fenced(r.prompt, 'REQUEST')}"})
+            return _j(
+                {"sentence": f"It looks green here (visual, 9:99). {fenced(r.prompt, 'REQUEST')}"}
+            )
         if kind == "Synthesis":
-            return _j({"text": "The screen is green [1], and something is heard [2][7].", "answer": "B"})
+            return _j(
+                {"text": "The screen is green [1], and something is heard [2][7].", "answer": "B"}
+            )
         if r.choices:
             return r.choices[0]
         return "Answer: A"
@@ -116,7 +121,11 @@ def rows(path):
 def test_strategy_names():
     s = parse_strategy("program:logic-imperative")
     assert (s.label, s.prompt, s.style, s.imperative) == (
-        "program:logic-imperative", "program_logic_imperative", "logic", True)
+        "program:logic-imperative",
+        "program_logic_imperative",
+        "logic",
+        True,
+    )
     with pytest.raises(ValueError, match="program:narrative-declarative"):
         parse_strategy("program:logic")
 
@@ -132,18 +141,28 @@ def test_every_variant_runs_and_its_citations_are_the_calls_that_ran(tmp_path, m
     for r in ok:
         trace = r["program"]["trace"]
         assert trace["status"] == "ok"
-        queried = [(c["args"]["modality"], f'({c["args"]["modality"]}, {c["args"]["time"]})')
-                   for c in trace["calls"] if c["tool"] == "query" and c["error"] is None]
+        queried = [
+            (c["args"]["modality"], f"({c['args']['modality']}, {c['args']['time']})")
+            for c in trace["calls"]
+            if c["tool"] == "query" and c["error"] is None
+        ]
         cited = [(c.modality, c.raw) for c in parse_citations(r["model_generation"])]
         # every observation cites the span its call cut, in order; the synthesis cites only those
-        assert queried and cited[:len(queried)] == queried
+        assert queried and cited[: len(queried)] == queried
         assert set(cited) <= set(queried)
         assert all(c.valid for c in parse_citations(r["model_generation"]))
         assert "9:99" not in r["model_generation"]  # a citation the model wrote itself is dropped
         assert r["model_generation"].endswith("Answer: B") and r["predicted"] == "B"
-        assert r["program"]["time"]["model_s"] >= 0 and r["program"]["trace"]["limits"]["max_plan_lines"] == 12
+        assert (
+            r["program"]["time"]["model_s"] >= 0
+            and r["program"]["trace"]["limits"]["max_plan_lines"] == 12
+        )
         parsed = r["program"]["parsed"]
-        assert ("video.query(" in parsed) if variant.startswith("logic") else parsed[-1]["tool"] == "synthesize"
+        assert (
+            ("video.query(" in parsed)
+            if variant.startswith("logic")
+            else parsed[-1]["tool"] == "synthesize"
+        )
     if variant == "logic-declarative":  # 9:00 is past the 10 s video: a failed call, never a cut
         bad = [c for c in ok[0]["program"]["trace"]["calls"] if c["error"]]
         assert len(bad) == 1 and "beyond the media's duration" in bad[0]["error"]
@@ -165,13 +184,24 @@ def test_tool_calls_of_all_items_share_rounds_and_are_cached(tmp_path, media_roo
 
 
 def test_a_plan_that_does_not_parse_is_that_items_error(tmp_path, media_root):
-    bad = dict(PLANS, **{"logic-declarative": "import os\nos.system('rm -rf /')",
-                         "narrative-declarative": "1. describe(0:01)"})
+    bad = dict(
+        PLANS,
+        **{
+            "logic-declarative": "import os\nos.system('rm -rf /')",
+            "narrative-declarative": "1. describe(0:01)",
+        },
+    )
     engine = Planner(bad)
-    result = run(tmp_path, media_root, engine, ["program:logic-declarative", "program:narrative-declarative"])
+    result = run(
+        tmp_path, media_root, engine, ["program:logic-declarative", "program:narrative-declarative"]
+    )
     logic = rows(result.outputs["tiny-qwen3-omni/program:logic-declarative"])
     assert all(r["status"] == "error" for r in logic)
-    assert "refused" in logic[0]["error"] and "import" in logic[0]["error"] and "line 1" in logic[0]["error"]
+    assert (
+        "refused" in logic[0]["error"]
+        and "import" in logic[0]["error"]
+        and "line 1" in logic[0]["error"]
+    )
     assert logic[0]["program"]["trace"]["calls"] == []
     narrative = rows(result.outputs["tiny-qwen3-omni/program:narrative-declarative"])
     # the plan breaks the grammar it was asked for: an unparsed generation, the item's error
@@ -182,10 +212,16 @@ def test_a_plan_that_does_not_parse_is_that_items_error(tmp_path, media_root):
 def test_render_expands_indices_and_drops_model_written_citations():
     e1 = Evidence("The screen is green (visual, 0:09).", "0:02-0:03", "visual")
     e2 = Evidence("A tone is heard", "0:05", "audio")
-    text = render_response([e1, e2], Synthesized("Green [1] and a tone [2], not [3] (audio, 0:01).", "B",
-                                                 (e1, e2, "a plain note")))
-    assert text == ("Reasoning: The screen is green (visual, 0:02-0:03). A tone is heard (audio, 0:05). "
-                    "Green (visual, 0:02-0:03) and a tone (audio, 0:05), not.\nAnswer: B")
+    text = render_response(
+        [e1, e2],
+        Synthesized(
+            "Green [1] and a tone [2], not [3] (audio, 0:01).", "B", (e1, e2, "a plain note")
+        ),
+    )
+    assert text == (
+        "Reasoning: The screen is green (visual, 0:02-0:03). A tone is heard (audio, 0:05). "
+        "Green (visual, 0:02-0:03) and a tone (audio, 0:05), not.\nAnswer: B"
+    )
     assert expand_indices("[1][2]", (e1, e2)) == "(visual, 0:02-0:03) (audio, 0:05)"
 
 
@@ -202,6 +238,7 @@ def test_round_batcher_gathers_one_call_per_live_program_per_round():
             for k in range(n):
                 got += ask([f"{n}.{k}"])
             return got
+
         return run
 
     results = RoundBatcher(send).run([job(3), job(1), job(2)])
@@ -213,7 +250,9 @@ def test_the_narrative_plan_is_generated_under_its_grammar(tmp_path, media_root)
     engine = Planner()
     run(tmp_path, media_root, engine, ["program:narrative-imperative", "program:logic-imperative"])
     plans = [r for r in engine.seen if "You plan how to answer" in (r.system or "")]
-    assert plans and all(r.pattern and re.fullmatch(r.pattern, PLANS["narrative-imperative"]) for r in plans)
+    assert plans and all(
+        r.pattern and re.fullmatch(r.pattern, PLANS["narrative-imperative"]) for r in plans
+    )
     # imperative narrative plans may not name times: the grammar has no room for one
     assert not re.fullmatch(plans[0].pattern, PLANS["narrative-declarative"])
     logic = [r for r in engine.seen if "by writing a small program" in (r.system or "")]

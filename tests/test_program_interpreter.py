@@ -34,8 +34,18 @@ from murgat_local.text.citations import parse_time
 
 # ---------------------------------------------------------------- audit hook (installed once)
 
-_WATCHED = ("open", "exec", "os.system", "subprocess.Popen", "socket.connect", "os.exec", "os.spawn",
-            "os.posix_spawn", "ctypes.dlopen", "import")
+_WATCHED = (
+    "open",
+    "exec",
+    "os.system",
+    "subprocess.Popen",
+    "socket.connect",
+    "os.exec",
+    "os.spawn",
+    "os.posix_spawn",
+    "ctypes.dlopen",
+    "import",
+)
 _AUDIT = {"on": False, "events": []}
 
 
@@ -89,7 +99,7 @@ def test_fake_satisfies_protocol():
 
 # ---------------------------------------------------------------- valid plans
 
-IMPERATIVE_LOGIC = '''def main(video):
+IMPERATIVE_LOGIC = """def main(video):
     spans = video.find("a man holding a cup", "visual")
     notes = []
     for t in spans:
@@ -97,9 +107,9 @@ IMPERATIVE_LOGIC = '''def main(video):
     if len(notes) == 0:
         notes.append(video.query("0:00-0:10", "What is heard?", "audio"))
     return answer("What colour is the cup?", notes, ["A", "B", "C", "D"])
-'''
+"""
 
-DECLARATIVE_LOGIC = '''
+DECLARATIVE_LOGIC = """
 notes = [video.query(t, "What colour is the cup?", "visual") for t in ["0:12", "0:40-0:41"]]
 heard = video.query("0:59", "What is heard?", "audio")
 label = f"{len(notes)} notes"
@@ -114,7 +124,7 @@ d["k"] = d["k"] + [max(1, 9), min([4, 5])]
 if heard is None and d["x"] == "4" and not (m > 10 or False):
     notes.append(label)
 answer("Which colour?", notes + [heard], None)
-'''
+"""
 
 
 def test_imperative_logic_runs_and_traces_every_call():
@@ -123,10 +133,22 @@ def test_imperative_logic_runs_and_traces_every_call():
     assert trace.ok, trace.error
     assert [(c.tool, c.args) for c in trace.calls] == [
         ("find", {"description": "a man holding a cup", "modality": "visual"}),
-        ("query", {"time": "0:12-0:15", "question": "What colour is the cup?", "modality": "visual"}),
-        ("query", {"time": "0:40-0:41", "question": "What colour is the cup?", "modality": "visual"}),
-        ("answer", {"question": "What colour is the cup?", "evidence": [{"call": 2}, {"call": 3}],
-                    "options": ["A", "B", "C", "D"]}),
+        (
+            "query",
+            {"time": "0:12-0:15", "question": "What colour is the cup?", "modality": "visual"},
+        ),
+        (
+            "query",
+            {"time": "0:40-0:41", "question": "What colour is the cup?", "modality": "visual"},
+        ),
+        (
+            "answer",
+            {
+                "question": "What colour is the cup?",
+                "evidence": [{"call": 2}, {"call": 3}],
+                "options": ["A", "B", "C", "D"],
+            },
+        ),
     ]
     assert [c.index for c in trace.calls] == [1, 2, 3, 4]
     assert [c.line for c in trace.calls] == [2, 5, 5, 8]
@@ -141,7 +163,12 @@ def test_declarative_logic_runs_and_a_failed_call_is_recorded():
     trace = run_logic_source(DECLARATIVE_LOGIC, tools, imperative=False)
     assert trace.ok, trace.error
     tools_called = [(c.tool, c.args.get("time")) for c in trace.calls]
-    assert tools_called == [("query", "0:12"), ("query", "0:40-0:41"), ("query", "0:59"), ("answer", None)]
+    assert tools_called == [
+        ("query", "0:12"),
+        ("query", "0:40-0:41"),
+        ("query", "0:59"),
+        ("answer", None),
+    ]
     failed = trace.calls[2]
     assert failed.error == "0:59 is past the end of the video" and failed.result is None
     # the failed query gave None, which answer() drops; the note string is kept
@@ -160,13 +187,18 @@ def test_evidence_is_opaque():
     src = 'e = video.query("0:01", "q", "visual")\nreturn [str(e), len([e, e]), e == e]'
     trace = run_logic_source(src, FakeTools(), imperative=False)
     assert trace.ok and trace.returned == "['<evidence>', 2, True]"
-    refused = run_logic_source('e = video.query("0:01", "q", "visual")\nt = e.text', FakeTools(), False)
+    refused = run_logic_source(
+        'e = video.query("0:01", "q", "visual")\nt = e.text', FakeTools(), False
+    )
     assert refused.error.reason == "attribute access 'text' is not allowed"
 
 
 def test_plain_statements_and_trailing_main_call_are_accepted():
-    for src in ("x = 1\nreturn x + 1", "def main(video):\n    return 2\nmain(video)",
-                "def main(video):\n    return 2\nresult = main(video)"):
+    for src in (
+        "x = 1\nreturn x + 1",
+        "def main(video):\n    return 2\nmain(video)",
+        "def main(video):\n    return 2\nresult = main(video)",
+    ):
         trace = run_logic_source(src, FakeTools(), imperative=True)
         assert trace.ok and trace.returned == "2", (src, trace.error)
 
@@ -190,13 +222,19 @@ def test_imperative_narrative_runs():
     trace = run_narrative_source(IMPERATIVE_NARRATIVE, tools, imperative=True, options=["A", "B"])
     assert trace.ok, trace.error
     assert [(c.tool, c.args.get("time"), c.line) for c in trace.calls] == [
-        ("find", None, 1), ("query", "0:12-0:15", 2), ("query", "0:40-0:41", 2),
-        ("query", "0:12-0:15", 3), ("query", "0:12-0:15", 4), ("query", "0:40-0:41", 4), ("answer", None, 5),
+        ("find", None, 1),
+        ("query", "0:12-0:15", 2),
+        ("query", "0:40-0:41", 2),
+        ("query", "0:12-0:15", 3),
+        ("query", "0:12-0:15", 4),
+        ("query", "0:40-0:41", 4),
+        ("answer", None, 5),
     ]
     assert trace.calls[3].args["question"] == 'What does the "woman" say?'
     assert trace.calls[-1].args == {
         "question": "Which option fits the evidence? Cite it by number.",
-        "evidence": [{"call": k} for k in range(2, 7)], "options": ["A", "B"],
+        "evidence": [{"call": k} for k in range(2, 7)],
+        "options": ["A", "B"],
     }
     assert trace.answer == "B. The cup is red." and trace.style == "narrative"
 
@@ -217,7 +255,11 @@ HOSTILE: list[tuple[str, str, Limits]] = [
     ("import os", "'import' is not allowed", Limits()),
     ("from os import path", "'import' is not allowed", Limits()),
     ('__import__("os")', "name '__import__' is not allowed", Limits()),
-    ("().__class__.__bases__[0].__subclasses__()", "attribute access '__subclasses__' is not allowed", Limits()),
+    (
+        "().__class__.__bases__[0].__subclasses__()",
+        "attribute access '__subclasses__' is not allowed",
+        Limits(),
+    ),
     ('x = 1\ngetattr(x, "y")', "calling 'getattr' is not allowed", Limits()),
     ("x = 1\ny = x.__dict__", "attribute access '__dict__' is not allowed", Limits()),
     ("sys._getframe(0)", "attribute access '_getframe' is not allowed", Limits()),
@@ -232,26 +274,61 @@ HOSTILE: list[tuple[str, str, Limits]] = [
     ('compile("1", "f", "eval")', "calling 'compile' is not allowed", Limits()),
     ("x = __builtins__", "name '__builtins__' is not allowed", Limits()),
     ("while True:\n    pass", "more than 10000 loop iterations (limit max_iterations)", Limits()),
-    ("for i in range(10**12):\n    pass", "loop iterations in a range (limit max_iterations)", Limits()),
+    (
+        "for i in range(10**12):\n    pass",
+        "loop iterations in a range (limit max_iterations)",
+        Limits(),
+    ),
     ("x = " + "(" * 100_000 + "1" + ")" * 100_000, "limit max_source_chars", Limits()),
-    ("x = " + "(" * 100_000 + "1" + ")" * 100_000, "syntax error: too many nested parentheses", BIG),
+    (
+        "x = " + "(" * 100_000 + "1" + ")" * 100_000,
+        "syntax error: too many nested parentheses",
+        BIG,
+    ),
     ("x = " + "[" * 10_000 + "]" * 10_000, "syntax error: too many nested parentheses", BIG),
     ("x = " + "1+" * 10_000 + "1", "nested too deeply to parse", BIG),
     ("x = " + "-" * 100_000 + "1", "nested too deeply to parse", BIG),
     ("x = " + "not " * 3000 + "1", "nested too deeply to parse", BIG),
     ("x = " + "1+" * 300 + "1", "nested deeper than 64 levels (limit max_depth)", Limits()),
-    ('x = "a" * 10**10', "more than 20000 characters in a string (limit max_string_chars)", Limits()),
+    (
+        'x = "a" * 10**10',
+        "more than 20000 characters in a string (limit max_string_chars)",
+        Limits(),
+    ),
     ("x = [0] * 10**10", "items in a list, tuple or dict (limit max_items)", Limits()),
-    ("x = [0]\nwhile True:\n    x = x + x", "items in a list, tuple or dict (limit max_items)", Limits()),
-    ("x = [0]\nwhile True:\n    x += x", "items in a list, tuple or dict (limit max_items)", Limits()),
-    ('s = "ab"\nwhile True:\n    s = s + s', "characters in a string (limit max_string_chars)", Limits()),
+    (
+        "x = [0]\nwhile True:\n    x = x + x",
+        "items in a list, tuple or dict (limit max_items)",
+        Limits(),
+    ),
+    (
+        "x = [0]\nwhile True:\n    x += x",
+        "items in a list, tuple or dict (limit max_items)",
+        Limits(),
+    ),
+    (
+        's = "ab"\nwhile True:\n    s = s + s',
+        "characters in a string (limit max_string_chars)",
+        Limits(),
+    ),
     ("n = 2\nwhile True:\n    n = n * n", "bits in an integer (limit max_int_bits)", Limits()),
     ("x = 2 ** 100000", "bits in an integer (limit max_int_bits)", Limits()),
     ('x = "%999999999d" % 1', "string formatting with '%' is not allowed", Limits()),
-    ("a = []\na.append(a)\ns = str(a)", "characters in a string (limit max_string_chars)", Limits()),
-    ("x = []\nfor i in range(90):\n    y = []\n    for j in range(100):\n        y.append(\"aaaaaaaaaa\" * 2000)\n    x.append(y)",
-     "bytes of values built (limit max_bytes)", Limits()),
-    ('while True:\n    video.query("0:01", "q", "visual")', "more than 64 tool calls (limit max_tool_calls)", Limits()),
+    (
+        "a = []\na.append(a)\ns = str(a)",
+        "characters in a string (limit max_string_chars)",
+        Limits(),
+    ),
+    (
+        'x = []\nfor i in range(90):\n    y = []\n    for j in range(100):\n        y.append("aaaaaaaaaa" * 2000)\n    x.append(y)',
+        "bytes of values built (limit max_bytes)",
+        Limits(),
+    ),
+    (
+        'while True:\n    video.query("0:01", "q", "visual")',
+        "more than 64 tool calls (limit max_tool_calls)",
+        Limits(),
+    ),
     ("f = lambda x: x", "'lambda' is not allowed", Limits()),
     ("class A:\n    pass", "'class' is not allowed", Limits()),
     ("try:\n    x = 1\nexcept Exception:\n    pass", "'try' is not allowed", Limits()),
@@ -260,8 +337,16 @@ HOSTILE: list[tuple[str, str, Limits]] = [
     ("x = 1\ndel x", "'del' is not allowed", Limits()),
     ("def main(video):\n    yield 1", "'yield' is not allowed", Limits()),
     ("@decorate\ndef main(video):\n    return 1", "decorators are not allowed", Limits()),
-    ("def main(video):\n    return 1\ndef helper():\n    return 2", "a second 'def' ('helper') is not allowed", Limits()),
-    ("def main(video):\n    def helper():\n        return 2\n    return 1", "'def helper' is not allowed", Limits()),
+    (
+        "def main(video):\n    return 1\ndef helper():\n    return 2",
+        "a second 'def' ('helper') is not allowed",
+        Limits(),
+    ),
+    (
+        "def main(video):\n    def helper():\n        return 2\n    return 1",
+        "'def helper' is not allowed",
+        Limits(),
+    ),
     ("def main(video):\n    return main(video)", "calling 'main' is not allowed", Limits()),
     ("x = 1\n" * 2_000_000, "more than 20000 (limit max_source_chars)", Limits()),
     ("video = 1", "cannot assign to reserved name 'video'", Limits()),
@@ -274,7 +359,11 @@ HOSTILE: list[tuple[str, str, Limits]] = [
     ('x = b"bytes"', "constant of type bytes is not allowed", Limits()),
     ("x = 1 << 1000", "operator LShift is not allowed", Limits()),
     ("x = 1\x00", "syntax error", Limits()),
-    ("x = = 1", "syntax error: invalid syntax", Limits()),  # CPython would open "<unknown>" to quote it
+    (
+        "x = = 1",
+        "syntax error: invalid syntax",
+        Limits(),
+    ),  # CPython would open "<unknown>" to quote it
     ("if 1:\nx = 1", "syntax error: expected an indented block", Limits()),
     ("x = 1 / 0", "ZeroDivisionError", Limits()),
     ("x = y + 1", "name 'y' is not defined", Limits()),
@@ -286,7 +375,9 @@ HOSTILE: list[tuple[str, str, Limits]] = [
 ]
 
 
-@pytest.mark.parametrize("source,reason,limits", HOSTILE, ids=[f"hostile{i}" for i in range(len(HOSTILE))])
+@pytest.mark.parametrize(
+    "source,reason,limits", HOSTILE, ids=[f"hostile{i}" for i in range(len(HOSTILE))]
+)
 def test_hostile_logic_plans_are_refused_or_stopped(source, reason, limits):
     tools = FakeTools()
     with no_side_effects():
@@ -323,8 +414,14 @@ def test_hostile_narratives_are_refused_without_side_effects():
     bad = [
         ('1. synthesize("x")\n2. synthesize("y")', "must be the last line"),
         ('1. describe(#1, "visual", "x")\n2. synthesize("y")', "#1 must name an earlier line"),
-        ('1. open("/etc/passwd")\n2. synthesize("y")', "expected find(...), describe(...) or synthesize(...)"),
-        ('1. describe("../../etc/passwd", "visual", "x")\n2. synthesize("y")', "malformed arguments to describe"),
+        (
+            '1. open("/etc/passwd")\n2. synthesize("y")',
+            "expected find(...), describe(...) or synthesize(...)",
+        ),
+        (
+            '1. describe("../../etc/passwd", "visual", "x")\n2. synthesize("y")',
+            "malformed arguments to describe",
+        ),
         ("x" * 10_000_000, "limit max_source_chars"),
     ]
     for text, reason in bad:
@@ -347,8 +444,12 @@ def test_limits_are_configuration_and_recorded():
     assert len(trace.calls) == 3 and trace.limits == limits
     assert trace.to_dict()["limits"]["max_tool_calls"] == 3
     assert run_logic_source(src, FakeTools(), imperative=False, limits=Limits(max_tool_calls=4)).ok
-    plan = '1. describe("0:01", "visual", "a")\n2. describe("0:02", "visual", "b")\n3. synthesize("c")'
-    stopped = run_narrative_source(plan, FakeTools(), imperative=False, limits=Limits(max_tool_calls=2))
+    plan = (
+        '1. describe("0:01", "visual", "a")\n2. describe("0:02", "visual", "b")\n3. synthesize("c")'
+    )
+    stopped = run_narrative_source(
+        plan, FakeTools(), imperative=False, limits=Limits(max_tool_calls=2)
+    )
     assert stopped.status == "stopped" and stopped.error.line == 3 and len(stopped.calls) == 2
     with pytest.raises(ValueError):
         Limits(max_steps=0)
@@ -356,12 +457,16 @@ def test_limits_are_configuration_and_recorded():
 
 def test_steps_and_wall_time_stop_a_busy_loop():
     steps = run_logic_source("while True:\n    pass", FakeTools(), True, Limits(max_steps=100))
-    assert steps.status == "stopped" and "more than 100 steps (limit max_steps)" in steps.error.reason
+    assert (
+        steps.status == "stopped" and "more than 100 steps (limit max_steps)" in steps.error.reason
+    )
     ticks = iter(range(10**9))
     clock = lambda: next(ticks) * 0.01  # noqa: E731 - a fake clock: 10 ms per reading
     big = Limits(max_steps=10**9, max_iterations=10**9, max_seconds=1.0)
     slow = run_logic_source("while True:\n    pass", FakeTools(), True, big, clock=clock)
-    assert slow.status == "stopped" and slow.error.reason == "more than 1 seconds (limit max_seconds)"
+    assert (
+        slow.status == "stopped" and slow.error.reason == "more than 1 seconds (limit max_seconds)"
+    )
 
 
 def test_limits_bound_the_plan_not_the_plain_program():
@@ -389,7 +494,9 @@ def _agree(text: str, imperative: bool) -> bool:
     matched = _RX[imperative].fullmatch(text) is not None
     parsed = isinstance(parse_narrative(text, imperative, NARROW), NarrativePlan)
     strict_matched = _RX_NO_TIMES.fullmatch(text) is not None
-    strict_parsed = isinstance(parse_narrative(text, True, NARROW, allow_times=False), NarrativePlan)
+    strict_parsed = isinstance(
+        parse_narrative(text, True, NARROW, allow_times=False), NarrativePlan
+    )
     return matched == parsed and strict_matched == strict_parsed
 
 
@@ -402,8 +509,13 @@ def test_regex_uses_only_plain_features():
 
 
 def test_valid_plans_match_and_parse():
-    for text, imp in [(IMPERATIVE_NARRATIVE, True), (DECLARATIVE_NARRATIVE, False), (DECLARATIVE_NARRATIVE, True),
-                      ('1. synthesize("x")', False), ('1. describe("0:01", "audio","x")\n2. synthesize("y")\n', False)]:
+    for text, imp in [
+        (IMPERATIVE_NARRATIVE, True),
+        (DECLARATIVE_NARRATIVE, False),
+        (DECLARATIVE_NARRATIVE, True),
+        ('1. synthesize("x")', False),
+        ('1. describe("0:01", "audio","x")\n2. synthesize("y")\n', False),
+    ]:
         assert _RX[imp].fullmatch(text), text
         plan = parse_narrative(text, imp, NARROW)
         assert isinstance(plan, NarrativePlan), plan
@@ -427,7 +539,8 @@ MALFORMED = [
     '1. describe("0:01", "visual")\n2. synthesize("y")',
     '1. describe(#2, "visual", "x")\n2. synthesize("y")',
     '1. describe("0:01", "visual", "x")\r\n2. synthesize("y")',
-    "\n".join(f'{i}. describe("0:01", "visual", "x")' for i in range(1, NARROW + 1)) + f'\n{NARROW + 1}. synthesize("y")',
+    "\n".join(f'{i}. describe("0:01", "visual", "x")' for i in range(1, NARROW + 1))
+    + f'\n{NARROW + 1}. synthesize("y")',
 ]
 
 
@@ -438,16 +551,52 @@ def test_malformed_plans_neither_match_nor_parse(text):
         assert isinstance(parse_narrative(text, imp, NARROW), ProgramError)
 
 
-_piece = st.sampled_from([
-    "find(", "describe(", "synthesize(", '"', '", "', ", ", '"visual"', '"audio"', "#1", "#2", "#3", "#0",
-    "0:12", "1:02:03", "0:12-0:15", "9:99", "-", ")", "x", "a b", '\\"', "\\\\", "\\", "\n", " ", "1. ", "2. ",
-])
+_piece = st.sampled_from(
+    [
+        "find(",
+        "describe(",
+        "synthesize(",
+        '"',
+        '", "',
+        ", ",
+        '"visual"',
+        '"audio"',
+        "#1",
+        "#2",
+        "#3",
+        "#0",
+        "0:12",
+        "1:02:03",
+        "0:12-0:15",
+        "9:99",
+        "-",
+        ")",
+        "x",
+        "a b",
+        '\\"',
+        "\\\\",
+        "\\",
+        "\n",
+        " ",
+        "1. ",
+        "2. ",
+    ]
+)
 _call = st.one_of(
-    st.builds(lambda q, m: f'find("{q}", "{m}")', st.text("ab \\\"#", min_size=0, max_size=4), st.sampled_from(["visual", "audio", "x"])),
-    st.builds(lambda t, m, q: f'describe({t}, "{m}", "{q}")',
-              st.sampled_from(['"0:12"', '"0:12-1:15"', '"1:00:00"', "#1", "#2", "#3", "#9", '"0:99"', '""']),
-              st.sampled_from(["visual", "audio"]), st.text("ab\\\"", min_size=0, max_size=3)),
-    st.builds(lambda q: f'synthesize("{q}")', st.text("ab\\\"\n", min_size=0, max_size=3)),
+    st.builds(
+        lambda q, m: f'find("{q}", "{m}")',
+        st.text('ab \\"#', min_size=0, max_size=4),
+        st.sampled_from(["visual", "audio", "x"]),
+    ),
+    st.builds(
+        lambda t, m, q: f'describe({t}, "{m}", "{q}")',
+        st.sampled_from(
+            ['"0:12"', '"0:12-1:15"', '"1:00:00"', "#1", "#2", "#3", "#9", '"0:99"', '""']
+        ),
+        st.sampled_from(["visual", "audio"]),
+        st.text('ab\\"', min_size=0, max_size=3),
+    ),
+    st.builds(lambda q: f'synthesize("{q}")', st.text('ab\\"\n', min_size=0, max_size=3)),
     st.lists(_piece, max_size=6).map("".join),
 )
 
@@ -456,8 +605,10 @@ _call = st.one_of(
 def _plans(draw):
     calls = draw(st.lists(_call, min_size=0, max_size=NARROW + 1))
     numbered = draw(st.booleans())
-    lines = [(f"{i}. " if numbered or draw(st.booleans()) else f"{draw(st.integers(0, 9))}. ") + c
-             for i, c in enumerate(calls, start=1)]
+    lines = [
+        (f"{i}. " if numbered or draw(st.booleans()) else f"{draw(st.integers(0, 9))}. ") + c
+        for i, c in enumerate(calls, start=1)
+    ]
     return "\n".join(lines) + draw(st.sampled_from(["", "\n", "\n\n", " "]))
 
 
@@ -509,7 +660,9 @@ def test_tool_bugs_propagate_instead_of_blaming_the_plan():
     with pytest.raises(TypeError, match="tool find returned str"):
         run_logic_source('video.find("x", "visual")', BuggyTools(), imperative=True)
     with pytest.raises(RuntimeError, match="engine exploded"):
-        run_narrative_source('1. describe("0:01", "visual", "x")\n2. synthesize("y")', BuggyTools(), False)
+        run_narrative_source(
+            '1. describe("0:01", "visual", "x")\n2. synthesize("y")', BuggyTools(), False
+        )
 
 
 class _Bug(Exception):
@@ -532,44 +685,113 @@ def test_an_interpreter_bug_is_internal_never_the_plans_failure(monkeypatch):
     monkeypatch.setattr(interpreter._Interpreter, "augassign", broken)
     trace = run_logic_source("n = 1\nn += 1\nanswer('q', [], None)", FakeTools(), imperative=False)
     assert trace.status == "internal" and trace.error.kind == "internal" and trace.error.line == 2
-    assert trace.error.reason.startswith("KeyError in the interpreter (") and len(trace.error.reason) < 300
+    assert (
+        trace.error.reason.startswith("KeyError in the interpreter (")
+        and len(trace.error.reason) < 300
+    )
     assert trace.error.reason.endswith(" in broken)"), trace.error.reason  # where our code broke
-    assert trace.to_dict()["status"] == "internal" and trace.error.message.startswith("internal: line 2: ")
+    assert trace.to_dict()["status"] == "internal" and trace.error.message.startswith(
+        "internal: line 2: "
+    )
 
     def crash(*args):
         raise _Bug("oops")
 
     monkeypatch.setattr(narrative, "_synthesize", crash)
-    trace = run_narrative_source('1. describe("0:01", "visual", "x")\n2. synthesize("y")', FakeTools(), False)
+    trace = run_narrative_source(
+        '1. describe("0:01", "visual", "x")\n2. synthesize("y")', FakeTools(), False
+    )
     assert trace.status == "internal" and trace.error.line == 2 and len(trace.calls) == 1
     assert trace.error.reason.startswith("_Bug in the interpreter ("), trace.error.reason
 
 
-@pytest.mark.parametrize("source,reason", [
-    ("d = {}\nd[[1]] = 2", "unhashable type"),
-    ("d = {[1]: 2}", "unhashable type"),
-    ("a = [1]\na[0] = a\nb = [1]\nb[0] = b\nc = a == b", "levels of nesting in a compared or hashed value (limit max_value_depth)"),
-    ("x = " + "9" * 30, "integer constant has more than 64 bits (limit max_int_bits)"),
-    ('x = int("9" * 30)', "bits in an integer (limit max_int_bits)"),
-    ("x = min([video.find, 1])", "attribute access 'find' is not allowed"),
-    ("x = enumerate(range(5000))", "items in a list, tuple or dict (limit max_items)"),
-    ("x = 1e308 * 10\ny = int(x)", "OverflowError"),
-    ("x = [1, 2][5]", "IndexError"),
-    ("x = (-8) ** 0.5", "the result is a complex number"),
-    ("a, b = [1, 2, 3]", "cannot unpack a list value into 2 names"),
-])
+@pytest.mark.parametrize(
+    "source,reason",
+    [
+        ("d = {}\nd[[1]] = 2", "unhashable type"),
+        ("d = {[1]: 2}", "unhashable type"),
+        (
+            "a = [1]\na[0] = a\nb = [1]\nb[0] = b\nc = a == b",
+            "levels of nesting in a compared or hashed value (limit max_value_depth)",
+        ),
+        ("x = " + "9" * 30, "integer constant has more than 64 bits (limit max_int_bits)"),
+        ('x = int("9" * 30)', "bits in an integer (limit max_int_bits)"),
+        ("x = min([video.find, 1])", "attribute access 'find' is not allowed"),
+        ("x = enumerate(range(5000))", "items in a list, tuple or dict (limit max_items)"),
+        ("x = 1e308 * 10\ny = int(x)", "OverflowError"),
+        ("x = [1, 2][5]", "IndexError"),
+        ("x = (-8) ** 0.5", "the result is a complex number"),
+        ("a, b = [1, 2, 3]", "cannot unpack a list value into 2 names"),
+    ],
+)
 def test_runtime_errors_are_values(source, reason):
     with no_side_effects():
         trace = run_logic_source(source, FakeTools(), imperative=True)
-    assert trace.status in ("refused", "stopped", "failed") and reason in trace.error.reason, trace.error
+    assert trace.status in ("refused", "stopped", "failed") and reason in trace.error.reason, (
+        trace.error
+    )
 
 
-_SOUP = st.lists(st.sampled_from([
-    "x", "y", "=", "+", "*", "-", "/", "%", "**", "(", ")", "[", "]", "{", "}", ":", ",", ".", "\n", "    ",
-    "1", "0", "10**9", '"a"', "for", "in", "while", "if", "else", "return", "not", "and", "or", "len(", "str(",
-    "range(", "max(", "x.append(", "video.query(", '"0:01"', '"visual"', "answer(", "f\"{x}\"", "True", "None",
-    "break", "lambda", "__class__", "==", "<", "d[", "[x for x in", "def main(video):\n",
-]), max_size=30).map(" ".join)
+_SOUP = st.lists(
+    st.sampled_from(
+        [
+            "x",
+            "y",
+            "=",
+            "+",
+            "*",
+            "-",
+            "/",
+            "%",
+            "**",
+            "(",
+            ")",
+            "[",
+            "]",
+            "{",
+            "}",
+            ":",
+            ",",
+            ".",
+            "\n",
+            "    ",
+            "1",
+            "0",
+            "10**9",
+            '"a"',
+            "for",
+            "in",
+            "while",
+            "if",
+            "else",
+            "return",
+            "not",
+            "and",
+            "or",
+            "len(",
+            "str(",
+            "range(",
+            "max(",
+            "x.append(",
+            "video.query(",
+            '"0:01"',
+            '"visual"',
+            "answer(",
+            'f"{x}"',
+            "True",
+            "None",
+            "break",
+            "lambda",
+            "__class__",
+            "==",
+            "<",
+            "d[",
+            "[x for x in",
+            "def main(video):\n",
+        ]
+    ),
+    max_size=30,
+).map(" ".join)
 
 
 @settings(max_examples=int(os.environ.get("PROGRAM_FUZZ_EXAMPLES", "300")), deadline=None)
@@ -577,7 +799,10 @@ _SOUP = st.lists(st.sampled_from([
 def test_any_source_gives_a_trace(source, imperative):
     with no_side_effects():
         trace = run_logic_source(source, FakeTools(), imperative, Limits(max_steps=5000))
-    assert trace.status in ("ok", "refused", "stopped", "failed"), (source, trace.error)  # never "internal"
+    assert trace.status in ("ok", "refused", "stopped", "failed"), (
+        source,
+        trace.error,
+    )  # never "internal"
 
 
 # ---------------------------------------------------------------- imperative plans that may name no times
@@ -589,21 +814,29 @@ PROMPT_NARRATIVE = (
     '4. describe(#3, "audio", "What does she say?")\n'
     '5. synthesize("Choose the option that matches the cup\'s colour and her words.")'
 )
-PROMPT_LOGIC = '''def main(video):
+PROMPT_LOGIC = """def main(video):
     notes = []
     for span in video.find("a man picks up a cup", "visual"):
         notes.append(video.query(span, "What colour is the cup?", "visual"))
     for span in video.find("a woman speaks", "audio"):
         notes.append(video.query(span, "What does she say?", "audio"))
     return answer("Which option fits?", notes, ["A", "B", "C", "D"])
-'''
+"""
 
 
 def test_narrative_without_times():
     rx = narrative_regex(True, 32, allow_times=False)
     assert re.fullmatch(rx, PROMPT_NARRATIVE) and not re.fullmatch(rx, IMPERATIVE_NARRATIVE)
     trace = run_narrative_source(PROMPT_NARRATIVE, FakeTools(), True, allow_times=False)
-    assert trace.ok and [c.tool for c in trace.calls] == ["find", "query", "query", "find", "query", "query", "answer"]
+    assert trace.ok and [c.tool for c in trace.calls] == [
+        "find",
+        "query",
+        "query",
+        "find",
+        "query",
+        "query",
+        "answer",
+    ]
     refused = run_narrative_source(IMPERATIVE_NARRATIVE, FakeTools(), True, allow_times=False)
     assert refused.status == "refused" and refused.error.line == 3
     assert "name no times yourself in the imperative variant" in refused.error.reason
@@ -618,5 +851,9 @@ def test_logic_without_times():
     assert "video.query: name no times yourself" in literal.error.reason
     computed = 't = "0:0" + "1"\nvideo.query(t, "q", "visual")'
     trace = run_logic_source(computed, FakeTools(), True, allow_times=False)
-    assert trace.status == "failed" and trace.calls == () and "query a span from video.find" in trace.error.reason
+    assert (
+        trace.status == "failed"
+        and trace.calls == ()
+        and "query a span from video.find" in trace.error.reason
+    )
     assert run_logic_source(computed, FakeTools(), False, allow_times=False).ok

@@ -11,16 +11,20 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import require_model
+
 from murgat_local.engines.base import build_messages
 from murgat_local.engines.render import ChatRenderer, processor_inputs
 from murgat_local.judges import ImagePart, JudgeRequest, YesNo, load_preset, make_engine
 
 BOS_MODELS = ["tiny-gemma4", "tiny-gemma3"]
 TEXT = JudgeRequest("Claim: the ball is red.", YesNo, "Answer YES or NO.")
-IMAGE = JudgeRequest("Claim: the picture is black.", YesNo, "Answer YES or NO.",
-                     (ImagePart(np.zeros((64, 64, 3), np.uint8)),))
+IMAGE = JudgeRequest(
+    "Claim: the picture is black.",
+    YesNo,
+    "Answer YES or NO.",
+    (ImagePart(np.zeros((64, 64, 3), np.uint8)),),
+)
 
 
 def _renderer(name: str) -> tuple:
@@ -34,13 +38,17 @@ def _transformers_ids(renderer: ChatRenderer, preset, request) -> list[int]:
     return processor_inputs(renderer, messages, media)["input_ids"][0].tolist()
 
 
-@pytest.mark.parametrize("name", BOS_MODELS + ["gemma3-270m", "smollm2-135m-instruct", "tiny-qwen3-vl"])
+@pytest.mark.parametrize(
+    "name", BOS_MODELS + ["gemma3-270m", "smollm2-135m-instruct", "tiny-qwen3-vl"]
+)
 def test_the_prompt_is_the_templates_text_tokenized_once(name):
     preset, renderer = _renderer(name)
     messages, _ = build_messages(TEXT, preset.quirks)
     ids = renderer.prompt_ids(messages)
     tok = renderer.tokenizer
-    template = (renderer.processor or tok).apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    template = (renderer.processor or tok).apply_chat_template(
+        messages, tokenize=False, add_generation_prompt=True
+    )
     assert ids == tok(template, add_special_tokens=False)["input_ids"]
     assert ids == _transformers_ids(renderer, preset, TEXT)
     if tok.bos_token_id is not None and template.startswith(tok.bos_token):
@@ -80,6 +88,9 @@ def test_the_prompt_rule_is_part_of_the_identity(monkeypatch):
     preset = load_preset("tiny-gemma4")
     require_model(preset.name)
     now = identity.engine_identity("vllm", preset, 0.0, {})
-    assert identity.identity_material("vllm", preset, 0.0, {})["prompt_tokens"] == identity.PROMPT_TOKENS
+    assert (
+        identity.identity_material("vllm", preset, 0.0, {})["prompt_tokens"]
+        == identity.PROMPT_TOKENS
+    )
     monkeypatch.setattr(identity, "PROMPT_TOKENS", "another rule")
     assert identity.engine_identity("vllm", preset, 0.0, {}) != now

@@ -33,22 +33,117 @@ from murgat_local.text.citations import (
     strip_citations,
     strip_citations_reference,
 )
-from murgat_local.text.clean import ANSWER_MARK, clean_generation, clean_generation_reference, remove_thinking
+from murgat_local.text.clean import (
+    ANSWER_MARK,
+    clean_generation,
+    clean_generation_reference,
+    remove_thinking,
+)
 from murgat_local.text.segment import segment_response
 from murgat_local.text.sentences import _LIST_MARKER, split_sentences, split_sentences_reference
 
-HOSTILE_CHARS = ["\ud83d", "\udc80", "\x00", "\x1b", "\x07", "\u202e", "\u2066", "\u200b", "\ufeff", "\ufffd",
-                 "\r", "\x0b", "\x1c", "\x85", "\u2028", "ſ", "İ", "K"]
+HOSTILE_CHARS = [
+    "\ud83d",
+    "\udc80",
+    "\x00",
+    "\x1b",
+    "\x07",
+    "\u202e",
+    "\u2066",
+    "\u200b",
+    "\ufeff",
+    "\ufffd",
+    "\r",
+    "\x0b",
+    "\x1c",
+    "\x85",
+    "\u2028",
+    "ſ",
+    "İ",
+    "K",
+]
 FRAGMENTS = [
-    "The man", " waves", "x", "A", "b", "3.5", "0:01", "1:2:3:4", "99:99", " ", "  ", "\t", "\n", "\n\n", "\r\n",
-    ".", "!", "?", "...", "…", ";", ",", ":", "：", "*", "_", "#", "- ", "1. ", "a) ", "Dr.", "e.g.", "J.", "U.S.",
-    "-", "–", " to ", '"', "“", "”", "'", "«", "»", "「", "」", "(", ")", "[", "]", "（", "）", "。", "！", "？", "他走了",
-    "(visual, 0:12)", "(audio, 1:20-1:30)", "[visual, 0:07]", "（visual, 0:03）", "(visual, 0:02; audio, 0:16)",
-    "(smell, 0:10)", "(at 0:12)", "visual", "audio", "Reasoning:", "Answer: B", "**Answer:**", "ANSWER - ",
-    "Final answer: ", "\\boxed{", "}", "{", "\\text{", "<think>", "</think>", "Option C",
+    "The man",
+    " waves",
+    "x",
+    "A",
+    "b",
+    "3.5",
+    "0:01",
+    "1:2:3:4",
+    "99:99",
+    " ",
+    "  ",
+    "\t",
+    "\n",
+    "\n\n",
+    "\r\n",
+    ".",
+    "!",
+    "?",
+    "...",
+    "…",
+    ";",
+    ",",
+    ":",
+    "：",
+    "*",
+    "_",
+    "#",
+    "- ",
+    "1. ",
+    "a) ",
+    "Dr.",
+    "e.g.",
+    "J.",
+    "U.S.",
+    "-",
+    "–",
+    " to ",
+    '"',
+    "“",
+    "”",
+    "'",
+    "«",
+    "»",
+    "「",
+    "」",
+    "(",
+    ")",
+    "[",
+    "]",
+    "（",
+    "）",
+    "。",
+    "！",
+    "？",
+    "他走了",
+    "(visual, 0:12)",
+    "(audio, 1:20-1:30)",
+    "[visual, 0:07]",
+    "（visual, 0:03）",
+    "(visual, 0:02; audio, 0:16)",
+    "(smell, 0:10)",
+    "(at 0:12)",
+    "visual",
+    "audio",
+    "Reasoning:",
+    "Answer: B",
+    "**Answer:**",
+    "ANSWER - ",
+    "Final answer: ",
+    "\\boxed{",
+    "}",
+    "{",
+    "\\text{",
+    "<think>",
+    "</think>",
+    "Option C",
 ] + HOSTILE_CHARS
 ANY_CHAR = st.characters(exclude_categories=()) | st.sampled_from(HOSTILE_CHARS)
-TEXT = st.lists(st.sampled_from(FRAGMENTS) | st.text(ANY_CHAR, max_size=3), max_size=40).map("".join)
+TEXT = st.lists(st.sampled_from(FRAGMENTS) | st.text(ANY_CHAR, max_size=3), max_size=40).map(
+    "".join
+)
 
 
 def _alnum(s: str) -> int:
@@ -156,7 +251,9 @@ def test_reference_splitter_covers_the_text_in_order(text):
     character but whitespace."""
     sentences = split_sentences_reference(text)
     assert _in_order(sentences, text)
-    assert sum(len(s) - sum(c.isspace() for c in s) for s in sentences) == len(text) - sum(c.isspace() for c in text)
+    assert sum(len(s) - sum(c.isspace() for c in s) for s in sentences) == len(text) - sum(
+        c.isspace() for c in text
+    )
 
 
 # ---------------------------------------------------------------- citation parsers
@@ -195,8 +292,13 @@ def fact_scores(draw) -> FactScore:
 
 
 SENTENCES = st.lists(
-    st.builds(SentenceScore, verifiable=VERDICT, cited=st.booleans(),
-              facts=st.lists(fact_scores(), max_size=3).map(tuple), unscored=st.sampled_from([None, "unparsed"])),
+    st.builds(
+        SentenceScore,
+        verifiable=VERDICT,
+        cited=st.booleans(),
+        facts=st.lists(fact_scores(), max_size=3).map(tuple),
+        unscored=st.sampled_from([None, "unparsed"]),
+    ),
     max_size=6,
 )
 
@@ -214,9 +316,18 @@ def test_fact_scores_are_in_the_unit_interval_or_both_unknown(fact):
 
 @settings(max_examples=300, deadline=None)
 @given(SENTENCES, st.booleans())
-def test_response_scores_are_in_the_unit_interval_and_murgat_s_is_coverage_times_f1(sentences, reference):
+def test_response_scores_are_in_the_unit_interval_and_murgat_s_is_coverage_times_f1(
+    sentences, reference
+):
     score = score_response(sentences, reference=reference)
-    values = (score.coverage, score.precision, score.recall, score.f1, score.murgat_s, score.scored_fraction)
+    values = (
+        score.coverage,
+        score.precision,
+        score.recall,
+        score.f1,
+        score.murgat_s,
+        score.scored_fraction,
+    )
     assert all(_unit(v) for v in values), values
     if score.murgat_s is not None:
         assert score.coverage is not None and score.f1 is not None

@@ -3,8 +3,8 @@
 import json
 
 import pytest
-
 from fakes import OracleEngine
+
 from murgat_local.config import RunConfig
 from murgat_local.pipeline.runner import Runner
 
@@ -33,14 +33,38 @@ def R(id, video, text, **kw):
 
 def test_scores_follow_the_media(tmp_path, media_root):
     rows = [
-        R("right", "colors", "The screen is red (visual, 0:00). The screen is green (visual, 0:01). Therefore A.\nAnswer: A", answer="A"),
-        R("wrong", "colors", "The screen is red (visual, 0:05). Therefore B.\nAnswer: B", answer="A"),
-        R("half", "colors", "The screen is red (visual, 0:00). The screen is blue (visual, 0:06). A cat sleeps."),
+        R(
+            "right",
+            "colors",
+            "The screen is red (visual, 0:00). The screen is green (visual, 0:01). Therefore A.\nAnswer: A",
+            answer="A",
+        ),
+        R(
+            "wrong",
+            "colors",
+            "The screen is red (visual, 0:05). Therefore B.\nAnswer: B",
+            answer="A",
+        ),
+        R(
+            "half",
+            "colors",
+            "The screen is red (visual, 0:00). The screen is blue (visual, 0:06). A cat sleeps.",
+        ),
     ]
     result, recs, _ = run(tmp_path, media_root, rows)
     right, wrong, half = recs
-    assert (right["coverage"], right["precision"], right["recall"], right["murgat_s"]) == (1.0, 1.0, 1.0, 1.0)
-    assert (wrong["coverage"], wrong["precision"], wrong["recall"], wrong["murgat_s"]) == (1.0, 0.0, 0.0, 0.0)
+    assert (right["coverage"], right["precision"], right["recall"], right["murgat_s"]) == (
+        1.0,
+        1.0,
+        1.0,
+        1.0,
+    )
+    assert (wrong["coverage"], wrong["precision"], wrong["recall"], wrong["murgat_s"]) == (
+        1.0,
+        0.0,
+        0.0,
+        0.0,
+    )
     # 3 verifiable sentences, 2 cited; of 2 facts one is supported
     assert half["coverage"] == pytest.approx(2 / 3)
     assert (half["precision"], half["recall"]) == (0.5, 0.5)
@@ -105,10 +129,20 @@ def test_refused_modality_is_recorded_not_scored_zero(tmp_path, media_root):
     citing both modalities stays with it and is refused per call, recorded, not scored zero."""
     engine = OracleEngine(modalities=("text", "image"))
     ears = OracleEngine("ears", ("text", "audio"), salt="ears")
-    rows = [R("a", "colors", "A tone sounds over the screen (audio, 0:01; visual, 0:01). "
-                             "The screen is green (visual, 0:01).")]
-    runner = Runner(RunConfig(judge="oracle", entailer_audio="ears"), media_root, tmp_path / "out",
-                    engines={"oracle": engine, "ears": ears})
+    rows = [
+        R(
+            "a",
+            "colors",
+            "A tone sounds over the screen (audio, 0:01; visual, 0:01). "
+            "The screen is green (visual, 0:01).",
+        )
+    ]
+    runner = Runner(
+        RunConfig(judge="oracle", entailer_audio="ears"),
+        media_root,
+        tmp_path / "out",
+        engines={"oracle": engine, "ears": ears},
+    )
     try:
         result = runner.run(write(tmp_path, rows))
     finally:
@@ -135,7 +169,9 @@ def test_swapping_the_entailer_reruns_only_attribution(tmp_path, media_root):
     run(tmp_path, media_root, rows)
     engine_a, engine_b = OracleEngine(), OracleEngine(name="other", salt="b")
     config = RunConfig(judge="oracle", entailer="other")
-    runner = Runner(config, media_root, tmp_path / "out", engines={"oracle": engine_a, "other": engine_b})
+    runner = Runner(
+        config, media_root, tmp_path / "out", engines={"oracle": engine_a, "other": engine_b}
+    )
     try:
         result = runner.run(write(tmp_path, rows))
     finally:
@@ -155,8 +191,13 @@ PARITY_TEXT = (
 
 
 def test_reference_parity_precision_recall_and_repeated_sentences(tmp_path, media_root):
-    _, (rec,), _ = run(tmp_path, media_root, [R("p", "colors", PARITY_TEXT, answer="A")], compat="reference",
-                       parse_reasoning=True)
+    _, (rec,), _ = run(
+        tmp_path,
+        media_root,
+        [R("p", "colors", PARITY_TEXT, answer="A")],
+        compat="reference",
+        parse_reasoning=True,
+    )
     # (the reference's --parse_reasoning invocation) repeated sentence counted once; red fact: alone YES/NO -> 0.5, joint YES -> 1; tone: 1/1
     assert rec["counts"]["sentences"] == 3 and rec["coverage"] == 1.0
     assert (rec["precision"], rec["recall"]) == (0.75, 1.0)
@@ -172,7 +213,9 @@ def test_default_mode_on_the_same_text(tmp_path, media_root):
 
 def test_reference_ignores_decimal_and_spaced_timestamps(tmp_path, media_root):
     text = "The screen is green (visual, 0:01.5). The screen is blue (visual, 0:02 - 0:03). The screen is red (visual, 0:00)."
-    _, (ref,), _ = run(tmp_path, media_root, [R("d", "colors", text)], compat="reference", out="ref")
+    _, (ref,), _ = run(
+        tmp_path, media_root, [R("d", "colors", text)], compat="reference", out="ref"
+    )
     _, (dft,), _ = run(tmp_path, media_root, [R("d", "colors", text)], out="dft")
     assert ref["coverage"] == pytest.approx(1 / 3) and dft["coverage"] == 1.0
     assert (dft["precision"], dft["recall"]) == (1.0, 1.0)
@@ -198,7 +241,9 @@ def test_summary_has_a_row_per_evaluated_model(tmp_path, media_root):
     assert result.summary["murgat_s"] == 0.5
 
 
-REF_TEXT = "<think>Let me look at it.</think>\nReasoning: The screen is red (visual, 0:00).\nAnswer: A"
+REF_TEXT = (
+    "<think>Let me look at it.</think>\nReasoning: The screen is red (visual, 0:00).\nAnswer: A"
+)
 
 
 def _sentences(rec):
@@ -208,11 +253,21 @@ def _sentences(rec):
 def test_reference_default_invocation_judges_the_whole_generation(tmp_path, media_root):
     """The reference's run_metric.py without --parse_reasoning keeps the labels, the Answer line
     and the thinking as sentences; with it, only the reasoning."""
-    _, (raw,), _ = run(tmp_path, media_root, [R("r", "colors", REF_TEXT)], compat="reference", out="raw")
-    assert any("Answer: A" in s for s in _sentences(raw)) and any("Reasoning:" in s for s in _sentences(raw))
+    _, (raw,), _ = run(
+        tmp_path, media_root, [R("r", "colors", REF_TEXT)], compat="reference", out="raw"
+    )
+    assert any("Answer: A" in s for s in _sentences(raw)) and any(
+        "Reasoning:" in s for s in _sentences(raw)
+    )
     assert any("<think>" in s for s in _sentences(raw))
-    _, (parsed,), _ = run(tmp_path, media_root, [R("r", "colors", REF_TEXT)], compat="reference",
-                          parse_reasoning=True, out="parsed")
+    _, (parsed,), _ = run(
+        tmp_path,
+        media_root,
+        [R("r", "colors", REF_TEXT)],
+        compat="reference",
+        parse_reasoning=True,
+        out="parsed",
+    )
     assert _sentences(parsed) == ["The screen is red (visual, 0:00)."]
     assert raw["answer"]["predicted"] == parsed["answer"]["predicted"] == "A"
     with pytest.raises(ValueError, match="compat"):
@@ -223,7 +278,10 @@ def test_reference_uses_an_inputs_own_decontextualized_text(tmp_path, media_root
     given = "The screen is green (visual, 0:01). The screen is red (visual, 0:00)."
     rows = [R("g", "colors", REF_TEXT, decontextualized_text=given)]
     _, (rec,), engine = run(tmp_path, media_root, rows, compat="reference")
-    assert _sentences(rec) == ["The screen is green (visual, 0:01).", "The screen is red (visual, 0:00)."]
+    assert _sentences(rec) == [
+        "The screen is green (visual, 0:01).",
+        "The screen is red (visual, 0:00).",
+    ]
     assert rec["trace"]["text_given"] is True
     assert not any(r.verdict.__name__ == "RewrittenText" for r in engine.seen if r.verdict)
     # the default mode keeps its own sentence-level decontextualization

@@ -6,6 +6,7 @@ import hashlib
 import json
 
 from fakes import OracleEngine
+
 from murgat_local.config import RunConfig
 from murgat_local.judges import load_prompt
 from murgat_local.pipeline.runner import Runner
@@ -13,7 +14,12 @@ from murgat_local.pipeline.runner import Runner
 
 def test_summary_records_config_prompts_judges_versions_and_input(tmp_path, media_root):
     path = tmp_path / "r.jsonl"
-    path.write_text(json.dumps({"id": "a", "video": "colors", "model_generation": "The screen is red (visual, 0:00)."}) + "\n")
+    path.write_text(
+        json.dumps(
+            {"id": "a", "video": "colors", "model_generation": "The screen is red (visual, 0:00)."}
+        )
+        + "\n"
+    )
     cfg = RunConfig(judge="oracle", batch_size=7, media={"max_frames": 12})
     runner = Runner(cfg, media_root, tmp_path / "out", engines={"oracle": OracleEngine(salt="v1")})
     try:

@@ -45,8 +45,15 @@ if __name__ == "__main__":
     print("after-out")
 """
 
-ENGINE_LINES = ["engine-print", "engine-logger-warning", "engine-c-out", "engine-c-err",
-                "engine-child-out", "engine-child-err", "engine-worker-out"]
+ENGINE_LINES = [
+    "engine-print",
+    "engine-logger-warning",
+    "engine-c-out",
+    "engine-c-err",
+    "engine-child-out",
+    "engine-child-err",
+    "engine-worker-out",
+]
 
 
 def test_engine_output_goes_to_the_log_and_ours_to_the_terminal(tmp_path):
@@ -55,7 +62,9 @@ def test_engine_output_goes_to_the_log_and_ours_to_the_terminal(tmp_path):
     log = tmp_path / "out" / "engine.log"
     log.parent.mkdir()
     log.write_text("earlier run\n")
-    proc = subprocess.run([sys.executable, str(script), str(log)], capture_output=True, text=True, cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, str(script), str(log)], capture_output=True, text=True, cwd=tmp_path
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["before", "ours-out", "after-out"]
     assert proc.stderr.split("\n")[:2] == ["ours-err", "after: engine-failure"]
@@ -71,16 +80,33 @@ def test_score_has_verbose_option():
 
 
 def murgat(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "murgat_local.cli", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd, env=dict(os.environ, COLUMNS="200"))
+    return subprocess.run(
+        [sys.executable, "-m", "murgat_local.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=dict(os.environ, COLUMNS="200"),
+    )
 
 
 def test_score_names_the_log_and_errors_reach_the_terminal(tmp_path):
     responses = tmp_path / "r.jsonl"
-    responses.write_text(json.dumps({"id": "a", "video": "v", "model_generation": "It is red (visual, 0:01)."}) + "\n")
+    responses.write_text(
+        json.dumps({"id": "a", "video": "v", "model_generation": "It is red (visual, 0:01)."})
+        + "\n"
+    )
     out = tmp_path / "out"
     # The item's video is missing: the run goes on (no model is needed) and exits 1.
-    args = ["score", responses, "--media-root", tmp_path, "--out", out, "--judge", "tiny-qwen3-omni"]
+    args = [
+        "score",
+        responses,
+        "--media-root",
+        tmp_path,
+        "--out",
+        out,
+        "--judge",
+        "tiny-qwen3-omni",
+    ]
     proc = murgat(*args, cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr
     assert f"engine logs: {out / 'engine.log'}" in proc.stderr
@@ -99,7 +125,7 @@ def test_score_names_the_log_and_errors_reach_the_terminal(tmp_path):
 
 # A registered engine that writes as vLLM does (a logger, C-level writes, a child process) at
 # start, on every batch and at close, and answers as the oracle does: the real CLI, no model.
-NOISY = r'''
+NOISY = r"""
 import logging, os, subprocess, sys
 
 from fakes import OracleEngine
@@ -136,15 +162,15 @@ class NoisyEngine(OracleEngine):
 
     def close(self):
         noise("close")
-'''
+"""
 
-MAIN = r'''
+MAIN = r"""
 import sys
 from murgat_local.engines import register_engine
 register_engine("noisy", "noisy:NoisyEngine", "json")
 from murgat_local.cli import app
 app(sys.argv[1:], prog_name="murgat")
-'''
+"""
 
 TESTS = pathlib.Path(__file__).resolve().parent
 
@@ -152,9 +178,16 @@ TESTS = pathlib.Path(__file__).resolve().parent
 def noisy_murgat(tmp_path, *args, engine=NOISY, columns=80):
     (tmp_path / "noisy.py").write_text(engine)
     (tmp_path / "main.py").write_text(MAIN)
-    env = dict(os.environ, COLUMNS=str(columns), PYTHONPATH=os.pathsep.join([str(tmp_path), str(TESTS)]))
-    return subprocess.run([sys.executable, str(tmp_path / "main.py"), *map(str, args)],
-                          capture_output=True, text=True, cwd=tmp_path, env=env)
+    env = dict(
+        os.environ, COLUMNS=str(columns), PYTHONPATH=os.pathsep.join([str(tmp_path), str(TESTS)])
+    )
+    return subprocess.run(
+        [sys.executable, str(tmp_path / "main.py"), *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+    )
 
 
 def logged_at(stderr: str) -> pathlib.Path:
@@ -184,7 +217,15 @@ def local_models():
 
 
 def test_smoke_sends_engine_output_to_a_log_and_verbose_shows_it(tmp_path, local_models):
-    args = ["smoke", "--engine", "noisy", "--model", "smollm2-135m-instruct", "--model", "tiny-qwen3-omni"]
+    args = [
+        "smoke",
+        "--engine",
+        "noisy",
+        "--model",
+        "smollm2-135m-instruct",
+        "--model",
+        "tiny-qwen3-omni",
+    ]
     quiet = noisy_murgat(tmp_path, *args)
     assert quiet.returncode == 0, quiet.stdout + quiet.stderr
     check_quiet(quiet, show="smollm2-135m-instruct")
@@ -197,50 +238,134 @@ def test_smoke_sends_engine_output_to_a_log_and_verbose_shows_it(tmp_path, local
         assert f"engine-{what}-start" in verbose.stdout + verbose.stderr
 
     bad = noisy_murgat(tmp_path, "smoke", "--engine", "noisy", "--model", "no-such-model")
-    assert bad.returncode == 2 and "no-such-model" in bad.stderr and "engine logs:" not in bad.stderr
+    assert (
+        bad.returncode == 2 and "no-such-model" in bad.stderr and "engine logs:" not in bad.stderr
+    )
 
 
 def test_a_model_that_cannot_start_is_its_row_and_the_log_is_named(tmp_path, local_models):
     start = '        noise("start")\n'
     broken = NOISY.replace(start, start + '        raise RuntimeError("see root cause above")\n', 1)
-    proc = noisy_murgat(tmp_path, "smoke", "--engine", "noisy", "--model", "smollm2-135m-instruct",
-                        "--model", "tiny-qwen3-omni", engine=broken, columns=200)
+    proc = noisy_murgat(
+        tmp_path,
+        "smoke",
+        "--engine",
+        "noisy",
+        "--model",
+        "smollm2-135m-instruct",
+        "--model",
+        "tiny-qwen3-omni",
+        engine=broken,
+        columns=200,
+    )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     said = " ".join((proc.stdout + proc.stderr).split())
     assert said.count("RuntimeError: see root cause above") == 2  # both models tried, each its row
     log = logged_at(proc.stderr)
     assert f"got no verdict; the engines' own output is in {log}" in said
-    assert "engine-c-err-start" in log.read_text() and "engine-" not in said.replace("engine logs:", "")
+    assert "engine-c-err-start" in log.read_text() and "engine-" not in said.replace(
+        "engine logs:", ""
+    )
 
 
-def test_score_generate_run_and_program_run_keep_engine_output_in_their_logs(tmp_path, local_models, media_root):
+def test_score_generate_run_and_program_run_keep_engine_output_in_their_logs(
+    tmp_path, local_models, media_root
+):
     root = pathlib.Path(__file__).resolve().parents[1]
-    judges = ["--engine", "noisy", "--judge", "tiny-qwen3-omni", "--verifier", "smollm2-135m-instruct",
-              "--decomposer", "smollm2-135m-instruct"]
-    score = noisy_murgat(tmp_path, "score", root / "samples" / "responses.jsonl", "--media-root", media_root,
-                         "--out", tmp_path / "score", "--limit", "3", *judges)
+    judges = [
+        "--engine",
+        "noisy",
+        "--judge",
+        "tiny-qwen3-omni",
+        "--verifier",
+        "smollm2-135m-instruct",
+        "--decomposer",
+        "smollm2-135m-instruct",
+    ]
+    score = noisy_murgat(
+        tmp_path,
+        "score",
+        root / "samples" / "responses.jsonl",
+        "--media-root",
+        media_root,
+        "--out",
+        tmp_path / "score",
+        "--limit",
+        "3",
+        *judges,
+    )
     assert score.returncode == 0, score.stdout + score.stderr
     assert check_quiet(score, show="MURGAT-S") == tmp_path / "score" / "engine.log"
 
     questions = root / "samples" / "questions.jsonl"
-    gen = noisy_murgat(tmp_path, "generate", questions, "--media-root", media_root, "--out", tmp_path / "gen",
-                       "--model", "tiny-qwen3-omni", "--strategy", "cite", "--engine", "noisy", "--limit", "2")
+    gen = noisy_murgat(
+        tmp_path,
+        "generate",
+        questions,
+        "--media-root",
+        media_root,
+        "--out",
+        tmp_path / "gen",
+        "--model",
+        "tiny-qwen3-omni",
+        "--strategy",
+        "cite",
+        "--engine",
+        "noisy",
+        "--limit",
+        "2",
+    )
     assert gen.returncode == 0, gen.stdout + gen.stderr
     assert check_quiet(gen, show="Generation") == tmp_path / "gen" / "engine.log"
 
-    run = noisy_murgat(tmp_path, "run", questions, "--media-root", media_root, "--out", tmp_path / "run",
-                       "--model", "tiny-qwen3-omni", "--limit", "2", *judges)
+    run = noisy_murgat(
+        tmp_path,
+        "run",
+        questions,
+        "--media-root",
+        media_root,
+        "--out",
+        tmp_path / "run",
+        "--model",
+        "tiny-qwen3-omni",
+        "--limit",
+        "2",
+        *judges,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     assert check_quiet(run, show="MURGAT-S") == tmp_path / "run" / "engine.log"
 
     # `program run` keeps its work (the log among it) in a folder of its own.
-    (tmp_path / "plan.py").write_text('def main(video):\n'
-                                      '    notes = [video.query("0:01-0:02", "What colour is it?", "visual")]\n'
-                                      '    return answer("Which colour?", notes, ["A", "B"])\n')
-    program = noisy_murgat(tmp_path, "program", "run", tmp_path / "plan.py", "--style", "logic", "--video", "colors",
-                           "--media-root", media_root, "--model", "tiny-qwen3-omni", "--engine", "noisy",
-                           "--question", "Which colour?", "--option", "red", "--option", "green")
-    assert program.returncode in (0, 1), program.stdout + program.stderr  # the oracle may not read a tool's prompt
+    (tmp_path / "plan.py").write_text(
+        "def main(video):\n"
+        '    notes = [video.query("0:01-0:02", "What colour is it?", "visual")]\n'
+        '    return answer("Which colour?", notes, ["A", "B"])\n'
+    )
+    program = noisy_murgat(
+        tmp_path,
+        "program",
+        "run",
+        tmp_path / "plan.py",
+        "--style",
+        "logic",
+        "--video",
+        "colors",
+        "--media-root",
+        media_root,
+        "--model",
+        "tiny-qwen3-omni",
+        "--engine",
+        "noisy",
+        "--question",
+        "Which colour?",
+        "--option",
+        "red",
+        "--option",
+        "green",
+    )
+    assert program.returncode in (0, 1), (
+        program.stdout + program.stderr
+    )  # the oracle may not read a tool's prompt
     assert check_quiet(program, show='"status"').name == "engine.log"
 
 
@@ -253,8 +378,13 @@ def test_smoke_on_vllm_prints_its_table_and_nothing_of_vllm(tmp_path):
 
     require_model("smollm2-135m-instruct")
     env = dict(os.environ, COLUMNS="80", VLLM_CPU_KVCACHE_SPACE="1")
-    proc = subprocess.run([sys.executable, "-m", "murgat_local.cli", "smoke", "--model", "smollm2-135m-instruct"],
-                          capture_output=True, text=True, cwd=tmp_path, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "murgat_local.cli", "smoke", "--model", "smollm2-135m-instruct"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+    )
     said = proc.stdout + proc.stderr
     assert proc.returncode == 0, said
     assert "smollm2-135m-instruct" in proc.stdout and len(said.splitlines()) <= 8, said
@@ -271,7 +401,9 @@ def test_every_commands_help_is_wrapped_to_an_80_column_terminal():
         r = CliRunner().invoke(app, [name, "--help"], env={"COLUMNS": "80"}, terminal_width=80)
         assert r.exit_code == 0, (name, r.output)
         text = r.output.split("╭", 1)[0].splitlines()
-        body = [line.strip() for line in text[text.index(next(l for l in text if "Usage:" in l)) + 1:]]
+        body = [
+            line.strip() for line in text[text.index(next(l for l in text if "Usage:" in l)) + 1 :]
+        ]
         paragraphs = [p for p in "\n".join(body).split("\n\n") if p.strip()]
         for p in paragraphs:
             lines = p.strip().splitlines()

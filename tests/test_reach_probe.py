@@ -13,23 +13,33 @@ import shutil
 
 import numpy as np
 import pytest
+from conftest import require_model
+from test_cli import shown
 from typer.testing import CliRunner
 
-from conftest import require_model
 from murgat_local.cli import app
-from murgat_local.judges.reach_probe import (AUDIO_IN_VIDEO, TOLERANCE, difference, placeholder_ids, reach_probes,
-                                             unreached)
+from murgat_local.judges.reach_probe import (
+    AUDIO_IN_VIDEO,
+    TOLERANCE,
+    difference,
+    placeholder_ids,
+    reach_probes,
+    unreached,
+)
 from murgat_local.judges.reach_record import RECORD, reach_status, record_reach
 from murgat_local.media.parts import AudioPart, VideoPart
 from murgat_local.reports.reach_probe import reach_table
-from test_cli import shown
 
 ALL = frozenset({"text", "image", "video", "audio"})
 
 
 def _arrays(request):
-    return [getattr(m, "pixels", None) if not isinstance(m, (VideoPart, AudioPart))
-            else (m.frames if isinstance(m, VideoPart) else m.waveform) for m in request.media]
+    return [
+        getattr(m, "pixels", None)
+        if not isinstance(m, (VideoPart, AudioPart))
+        else (m.frames if isinstance(m, VideoPart) else m.waveform)
+        for m in request.media
+    ]
 
 
 def test_each_modality_is_cut_from_the_sample_media_and_neutralised_with_its_shape_kept(media_root):
@@ -59,28 +69,57 @@ def test_the_difference_of_two_top_k_vectors_never_overstates():
     assert difference({1: -0.1}, {}) != difference({1: -0.1}, {})  # nan: nothing to compare
 
 
-@pytest.mark.parametrize("name, expected", [
-    ("tiny-qwen2.5-omni", {"image": 3012, "video": 3013, "audio": 3003}),  # the thinker's, not the talker's
-    ("tiny-gemma3", {"image": 10}),
-    ("tiny-qwen2-audio", {"audio": 3003}),
-    ("smollm2-135m-instruct", {}),
-])
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        (
+            "tiny-qwen2.5-omni",
+            {"image": 3012, "video": 3013, "audio": 3003},
+        ),  # the thinker's, not the talker's
+        ("tiny-gemma3", {"image": 10}),
+        ("tiny-qwen2-audio", {"audio": 3003}),
+        ("smollm2-135m-instruct", {}),
+    ],
+)
 def test_placeholder_ids_come_from_the_models_config(name, expected):
     assert placeholder_ids(require_model(name)) == expected
 
 
 def _row(modality, moved, **kw):
-    return {"model": "m", "modality": modality, "moved": moved, "delta": 0.2 if moved else 0.0, "noise": 0.0,
-            "tokens": [118, 118], "decision": ["Y", "N"], "placeholders": {"image": [80, 80]}, **kw}
+    return {
+        "model": "m",
+        "modality": modality,
+        "moved": moved,
+        "delta": 0.2 if moved else 0.0,
+        "noise": 0.0,
+        "tokens": [118, 118],
+        "decision": ["Y", "N"],
+        "placeholders": {"image": [80, 80]},
+        **kw,
+    }
 
 
 def test_a_modality_that_never_moves_the_output_is_flagged():
-    rows = [_row("image", True), _row("audio", False),
-            {"model": "m", "modality": "video", "moved": None, "skipped": True, "error": "not run on this engine"},
-            {"model": "m", "modality": "(start)", "moved": None, "error": "RuntimeError: no"}]
+    rows = [
+        _row("image", True),
+        _row("audio", False),
+        {
+            "model": "m",
+            "modality": "video",
+            "moved": None,
+            "skipped": True,
+            "error": "not run on this engine",
+        },
+        {"model": "m", "modality": "(start)", "moved": None, "error": "RuntimeError: no"},
+    ]
     assert [r["modality"] for r in unreached(rows)] == ["audio", "(start)"]
     text = "\n".join(shown(reach_table(rows, "vllm"), width=200))
-    assert "NO (never reached)" in text and "118/118" in text and "image 80/80" in text and "FAILED" in text
+    assert (
+        "NO (never reached)" in text
+        and "118/118" in text
+        and "image 80/80" in text
+        and "FAILED" in text
+    )
     assert TOLERANCE <= 1e-3
 
 
@@ -92,7 +131,9 @@ def models_root(tmp_path):
 
 
 def _models_json(models_root):
-    res = CliRunner().invoke(app, ["models", "--json"], env={**os.environ, "MURGAT_MODELS_DIR": str(models_root)})
+    res = CliRunner().invoke(
+        app, ["models", "--json"], env={**os.environ, "MURGAT_MODELS_DIR": str(models_root)}
+    )
     assert res.exit_code == 0, res.output
     return {p["name"]: p for p in json.loads(res.output)}
 
@@ -100,28 +141,49 @@ def _models_json(models_root):
 def test_murgat_models_shows_what_reach_verified_here_until_the_weights_change(models_root):
     folder = models_root / "tiny-qwen2.5-omni"
     before = _models_json(models_root)["tiny-qwen2.5-omni"]["reach"]
-    assert {m: s["text"] for m, s in before.items()} == dict.fromkeys(["image", "video", "audio", AUDIO_IN_VIDEO],
-                                                                      "not verified")
+    assert {m: s["text"] for m, s in before.items()} == dict.fromkeys(
+        ["image", "video", "audio", AUDIO_IN_VIDEO], "not verified"
+    )
     day = datetime.date(2026, 12, 5)
-    path = record_reach("tiny-qwen2.5-omni", folder, "vllm", [_row("image", True), _row(AUDIO_IN_VIDEO, False)],
-                       today=day)
-    record_reach("tiny-qwen2.5-omni", folder, "openai", [_row("image", True)], today=day + datetime.timedelta(1))
+    path = record_reach(
+        "tiny-qwen2.5-omni",
+        folder,
+        "vllm",
+        [_row("image", True), _row(AUDIO_IN_VIDEO, False)],
+        today=day,
+    )
+    record_reach(
+        "tiny-qwen2.5-omni",
+        folder,
+        "openai",
+        [_row("image", True)],
+        today=day + datetime.timedelta(1),
+    )
     assert path == models_root / RECORD
     reach = _models_json(models_root)["tiny-qwen2.5-omni"]["reach"]
     assert reach["image"]["text"] == "verified 2026-12-06 (openai, vllm)"
-    assert reach[AUDIO_IN_VIDEO] == {"state": "did not reach", "date": "2026-12-05", "engines": ["vllm"],
-                                     "text": "did not reach 2026-12-05 (vllm)"}
+    assert reach[AUDIO_IN_VIDEO] == {
+        "state": "did not reach",
+        "date": "2026-12-05",
+        "engines": ["vllm"],
+        "text": "did not reach 2026-12-05 (vllm)",
+    }
     assert reach["audio"]["text"] == "not verified"
-    res = CliRunner().invoke(app, ["models"], env={**os.environ, "MURGAT_MODELS_DIR": str(models_root),
-                                                   "COLUMNS": "200"})
+    res = CliRunner().invoke(
+        app, ["models"], env={**os.environ, "MURGAT_MODELS_DIR": str(models_root), "COLUMNS": "200"}
+    )
     assert res.exit_code == 0 and "verified 2026-12-06 (openai, vllm)" in res.output, res.output
     # new weights: what was verified on the old ones no longer counts
     weights = folder / "model.safetensors"
     os.utime(weights, ns=(weights.stat().st_atime_ns, weights.stat().st_mtime_ns + 10**9))
     after = reach_status("tiny-qwen2.5-omni", folder, ["image"])
-    assert after == {"image": {"state": "not verified", "date": None, "engines": [], "text": "not verified"}}
+    assert after == {
+        "image": {"state": "not verified", "date": None, "engines": [], "text": "not verified"}
+    }
 
 
 def test_reach_on_a_server_needs_its_url():
-    res = CliRunner().invoke(app, ["smoke", "--reach", "--engine", "openai", "--model", "tiny-qwen2-audio"])
+    res = CliRunner().invoke(
+        app, ["smoke", "--reach", "--engine", "openai", "--model", "tiny-qwen2-audio"]
+    )
     assert res.exit_code == 2 and "--base-url" in res.output

@@ -8,9 +8,9 @@ from __future__ import annotations
 import os
 
 import pytest
-
 from conftest import require_model
 from reach_checks import check_reach
+
 from murgat_local.engines import load_preset
 from murgat_local.engines.identity import vllm_cpu_build
 from murgat_local.judges.smoke import LOCAL_TEST_MODELS
@@ -19,14 +19,20 @@ from murgat_local.serving import ServerProcess
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
 
 SERVED_ELSEWHERE = {"tiny-qwen3-omni"}
-NAMES = [m for m in LOCAL_TEST_MODELS if m not in SERVED_ELSEWHERE and load_preset(m).modalities - {"text"}]
+NAMES = [
+    m
+    for m in LOCAL_TEST_MODELS
+    if m not in SERVED_ELSEWHERE and load_preset(m).modalities - {"text"}
+]
 
 
 @pytest.fixture(scope="module", params=NAMES)
 def served(request, tmp_path_factory):
     require_model(request.param)
     log = tmp_path_factory.mktemp("server") / "vllm-serve.log"
-    with ServerProcess(load_preset(request.param), log=log, env=dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1")) as s:
+    with ServerProcess(
+        load_preset(request.param), log=log, env=dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1")
+    ) as s:
         yield request.param, s
 
 

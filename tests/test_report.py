@@ -22,10 +22,10 @@ from html.parser import HTMLParser
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
-
 from conftest import ROOT
 from fakes import OracleEngine
+from typer.testing import CliRunner
+
 from murgat_local.cli import app
 from murgat_local.config import RunConfig
 from murgat_local.pipeline.runner import Runner
@@ -33,18 +33,43 @@ from murgat_local.reports.html import build, json_for_script, problems_table
 from murgat_local.reports.scan import load
 
 ARTIFACTS = ROOT / ".local" / "test-artifacts" / "report"
-HOSTILE = ('<script>alert(1)</script> the screen is "red" \'x\' </script><img src=x onerror=alert(2)> '
-           'see https://example.com/a.png (visual, 0:00; visual, 9:99). </script> Also (bogus, 1:00).')
+HOSTILE = (
+    "<script>alert(1)</script> the screen is \"red\" 'x' </script><img src=x onerror=alert(2)> "
+    "see https://example.com/a.png (visual, 0:00; visual, 9:99). </script> Also (bogus, 1:00)."
+)
 ROWS = [
-    {"id": "seek", "video": "colors", "model": "m1", "answer": "A",
-     "model_generation": "The screen is red (visual, 0:00). A tone plays (audio, 0:00-0:02). "
-                         "The screen is green (visual, 0:05-0:07). Therefore A.\nAnswer: A"},
-    {"id": "silent", "video": "silent", "model": "m1",
-     "model_generation": "The screen is blue (visual, 0:01) and a voice speaks (audio, 0:01). So B.\nAnswer: B"},
-    {"id": "<b>hostile</b>\"'", "video": "colors", "model": "m2</script><script>alert(3)</script>",
-     "model_generation": HOSTILE},
-    {"id": "bidi\u202etxt.exe\x1b[31m", "video": "colors", "model": "m2", "model_generation": "Red (visual, 0:00)."},
-    {"id": "late", "video": "colors", "model": "m2", "model_generation": "The screen is red (visual, 0:30)."},
+    {
+        "id": "seek",
+        "video": "colors",
+        "model": "m1",
+        "answer": "A",
+        "model_generation": "The screen is red (visual, 0:00). A tone plays (audio, 0:00-0:02). "
+        "The screen is green (visual, 0:05-0:07). Therefore A.\nAnswer: A",
+    },
+    {
+        "id": "silent",
+        "video": "silent",
+        "model": "m1",
+        "model_generation": "The screen is blue (visual, 0:01) and a voice speaks (audio, 0:01). So B.\nAnswer: B",
+    },
+    {
+        "id": "<b>hostile</b>\"'",
+        "video": "colors",
+        "model": "m2</script><script>alert(3)</script>",
+        "model_generation": HOSTILE,
+    },
+    {
+        "id": "bidi\u202etxt.exe\x1b[31m",
+        "video": "colors",
+        "model": "m2",
+        "model_generation": "Red (visual, 0:00).",
+    },
+    {
+        "id": "late",
+        "video": "colors",
+        "model": "m2",
+        "model_generation": "The screen is red (visual, 0:30).",
+    },
     {"id": "escape", "video": "../../etc/passwd", "model": "m2", "model_generation": "x"},
 ]
 
@@ -57,8 +82,12 @@ def _score(media_root, rows, out, entailer=None):
     engines = {"oracle": OracleEngine()}
     if entailer:
         engines[entailer] = OracleEngine(name=entailer, salt=entailer)
-    runner = Runner(RunConfig(judge="oracle", entailer=entailer, decontextualize=False), media_root, out,
-                    engines=engines)
+    runner = Runner(
+        RunConfig(judge="oracle", entailer=entailer, decontextualize=False),
+        media_root,
+        out,
+        engines=engines,
+    )
     try:
         return runner.run(p)
     finally:
@@ -78,13 +107,21 @@ def run_dir(tmp_path_factory, media_root):
     from test_generate import Scripted, run_generate
 
     tmp = tmp_path_factory.mktemp("run")
-    engines = {"tiny-qwen3-omni": Scripted("tiny-qwen3-omni"), "tiny-gemma3": Scripted("tiny-gemma3")}
+    engines = {
+        "tiny-qwen3-omni": Scripted("tiny-qwen3-omni"),
+        "tiny-gemma3": Scripted("tiny-gemma3"),
+    }
     gen = run_generate(tmp, media_root, engines, strategies=("base", "cite"), out="grid")
     grid = {}
     for label, path in gen.outputs.items():
-        scored = _score(media_root, [json.loads(l) for l in path.read_text().splitlines()], path.parent)
-        grid[label] = {**gen.summary["cells"][label], "murgat_s": scored.summary["murgat_s"],
-                       "scores": str(scored.records_path)}
+        scored = _score(
+            media_root, [json.loads(l) for l in path.read_text().splitlines()], path.parent
+        )
+        grid[label] = {
+            **gen.summary["cells"][label],
+            "murgat_s": scored.summary["murgat_s"],
+            "scores": str(scored.records_path),
+        }
     (tmp / "grid" / "run_summary.json").write_text(json.dumps({"grid": grid}, default=str))
     return tmp / "grid"
 
@@ -92,8 +129,18 @@ def run_dir(tmp_path_factory, media_root):
 @pytest.fixture(scope="module")
 def report(tmp_path_factory, score_dir, run_dir, media_root):
     out = tmp_path_factory.mktemp("html") / "report.html"
-    result = CliRunner().invoke(app, ["report", str(score_dir), str(run_dir), "--out", str(out),
-                                      "--media-root", str(media_root)])
+    result = CliRunner().invoke(
+        app,
+        [
+            "report",
+            str(score_dir),
+            str(run_dir),
+            "--out",
+            str(out),
+            "--media-root",
+            str(media_root),
+        ],
+    )
     assert result.exit_code == 0, result.output
     return out
 
@@ -130,10 +177,14 @@ def test_no_network_reference(report):
     for tag, attrs in page.elements:
         for name, value in attrs.items():
             if name in ("src", "href", "poster", "action", "data", "srcset"):
-                assert value.startswith(("data:image/png;base64,", "file:///")), (tag, name, value[:80])
+                assert value.startswith(("data:image/png;base64,", "file:///")), (
+                    tag,
+                    name,
+                    value[:80],
+                )
     # URLs only as escaped text from the input (the hostile response names one)
     for m in re.finditer(r"https?://", text):
-        context = text[max(0, m.start() - 200): m.start()]
+        context = text[max(0, m.start() - 200) : m.start()]
         assert "see " in context[-10:], context[-120:]
     assert "<link" not in text and "@import" not in text and "url(" not in text
 
@@ -172,10 +223,18 @@ def _table(text):
     """Each summary row: its summary.json location and {metric: (data-value, shown text)}."""
     rows = []
     for path, key, body in re.findall(
-            r'<tr data-cell="\d+" data-summary="([^"]*)" data-summary-key="([^"]*)">(.*?)</tr>', text, re.S):
-        cells = {m: (json.loads(v) if v else None, re.sub(r"<[^>]+>", "", shown).split(" ")[0])
-                 for m, v, shown in re.findall(
-                     r'<td class="num" data-metric="(\w+)"(?: data-value="([^"]*)")?[^>]*>(.*?)</td>', body, re.S)}
+        r'<tr data-cell="\d+" data-summary="([^"]*)" data-summary-key="([^"]*)">(.*?)</tr>',
+        text,
+        re.S,
+    ):
+        cells = {
+            m: (json.loads(v) if v else None, re.sub(r"<[^>]+>", "", shown).split(" ")[0])
+            for m, v, shown in re.findall(
+                r'<td class="num" data-metric="(\w+)"(?: data-value="([^"]*)")?[^>]*>(.*?)</td>',
+                body,
+                re.S,
+            )
+        }
         rows.append(((html.unescape(path), html.unescape(key)), cells))
     return rows
 
@@ -201,16 +260,27 @@ def test_table_numbers_equal_summary_json(report, score_dir, run_dir):
 
 
 def _plots(text):
-    return {m.group(1): base64.b64decode(m.group(2)) for m in
-            re.finditer(r'<img id="plot-([\w-]+)" class="plot" alt="[^"]*" src="data:image/png;base64,([^"]+)"', text)}
+    return {
+        m.group(1): base64.b64decode(m.group(2))
+        for m in re.finditer(
+            r'<img id="plot-([\w-]+)" class="plot" alt="[^"]*" src="data:image/png;base64,([^"]+)"',
+            text,
+        )
+    }
 
 
 def test_plots_are_non_uniform_pngs(report):
     from PIL import Image
 
     plots = _plots(report.read_text())
-    assert set(plots) == {"accuracy-vs-murgat", "coverage-vs-f1", "murgat-distribution",
-                          "citation-problems", "hallucinated-audio", "stages"}
+    assert set(plots) == {
+        "accuracy-vs-murgat",
+        "coverage-vs-f1",
+        "murgat-distribution",
+        "citation-problems",
+        "hallucinated-audio",
+        "stages",
+    }
     for name, png in plots.items():
         assert png[:8] == b"\x89PNG\r\n\x1a\n", name
         pixels = np.asarray(Image.open(io.BytesIO(png)).convert("L"), dtype=float)
@@ -223,12 +293,18 @@ def test_citation_problems_and_hallucinated_audio(score_dir, run_dir):
     m1 = by["m1 / -"].citations
     assert m1[("audio", "silent_audio")] == 1 and m1[("visual", "supported")] >= 1
     assert m1[("visual", "unsupported")] >= 1
-    assert dict(by["m2 / -"].citations) == {("visual", "out_of_range"): 1, ("visual", "supported"): 1}
+    assert dict(by["m2 / -"].citations) == {
+        ("visual", "out_of_range"): 1,
+        ("visual", "supported"): 1,
+    }
     hostile = next(c for c in cells if c.model.startswith("m2</script>")).citations
     assert hostile[("visual", "malformed")] == 1 and hostile[("other", "malformed")] == 1
     assert not by["m1 / -"].heard_known  # a plain score folder has no generation rows
     gemma, qwen = by["tiny-gemma3 / cite"], by["tiny-qwen3-omni / cite"]
-    rows = [json.loads(l) for l in (run_dir / "tiny-gemma3__cite" / "responses.jsonl").read_text().splitlines()]
+    rows = [
+        json.loads(l)
+        for l in (run_dir / "tiny-gemma3__cite" / "responses.jsonl").read_text().splitlines()
+    ]
     assert gemma.deaf_responses == len(rows) and gemma.hallucinated_audio == len(rows)  # one each
     # qwen hears audio, except on the video that has none
     assert qwen.deaf_responses == 1 and qwen.hallucinated_audio == 1
@@ -240,21 +316,33 @@ def test_visual_citations_of_a_responder_that_saw_no_picture_are_counted(tmp_pat
     each visual citation it writes cites something it never received."""
     from test_generate import CITED, Scripted, run_generate
 
-    gen = run_generate(tmp_path, media_root, {"tiny-qwen2-audio": Scripted("tiny-qwen2-audio")},
-                       strategies=("cite",), out="grid")
-    (label, path), = gen.outputs.items()
+    gen = run_generate(
+        tmp_path,
+        media_root,
+        {"tiny-qwen2-audio": Scripted("tiny-qwen2-audio")},
+        strategies=("cite",),
+        out="grid",
+    )
+    ((label, path),) = gen.outputs.items()
     written = [json.loads(l) for l in path.read_text().splitlines()]
     assert all(r["media"]["saw_video"] is False for r in written)
     scored = _score(media_root, written, path.parent)
-    grid = {label: {**gen.summary["cells"][label], "murgat_s": scored.summary["murgat_s"],
-                    "scores": str(scored.records_path)}}
+    grid = {
+        label: {
+            **gen.summary["cells"][label],
+            "murgat_s": scored.summary["murgat_s"],
+            "scores": str(scored.records_path),
+        }
+    }
     (tmp_path / "grid" / "run_summary.json").write_text(json.dumps({"grid": grid}, default=str))
     (cell,), _ = load([tmp_path / "grid"], 100)
     deaf = sum(not r["media"]["heard_audio"] for r in written)  # a video without a soundtrack
     assert cell.blind_responses == len(written) and cell.deaf_responses == deaf
     assert cell.hallucinated_visual == len(written) * CITED.count("(visual,")
     html = problems_table([cell])
-    assert "visual citations without pictures" in html and f"{len(written)} responses saw none" in html
+    assert (
+        "visual citations without pictures" in html and f"{len(written)} responses saw none" in html
+    )
 
 
 def test_drilldown_is_capped_and_says_so(tmp_path, score_dir, media_root):
@@ -272,7 +360,9 @@ def test_videos_stay_inside_the_media_root(tmp_path, score_dir, media_root):
     srcs = re.findall(r'<video [^>]*src="([^"]+)"', text)
     assert srcs and all(s == (media_root.resolve() / pathlib.Path(s).name).as_uri() for s in srcs)
     assert "no player: video path &#x27;../../etc/passwd&#x27; escapes the media root" in text
-    rel = build([score_dir], tmp_path / "sub" / "rel.html", media_root=media_root, relative_media=True)
+    rel = build(
+        [score_dir], tmp_path / "sub" / "rel.html", media_root=media_root, relative_media=True
+    )
     want = os.path.relpath(media_root.resolve() / "colors.mp4", tmp_path / "sub")
     assert f'src="{want}"' in rel.path.read_text()
     bare = build([score_dir], tmp_path / "bare.html").path.read_text()
@@ -291,19 +381,36 @@ def test_ten_thousand_responses_stay_usable(tmp_path, score_dir):
     result = build([big], tmp_path / "big.html", max_responses=300)
     took = time.monotonic() - t0
     text = result.path.read_text()
-    assert result.responses == 10_000 and result.shown == 300 and text.count('<details class="response"') == 300
+    assert (
+        result.responses == 10_000
+        and result.shown == 300
+        and text.count('<details class="response"') == 300
+    )
     assert "Showing 300 of 10000 responses" in text
     assert took < 60 and len(text) < 8_000_000, (took, len(text))
 
 
 def test_cli_usage_errors_exit_2(tmp_path, score_dir):
-    r = CliRunner().invoke(app, ["report", str(tmp_path / "missing"), "--out", str(tmp_path / "r.html")])
+    r = CliRunner().invoke(
+        app, ["report", str(tmp_path / "missing"), "--out", str(tmp_path / "r.html")]
+    )
     assert r.exit_code == 2 and "is not a folder" in " ".join(r.output.split())
     (tmp_path / "empty").mkdir()
-    r = CliRunner().invoke(app, ["report", str(tmp_path / "empty"), "--out", str(tmp_path / "r.html")])
+    r = CliRunner().invoke(
+        app, ["report", str(tmp_path / "empty"), "--out", str(tmp_path / "r.html")]
+    )
     assert r.exit_code == 2 and "neither" in " ".join(r.output.split())
-    r = CliRunner().invoke(app, ["report", str(score_dir), "--out", str(tmp_path / "r.html"),
-                                 "--media-root", str(tmp_path / "nope")])
+    r = CliRunner().invoke(
+        app,
+        [
+            "report",
+            str(score_dir),
+            "--out",
+            str(tmp_path / "r.html"),
+            "--media-root",
+            str(tmp_path / "nope"),
+        ],
+    )
     assert r.exit_code == 2
     assert not (tmp_path / "r.html").exists()
 
@@ -324,8 +431,15 @@ def test_names_that_look_like_math_are_plain_text(tmp_path, media_root):
     """Model, run and stage names reach matplotlib as text: `$a^b^c$` is not mathtext."""
     from murgat_local.reports import plots
 
-    rows = [{"id": f"r{i}", "video": "colors", "model": m, "model_generation": "The screen is red (visual, 0:00)."}
-            for i, m in enumerate(MATH_MODELS)]
+    rows = [
+        {
+            "id": f"r{i}",
+            "video": "colors",
+            "model": m,
+            "model_generation": "The screen is red (visual, 0:00).",
+        }
+        for i, m in enumerate(MATH_MODELS)
+    ]
     a = tmp_path / "$x^$" / "score"
     _score(media_root, rows, a)
     b = tmp_path / "$\\bad" / "score"
@@ -368,27 +482,39 @@ def corrupted(tmp_path_factory, score_dir, run_dir):
     seek = rows[0]
     s1, s2, s3 = seek["trace"]["sentences"][:3]
     fact = s1["facts"][0]
-    fact["alone"] = {"²": {"raw": "squared", "value": True}, "7": {"raw": "seventh", "value": False},
-                     "0": {"raw": "first", "value": True}, "9" * 5000: {"raw": "huge", "value": True}}
+    fact["alone"] = {
+        "²": {"raw": "squared", "value": True},
+        "7": {"raw": "seventh", "value": False},
+        "0": {"raw": "first", "value": True},
+        "9" * 5000: {"raw": "huge", "value": True},
+    }
     fact["without"] = ["x"]
     fact["precise"] = "yes"
     s1["citations"][0]["start"] = "abc"
     s3["facts"] = {"x": 1}
     s3["verifiable"] = ["YES"]
     seek["trace"]["sentences"][1] = "junk"
-    seek["murgat_s"], seek["coverage"], seek["correct"], seek["f1"] = "0.5", float("inf"), "maybe", 10 ** 400
-    s1["citations"][0]["end"] = -(10 ** 400)
+    seek["murgat_s"], seek["coverage"], seek["correct"], seek["f1"] = (
+        "0.5",
+        float("inf"),
+        "maybe",
+        10**400,
+    )
+    s1["citations"][0]["end"] = -(10**400)
     rows[1]["trace"] = "garbage"
     rows[2]["trace"]["sentences"][0]["citations"] = [5, None]
     rows[4]["model"] = {"a": 1}
     rows[5]["video"] = "\ud800.mp4"
-    _write_rows(score / "scores.jsonl", rows,
-                ["[" * 100_000 + "]" * 100_000 + "\n", "not json\n", "[]\n", '{"id": "cut'])
+    _write_rows(
+        score / "scores.jsonl",
+        rows,
+        ["[" * 100_000 + "]" * 100_000 + "\n", "not json\n", "[]\n", '{"id": "cut'],
+    )
     summary = json.loads((score / "summary.json").read_text())
     summary["by_model"]["m1"]["coverage"] = "high"
     summary["by_model"]["m1"]["f1_ci"] = [0, "x"]
     summary["by_model"]["m1"]["responses"] = -3
-    summary["by_model"]["m1"]["precision"] = 10 ** 400
+    summary["by_model"]["m1"]["precision"] = 10**400
     summary["by_model"]["m2"] = [1, 2]
     summary["stages"]["entail"]["wall_s"] = "fast"
     summary["stages"]["verifiable"] = "x"
@@ -409,28 +535,45 @@ def corrupted(tmp_path_factory, score_dir, run_dir):
 
     run2 = shutil.copytree(run_dir, tmp / "run2")
     (run2 / "run_summary.json").write_text("[1, 2")
-    (run2 / "tiny-gemma3__base" / "summary.json").write_text('{"stages": [], "models": {"entail": 3}}')
+    (run2 / "tiny-gemma3__base" / "summary.json").write_text(
+        '{"stages": [], "models": {"entail": 3}}'
+    )
     return score, run, run2
 
 
 def _notes(text):
     """The page's notes on the inputs and, per response id, the notes on that response."""
     page = re.search(r'<ul id="input-notes">(.*?)</ul>', text, re.S)
-    inputs = [html.unescape(re.sub(r"<[^>]+>", "", n)) for n in re.findall(r"<li>(.*?)</li>", page.group(1), re.S)]
+    inputs = [
+        html.unescape(re.sub(r"<[^>]+>", "", n))
+        for n in re.findall(r"<li>(.*?)</li>", page.group(1), re.S)
+    ]
     by_response = {}
     for box in text.split('<details class="response"')[1:]:
         rid = re.search(r'<span class="rid">(.*?)</span>', box).group(1)
         body = re.search(r'<ul class="data-notes">(.*?)</ul>', box, re.S)
-        by_response[html.unescape(rid)] = [html.unescape(n) for n in re.findall(r"<li>(.*?)</li>", body.group(1))] \
-            if body else []
+        by_response[html.unescape(rid)] = (
+            [html.unescape(n) for n in re.findall(r"<li>(.*?)</li>", body.group(1))] if body else []
+        )
     return inputs, by_response
 
 
 def test_a_corrupted_folder_gives_a_page_with_notes(tmp_path, corrupted, media_root):
     score, run, run2 = corrupted
     out = tmp_path / "r.html"
-    r = CliRunner().invoke(app, ["report", str(score), str(run), str(run2), "--out", str(out),
-                                 "--media-root", str(media_root)])
+    r = CliRunner().invoke(
+        app,
+        [
+            "report",
+            str(score),
+            str(run),
+            str(run2),
+            "--out",
+            str(out),
+            "--media-root",
+            str(media_root),
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert "Traceback" not in r.output
     text = out.read_text()
@@ -475,12 +618,16 @@ def test_a_corrupted_folder_gives_a_page_with_notes(tmp_path, corrupted, media_r
     ):
         assert want in seek, (want, responses["seek"])
     assert "trace is the text 'garbage', not an object" in "\n".join(responses["silent"])
-    assert "sentence 1, citation 1 is the number 5, not an object" in "\n".join(responses['<b>hostile</b>"\''])
+    assert "sentence 1, citation 1 is the number 5, not an object" in "\n".join(
+        responses["<b>hostile</b>\"'"]
+    )
     assert "no player: video" in text  # the lone surrogate names no file
     assert "citation 1 alone" in text and "squared" in text  # the raw outputs are still shown
     # every row of the table still reads its numbers; a bad one shows as -
     rows = _table(text)
-    assert len(rows) == 2 + 4 + 4  # m1 and the hostile model (m2 has no numbers); the ghost cells left out
+    assert (
+        len(rows) == 2 + 4 + 4
+    )  # m1 and the hostile model (m2 has no numbers); the ghost cells left out
     m1 = next(cells for (path, key), cells in rows if json.loads(key) == ["by_model", "m1"])
     assert m1["coverage"] == (None, "-") and m1["f1"][1] != "-"
 
@@ -503,25 +650,36 @@ def test_two_runs_are_told_apart(tmp_path, two_judges):
     r = CliRunner().invoke(app, ["report", str(a), str(b), "--out", str(out)])
     assert r.exit_code == 0, r.output
     text = out.read_text()
-    rows = re.findall(r'<tr data-cell="\d+".*?<td class="run"[^>]*>(.*?)</td><td class="judges">(.*?)</td>', text, re.S)
+    rows = re.findall(
+        r'<tr data-cell="\d+".*?<td class="run"[^>]*>(.*?)</td><td class="judges">(.*?)</td>',
+        text,
+        re.S,
+    )
     assert [html.unescape(run) for run, _ in rows] == ["runA", "runB"]
     assert html.unescape(rows[0][1]) == "oracle (every stage)"
     assert html.unescape(rows[1][1]) == "decontext, verifiable, decompose: oracle · entail: strict"
     data = json.loads(Page(text).scripts[0][1])
-    assert [(t["run"], t["judges"]["entail"]) for t in data["table"]] == [("runA", "oracle"), ("runB", "strict")]
+    assert [(t["run"], t["judges"]["entail"]) for t in data["table"]] == [
+        ("runA", "oracle"),
+        ("runB", "strict"),
+    ]
 
     cells, sources = load([a, b], 10)
     assert [c.label for c in cells] == ["runA", "runB"]
     figures = plots.figures(cells, sources)
     for key in ("accuracy-vs-murgat", "coverage-vs-f1"):
         ax = figures[key].axes[0]
-        points = {c.get_label(): (c.lines[0].get_color(), c.lines[0].get_marker()) for c in ax.containers}
+        points = {
+            c.get_label(): (c.lines[0].get_color(), c.lines[0].get_marker()) for c in ax.containers
+        }
         assert set(points) == {"runA", "runB"}, key
         (ca, ma), (cb, mb) = points["runA"], points["runB"]
         assert ca != cb and ma != mb, (key, points)
     dots = figures["murgat-distribution"].axes[0].collections
     assert len(dots) == 2 and dots[0].get_facecolor().tolist() != dots[1].get_facecolor().tolist()
-    assert not np.array_equal(dots[0].get_paths()[0].vertices, dots[1].get_paths()[0].vertices)  # markers
+    assert not np.array_equal(
+        dots[0].get_paths()[0].vertices, dots[1].get_paths()[0].vertices
+    )  # markers
     for ax in figures["stages"].axes:
         bars = {c.get_label(): tuple(c.patches[0].get_facecolor()) for c in ax.containers}
         assert {"runA", "runB"} <= set(bars) and bars["runA"] != bars["runB"], bars
@@ -531,7 +689,11 @@ def test_run_names_are_distinct_suffixes():
     from murgat_local.reports.rundata import run_names
 
     P = pathlib.Path
-    assert run_names([P("/x/a/score"), P("/x/b/score"), P("/y/other")]) == ["a/score", "b/score", "other"]
+    assert run_names([P("/x/a/score"), P("/x/b/score"), P("/y/other")]) == [
+        "a/score",
+        "b/score",
+        "other",
+    ]
     assert run_names([P("/x/score"), P("/x/score")]) == ["score", "score (2)"]
     assert run_names([P("/r/a/b/c"), P("/r/z/b/c"), P("/r/q/c")]) == ["a/b/c", "z/b/c", "q/c"]
 
@@ -560,8 +722,18 @@ def odd_names(tmp_path_factory, media_root):
     root = tmp / "media #?%"
     (root / "https:host").mkdir(parents=True)
     shutil.copy(media_root / "colors.mp4", root / f"{ODD_VIDEO}.mp4")
-    _score(root, [{"id": "odd", "video": ODD_VIDEO, "model": "m",
-                   "model_generation": "The screen is green (visual, 0:05-0:07)."}], tmp / "score")
+    _score(
+        root,
+        [
+            {
+                "id": "odd",
+                "video": ODD_VIDEO,
+                "model": "m",
+                "model_generation": "The screen is green (visual, 0:05-0:07).",
+            }
+        ],
+        tmp / "score",
+    )
     return tmp / "score", root
 
 
@@ -572,7 +744,9 @@ def test_media_links_are_url_encoded(tmp_path, odd_names):
     real = (root / f"{ODD_VIDEO}.mp4").resolve()
     for relative, page in ((True, tmp_path / "sub #1" / "r.html"), (False, tmp_path / "abs.html")):
         build([score], page, media_root=root, relative_media=relative)
-        (src,) = [html.unescape(s) for s in re.findall(r'<video [^>]*src="([^"]+)"', page.read_text())]
+        (src,) = [
+            html.unescape(s) for s in re.findall(r'<video [^>]*src="([^"]+)"', page.read_text())
+        ]
         assert not re.search(r"[#?]", src) and ":" not in src.split("file://")[-1], src
         resolved = urlsplit(urllib.parse.urljoin(page.resolve().as_uri(), src))
         assert resolved.scheme == "file" and not resolved.query and not resolved.fragment, src
@@ -597,11 +771,26 @@ class DevTools:
         import websocket
 
         self.proc = subprocess.Popen(
-            [binary, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--no-default-browser-check",
-             "--disable-extensions", "--disable-background-networking", "--disable-component-update",
-             "--disable-sync", "--mute-audio", "--remote-debugging-port=0",
-             f"--user-data-dir={profile}", "--window-size=1280,900", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                binary,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--no-default-browser-check",
+                "--disable-extensions",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--mute-audio",
+                "--remote-debugging-port=0",
+                f"--user-data-dir={profile}",
+                "--window-size=1280,900",
+                "about:blank",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         port_file = profile / "DevToolsActivePort"
         deadline = time.monotonic() + 60
         while not (port_file.is_file() and port_file.read_text().count("\n") >= 1):
@@ -612,7 +801,9 @@ class DevTools:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as r:
             targets = json.load(r)
         page = next(t for t in targets if t["type"] == "page")
-        self.ws = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=30, suppress_origin=True)
+        self.ws = websocket.create_connection(
+            page["webSocketDebuggerUrl"], timeout=30, suppress_origin=True
+        )
         self.next_id, self.events = 0, []
 
     def call(self, method, **params):
@@ -642,7 +833,9 @@ class DevTools:
         raise TimeoutError(method)
 
     def js(self, expression):
-        r = self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+        r = self.call(
+            "Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True
+        )
         if "exceptionDetails" in r:
             raise RuntimeError(r["exceptionDetails"])
         return r["result"].get("value")
@@ -705,12 +898,20 @@ def browser(tmp_path_factory):
     binary = _chromium()
     if binary is None:
         pytest.skip("chromium is not installed (scripts/setup.sh installs Debian's `chromium`)")
-    pytest.importorskip("websocket", reason="websocket-client is not installed (scripts/setup.sh installs it)")
+    pytest.importorskip(
+        "websocket", reason="websocket-client is not installed (scripts/setup.sh installs it)"
+    )
     browser = DevTools(binary, tmp_path_factory.mktemp("chromium"))
     try:
         for domain in ("Runtime", "Log", "Page"):
             browser.call(f"{domain}.enable")
-        browser.call("Emulation.setDeviceMetricsOverride", width=1280, height=900, deviceScaleFactor=1, mobile=False)
+        browser.call(
+            "Emulation.setDeviceMetricsOverride",
+            width=1280,
+            height=900,
+            deviceScaleFactor=1,
+            mobile=False,
+        )
         # every Content-Security-Policy violation, as the page itself would see it
         browser.call("Page.addScriptToEvaluateOnNewDocument", source=CSP_RECORDER)
         yield browser
@@ -740,7 +941,14 @@ def _click_and_wait(browser, start: str) -> dict:
       return {{x: r.left + r.width / 2, y: r.top + r.height / 2}};
     }})()""")
     for kind in ("mousePressed", "mouseReleased"):
-        browser.call("Input.dispatchMouseEvent", type=kind, x=rect["x"], y=rect["y"], button="left", clickCount=1)
+        browser.call(
+            "Input.dispatchMouseEvent",
+            type=kind,
+            x=rect["x"],
+            y=rect["y"],
+            button="left",
+            clickCount=1,
+        )
     state = None
     for _ in range(100):
         state = browser.js("""(() => {
@@ -787,10 +995,15 @@ def test_the_page_in_headless_chromium(report, browser):
     assert browser.errors() == []
     assert browser.js("window.__csp") == []
     # our style sheet applies under its hash
-    assert browser.js("getComputedStyle(document.querySelector('#summary-table')).borderCollapse") == "collapse"
+    assert (
+        browser.js("getComputedStyle(document.querySelector('#summary-table')).borderCollapse")
+        == "collapse"
+    )
     # an inline script the policy does not name is refused, and both collectors see it
-    browser.js("(() => { const s = document.createElement('script'); s.textContent = 'window.__ran = 1';"
-               " document.body.appendChild(s); })()")
+    browser.js(
+        "(() => { const s = document.createElement('script'); s.textContent = 'window.__ran = 1';"
+        " document.body.appendChild(s); })()"
+    )
     for _ in range(50):
         if browser.errors():
             break
@@ -816,7 +1029,9 @@ def test_odd_media_names_play_in_chromium(browser, odd_names, tmp_path):
         build([score], page, media_root=root, relative_media=relative)
         visit(browser, page)
         state = _click_and_wait(browser, "5.0")
-        assert state["err"] is None and state["ready"] >= 1 and abs(state["duration"] - 8.0) < 0.2, (relative, state)
+        assert (
+            state["err"] is None and state["ready"] >= 1 and abs(state["duration"] - 8.0) < 0.2
+        ), (relative, state)
         assert 5.0 <= state["t"] <= 7.5, (relative, state)
         src = urlsplit(state["src"])
         assert src.scheme == "file" and unquote(src.path) == str(real), (relative, state["src"])

@@ -8,9 +8,9 @@ import re
 from statistics import mean
 
 import pytest
+from test_groups import HAND_GROUPS, SCORED_BY_HAND, scored  # noqa: F401  (a fixture)
 from typer.testing import CliRunner
 
-from test_groups import HAND_GROUPS, SCORED_BY_HAND, scored  # noqa: F401  (a fixture)
 from murgat_local.cli import app
 from murgat_local.metrics.groups import NO_VALUE
 
@@ -21,10 +21,24 @@ def test_report_group_by_shows_the_groups_numbers(scored, tmp_path):
     out, _ = scored
     summary = json.loads((out / "summary.json").read_text())
     page = tmp_path / "report.html"
-    r = cli.invoke(app, ["report", str(out), "--out", str(page), "--group-by", "domain", "--group-by", "question_type"])
+    r = cli.invoke(
+        app,
+        [
+            "report",
+            str(out),
+            "--out",
+            str(page),
+            "--group-by",
+            "domain",
+            "--group-by",
+            "question_type",
+        ],
+    )
     assert r.exit_code == 0, r.output
     text = page.read_text()
-    block = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', text, re.S).group(1)
+    block = re.search(
+        r'<script type="application/json" id="report-data">(.*?)</script>', text, re.S
+    ).group(1)
     rows = json.loads(block)["by_group"]
     domain = {row["group"]: row for row in rows if row["field"] == "domain"}
     assert list(domain) == list(HAND_GROUPS["domain"])
@@ -36,6 +50,8 @@ def test_report_group_by_shows_the_groups_numbers(scored, tmp_path):
     kinds = {row["group"]: row for row in rows if row["field"] == "question_type"}
     assert list(kinds) == ["multiple-choice", NO_VALUE]
     assert kinds["multiple-choice"]["murgat_s"] == pytest.approx(SCORED_BY_HAND["h01"])
-    assert kinds[NO_VALUE]["murgat_s"] == pytest.approx(mean([SCORED_BY_HAND["h02"], SCORED_BY_HAND["h03"]]))
+    assert kinds[NO_VALUE]["murgat_s"] == pytest.approx(
+        mean([SCORED_BY_HAND["h02"], SCORED_BY_HAND["h03"]])
+    )
     assert text.count('<table class="groups"') == 2 and 'data-group="Sports"' in text
     assert "Results per group" in text

@@ -17,19 +17,42 @@ import sys
 import time
 
 import pytest
-
-from resume_checks import cache_rows, check_verdicts, first_rows, structure
 from conftest import ROOT, require_model
+from resume_checks import cache_rows, check_verdicts, first_rows, structure
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
 
-JUDGES = ["--judge", "tiny-qwen3-omni", "--verifier", "smollm2-135m-instruct",
-          "--decomposer", "smollm2-135m-instruct"]
+JUDGES = [
+    "--judge",
+    "tiny-qwen3-omni",
+    "--verifier",
+    "smollm2-135m-instruct",
+    "--decomposer",
+    "smollm2-135m-instruct",
+]
 BAD_LINES = [
     '{"id": "broken", "video": "colors", "model_generation": ',
-    json.dumps({"id": "no-video-file", "video": "missing_clip", "model_generation": "A red screen (visual, 0:00)."}),
-    json.dumps({"id": "escape", "video": "../../../../etc/hostname", "model_generation": "A red screen (visual, 0:00)."}),
-    json.dumps({"id": "truncated", "video": "truncated", "model_generation": "A red screen (visual, 0:00)."}),
+    json.dumps(
+        {
+            "id": "no-video-file",
+            "video": "missing_clip",
+            "model_generation": "A red screen (visual, 0:00).",
+        }
+    ),
+    json.dumps(
+        {
+            "id": "escape",
+            "video": "../../../../etc/hostname",
+            "model_generation": "A red screen (visual, 0:00).",
+        }
+    ),
+    json.dumps(
+        {
+            "id": "truncated",
+            "video": "truncated",
+            "model_generation": "A red screen (visual, 0:00).",
+        }
+    ),
     json.dumps({"id": "colors-correct", "video": "colors", "model_generation": "duplicate id"}),
     json.dumps({"id": "empty", "video": "colors", "model_generation": ""}),
 ]
@@ -37,8 +60,14 @@ BAD_LINES = [
 
 # The dataset's categories, as `murgat generate` writes them into a response row (see --group-by).
 CATEGORIES = {
-    "colors-correct": {"benchmark": "sample", "categories": {"domain": "colours", "audio_class": ["tone"]}},
-    "colors-wrong-time": {"benchmark": "sample", "categories": {"domain": "colours", "audio_class": ["tone", "silence"]}},
+    "colors-correct": {
+        "benchmark": "sample",
+        "categories": {"domain": "colours", "audio_class": ["tone"]},
+    },
+    "colors-wrong-time": {
+        "benchmark": "sample",
+        "categories": {"domain": "colours", "audio_class": ["tone", "silence"]},
+    },
     "speech": {"categories": {"domain": "speech", "audio_class": ["speech"]}},
     "late-audio": {"categories": {"audio_class": []}},
 }
@@ -54,7 +83,9 @@ def _with_categories(line: str) -> str:
 def responses(tmp_path_factory):
     for m in ("tiny-qwen3-omni", "smollm2-135m-instruct", "tiny-gemma3"):
         require_model(m)
-    lines = [_with_categories(l) for l in (ROOT / "samples" / "responses.jsonl").read_text().splitlines()]
+    lines = [
+        _with_categories(l) for l in (ROOT / "samples" / "responses.jsonl").read_text().splitlines()
+    ]
     path = tmp_path_factory.mktemp("in") / "responses.jsonl"
     path.write_text("\n".join(lines[:3] + BAD_LINES + lines[3:]) + "\n")
     return path
@@ -71,8 +102,14 @@ def small_batches(tmp_path_factory):
 
 def murgat(*args, env_extra=None, **kw):
     env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", PYTHONUNBUFFERED="1", **(env_extra or {}))
-    return subprocess.run([sys.executable, "-m", "murgat_local.cli", *map(str, args)],
-                          capture_output=True, text=True, env=env, cwd=ROOT, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "murgat_local.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        **kw,
+    )
 
 
 def score_args(responses, media_root, out, *extra):
@@ -102,8 +139,10 @@ def first_run(responses, media_root, small_batches, tmp_path_factory):
     (hooks / "sitecustomize.py").write_text(AUDIT)
     audit = hooks / "connects.log"
     groups = [a for f in GROUP_BY for a in ("--group-by", f)]
-    proc = murgat(*score_args(responses, media_root, out, "--config", small_batches, *groups),
-                  env_extra={"PYTHONPATH": str(hooks), "MURGAT_AUDIT_LOG": str(audit)})
+    proc = murgat(
+        *score_args(responses, media_root, out, "--config", small_batches, *groups),
+        env_extra={"PYTHONPATH": str(hooks), "MURGAT_AUDIT_LOG": str(audit)},
+    )
     return out, proc, audit
 
 
@@ -142,7 +181,10 @@ def test_every_stage_runs_and_bad_items_are_reported(first_run, responses):
     # Provenance names the real engines' identities and the software that produced the numbers.
     prov = summary["provenance"]
     assert prov["versions"]["vllm"] and prov["versions"]["torch"]
-    assert prov["judges"]["entail"]["detail"]["weights"] and prov["judges"]["entail"]["model"] == "tiny-qwen3-omni"
+    assert (
+        prov["judges"]["entail"]["detail"]["weights"]
+        and prov["judges"]["entail"]["model"] == "tiny-qwen3-omni"
+    )
 
 
 def test_group_by_gives_each_groups_means_and_intervals(first_run):
@@ -158,19 +200,28 @@ def test_group_by_gives_each_groups_means_and_intervals(first_run):
     by_id = {}
     for r in recs:  # the first of an id: a later one is the duplicate's error
         by_id.setdefault(r["id"], r)
-    assert by_id["speech"]["categories"] == CATEGORIES["speech"]["categories"]  # carried from the row
+    assert (
+        by_id["speech"]["categories"] == CATEGORIES["speech"]["categories"]
+    )  # carried from the row
     assert by_id["colors-correct"]["benchmark"] == "sample"
-    hand = {"domain": {"colours": ["colors-correct", "colors-wrong-time"], "speech": ["speech"]},
-            "audio_class": {"tone": ["colors-correct", "colors-wrong-time"], "silence": ["colors-wrong-time"],
-                            "speech": ["speech"]},
-            "benchmark": {"sample": ["colors-correct", "colors-wrong-time"]}}
+    hand = {
+        "domain": {"colours": ["colors-correct", "colors-wrong-time"], "speech": ["speech"]},
+        "audio_class": {
+            "tone": ["colors-correct", "colors-wrong-time"],
+            "silence": ["colors-wrong-time"],
+            "speech": ["speech"],
+        },
+        "benchmark": {"sample": ["colors-correct", "colors-wrong-time"]},
+    }
     for field, groups in hand.items():
         for value, ids in groups.items():
             g = summary["by_group"][field][value]
             assert g["responses"] == len(ids)
             values = [by_id[i]["murgat_s"] for i in ids if by_id[i]["murgat_s"] is not None]
             assert g["murgat_s"] == (mean(values) if values else None), (field, value)
-    none = summary["by_group"]["domain"]["(none)"]  # the rows without a domain, the unreadable lines too
+    none = summary["by_group"]["domain"][
+        "(none)"
+    ]  # the rows without a domain, the unreadable lines too
     assert none["responses"] == len(recs) - 3 and none["errors"] == summary["errors"]
     assert set(summary["by_group"]["model"]) == {"sample-model-a", "sample-model-b", "(none)"}
     again = summarize(recs, GROUP_BY)
@@ -179,7 +230,9 @@ def test_group_by_gives_each_groups_means_and_intervals(first_run):
     assert "By domain" in proc.stdout
 
 
-def test_rerun_makes_zero_model_calls_and_writes_the_same_scores(first_run, responses, media_root, small_batches):
+def test_rerun_makes_zero_model_calls_and_writes_the_same_scores(
+    first_run, responses, media_root, small_batches
+):
     out, _, _ = first_run
     before = (out / "scores.jsonl").read_bytes()
     proc = murgat(*score_args(responses, media_root, out, "--config", small_batches))
@@ -198,16 +251,31 @@ def test_dry_run_counts_cached_calls(first_run, responses, media_root, small_bat
     assert proc.returncode == 0, proc.stderr[-2000:]
     plan = json.loads(proc.stdout)
     assert plan["complete"] is True
-    assert all(plan[s]["to_run"] == 0 and plan[s]["calls"] == plan[s]["cached"] for s in
-               ("decontext", "verifiable", "decompose", "entail"))
+    assert all(
+        plan[s]["to_run"] == 0 and plan[s]["calls"] == plan[s]["cached"]
+        for s in ("decontext", "verifiable", "decompose", "entail")
+    )
     assert plan["entail"]["calls"] > 0
 
 
-def test_dry_run_estimates_hours_from_a_calibration_on_the_real_engines(responses, media_root, small_batches, tmp_path):
+def test_dry_run_estimates_hours_from_a_calibration_on_the_real_engines(
+    responses, media_root, small_batches, tmp_path
+):
     out = tmp_path / "estimate"
     # --verbose: engine logs on; they belong on stderr, stdout is the plan alone (pipeable to jq).
-    proc = murgat(*score_args(responses, media_root, out, "--config", small_batches, "--dry-run", "--calibrate", "2",
-                              "--verbose"))
+    proc = murgat(
+        *score_args(
+            responses,
+            media_root,
+            out,
+            "--config",
+            small_batches,
+            "--dry-run",
+            "--calibrate",
+            "2",
+            "--verbose",
+        )
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     plan = json.loads(proc.stdout)
     assert "INFO" in proc.stderr  # the engine's logs were shown, on stderr
@@ -219,23 +287,55 @@ def test_dry_run_estimates_hours_from_a_calibration_on_the_real_engines(response
     assert not (out / "scores.jsonl").exists()  # a dry run writes no results
 
 
-def test_swapping_the_entailer_reruns_only_attribution(first_run, responses, media_root, small_batches, tmp_path):
+def test_swapping_the_entailer_reruns_only_attribution(
+    first_run, responses, media_root, small_batches, tmp_path
+):
     out, _, _ = first_run
     swapped = tmp_path / "swapped"
     shutil.copytree(out, swapped)
     # Gemma-3 takes no audio: alone it is refused at start, naming the flag that routes audio.
-    alone = murgat(*score_args(responses, media_root, swapped, "--config", small_batches, "--entailer", "tiny-gemma3"))
-    assert alone.returncode == 2 and "cannot take audio" in alone.stderr and "--entailer-audio" in alone.stderr
+    alone = murgat(
+        *score_args(
+            responses, media_root, swapped, "--config", small_batches, "--entailer", "tiny-gemma3"
+        )
+    )
+    assert (
+        alone.returncode == 2
+        and "cannot take audio" in alone.stderr
+        and "--entailer-audio" in alone.stderr
+    )
     # Audio-only facts routed to the Qwen thinker, which judged them in the first run: cached.
-    proc = murgat(*score_args(responses, media_root, swapped, "--config", small_batches, "--entailer", "tiny-gemma3",
-                              "--entailer-audio", "tiny-qwen3-omni"))
+    proc = murgat(
+        *score_args(
+            responses,
+            media_root,
+            swapped,
+            "--config",
+            small_batches,
+            "--entailer",
+            "tiny-gemma3",
+            "--entailer-audio",
+            "tiny-qwen3-omni",
+        )
+    )
     assert proc.returncode in (0, 1), proc.stderr[-2000:]
     summary = json.loads((swapped / "summary.json").read_text())
     s = summary["stages"]
-    assert s["decontext"]["model_calls"] == s["verifiable"]["model_calls"] == s["decompose"]["model_calls"] == 0
+    assert (
+        s["decontext"]["model_calls"]
+        == s["verifiable"]["model_calls"]
+        == s["decompose"]["model_calls"]
+        == 0
+    )
     routes = s["entail"]["routes"]
-    assert summary["entail_routes"] == {"audio": "tiny-qwen3-omni"} and routes["audio"]["model"] == "tiny-qwen3-omni"
-    assert routes["audio"]["model_calls"] == 0 and routes["audio"]["cache_hits"] == routes["audio"]["unique"] > 0
+    assert (
+        summary["entail_routes"] == {"audio": "tiny-qwen3-omni"}
+        and routes["audio"]["model"] == "tiny-qwen3-omni"
+    )
+    assert (
+        routes["audio"]["model_calls"] == 0
+        and routes["audio"]["cache_hits"] == routes["audio"]["unique"] > 0
+    )
     assert routes["mixed"]["model"] == "tiny-gemma3" and routes["mixed"]["model_calls"] > 0
     # every call reached a judge that takes its media (the sample has no fact citing both)
     assert s["entail"]["errors"] == 0
@@ -251,20 +351,33 @@ def test_rescore_recomputes_the_recorded_scores(first_run, tmp_path):
             assert a[m] == b[m], (a["id"], m)
 
 
-def test_a_run_stopped_by_sigterm_then_killed_resumes_to_the_same_scores(first_run, responses, media_root,
-                                                                         small_batches, tmp_path):
+def test_a_run_stopped_by_sigterm_then_killed_resumes_to_the_same_scores(
+    first_run, responses, media_root, small_batches, tmp_path
+):
     """One chain, so the engines start three times rather than four: the run is stopped by
     SIGTERM (a clean stop), its resumption is SIGKILLed mid-stage, and the same command then
     finishes with the uninterrupted run's records; no verdict cached along the way changes."""
     out1, _, _ = first_run
     out = tmp_path / "stopped"
     env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1")
-    args = [sys.executable, "-m", "murgat_local.cli", *map(str, score_args(responses, media_root, out, "--config", small_batches))]
+    args = [
+        sys.executable,
+        "-m",
+        "murgat_local.cli",
+        *map(str, score_args(responses, media_root, out, "--config", small_batches)),
+    ]
     db = out / "verdicts.sqlite"
 
     # 1. SIGTERM: a clean stop, engines gone, partial results kept, the cache intact.
-    proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        args,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     sent = first_rows(proc, db) is not None
     if sent:
         proc.send_signal(signal.SIGTERM)
@@ -282,8 +395,14 @@ def test_a_run_stopped_by_sigterm_then_killed_resumes_to_the_same_scores(first_r
     # 2. The same command again, SIGKILLed (process group and engines) once it has judged new
     #    verifiability claims: nothing is written but the cache.
     verifiable = sum(row[0] == "verifiable" for row in at_stop.values())
-    proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        args,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     killed_at = first_rows(proc, db, "verifiable", more_than=verifiable)
     if killed_at is not None:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -298,7 +417,9 @@ def test_a_run_stopped_by_sigterm_then_killed_resumes_to_the_same_scores(first_r
     assert resumed.returncode == 1, resumed.stderr[-2000:]
     summary = json.loads((out / "summary.json").read_text())
     s = summary["stages"]
-    assert s["decontext"]["cache_hits"] > 0 and s["verifiable"]["cache_hits"] >= killed_at  # kept, not redone
+    assert (
+        s["decontext"]["cache_hits"] > 0 and s["verifiable"]["cache_hits"] >= killed_at
+    )  # kept, not redone
     after = cache_rows(db)
     # Verdicts cached before the first stop were computed as the uninterrupted run computed them;
     # those the killed resumption computed (on a fresh engine's history) come back unchanged.

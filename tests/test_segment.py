@@ -16,9 +16,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from fakes import OracleEngine, fenced
 from typer.testing import CliRunner
 
-from fakes import OracleEngine, fenced
 from murgat_local.cli import app
 from murgat_local.config import RunConfig
 from murgat_local.pipeline.runner import Runner
@@ -46,20 +46,43 @@ GENERATIONS = [
     # no markers at all; a closing tag alone
     "</think> The screen is yellow (visual, 0:03). A tone sounds (audio, 0:03).",
 ]
-GIVEN = "The screen is green (visual, 0:01). It is bright (visual, 0:01). It is bright (visual, 0:01)."
-ROWS = [{"id": f"g{i}", "video": "colors", "model_generation": g} for i, g in enumerate(GENERATIONS)] + [
+GIVEN = (
+    "The screen is green (visual, 0:01). It is bright (visual, 0:01). It is bright (visual, 0:01)."
+)
+ROWS = [
+    {"id": f"g{i}", "video": "colors", "model_generation": g} for i, g in enumerate(GENERATIONS)
+] + [
     # the input's own decontextualized_text: split as it is in reference mode, unused in default mode
-    {"id": "given", "video": "colors", "model_generation": GENERATIONS[0], "decontextualized_text": GIVEN},
-    {"id": "blank-given", "video": "colors", "model_generation": GENERATIONS[1], "decontextualized_text": "  \n"},
+    {
+        "id": "given",
+        "video": "colors",
+        "model_generation": GENERATIONS[0],
+        "decontextualized_text": GIVEN,
+    },
+    {
+        "id": "blank-given",
+        "video": "colors",
+        "model_generation": GENERATIONS[1],
+        "decontextualized_text": "  \n",
+    },
 ]
 # (compat, parse_reasoning, decontextualize)
-MODES = [(None, False, True), (None, False, False), ("reference", False, True), ("reference", False, False),
-         ("reference", True, True), ("reference", True, False)]
+MODES = [
+    (None, False, True),
+    (None, False, False),
+    ("reference", False, True),
+    ("reference", False, False),
+    ("reference", True, True),
+    ("reference", True, False),
+]
 
 
 def _flags(compat, parse_reasoning, decontextualize) -> list[str]:
-    return ((["--compat", compat] if compat else []) + (["--parse-reasoning"] if parse_reasoning else [])
-            + ([] if decontextualize else ["--no-decontextualize"]))
+    return (
+        (["--compat", compat] if compat else [])
+        + (["--parse-reasoning"] if parse_reasoning else [])
+        + ([] if decontextualize else ["--no-decontextualize"])
+    )
 
 
 class Rewriter(OracleEngine):
@@ -72,7 +95,9 @@ class Rewriter(OracleEngine):
             text = fenced(req.prompt, "TEXT")
             for old, new in (("\n", " "), ("\\", ""), ('"', "'"), ("<", "‹"), (">", "›")):
                 text = text.replace(old, new)
-            return json.dumps({"text": f"Seen: {text.strip()}"}, ensure_ascii=False, separators=(",", ":"))
+            return json.dumps(
+                {"text": f"Seen: {text.strip()}"}, ensure_ascii=False, separators=(",", ":")
+            )
         return super()._answer(req)
 
 
@@ -88,13 +113,21 @@ def responses(tmp_path_factory):
 
 
 @pytest.mark.parametrize("compat,parse_reasoning,decontextualize", MODES)
-def test_segment_prints_what_the_scorer_judges(tmp_path, media_root, responses, compat, parse_reasoning,
-                                              decontextualize):
-    printed = CliRunner().invoke(app, ["segment", str(responses), *_flags(compat, parse_reasoning, decontextualize)])
+def test_segment_prints_what_the_scorer_judges(
+    tmp_path, media_root, responses, compat, parse_reasoning, decontextualize
+):
+    printed = CliRunner().invoke(
+        app, ["segment", str(responses), *_flags(compat, parse_reasoning, decontextualize)]
+    )
     assert printed.exit_code == 0, printed.output
     shown = [json.loads(line) for line in printed.output.splitlines()]
 
-    config = RunConfig(judge="oracle", compat=compat, parse_reasoning=parse_reasoning, decontextualize=decontextualize)
+    config = RunConfig(
+        judge="oracle",
+        compat=compat,
+        parse_reasoning=parse_reasoning,
+        decontextualize=decontextualize,
+    )
     runner = Runner(config, media_root, tmp_path / "out", engines={"oracle": Rewriter()})
     try:
         result = runner.run(responses)
@@ -106,7 +139,10 @@ def test_segment_prints_what_the_scorer_judges(tmp_path, media_root, responses, 
     for seg, rec, row in zip(shown, records, ROWS):
         assert rec["status"] == "ok", rec["error"]
         trace = rec["trace"]
-        judged = [(s["text"], s["judged_text"], [_citation(c) for c in s["citations"]]) for s in trace["sentences"]]
+        judged = [
+            (s["text"], s["judged_text"], [_citation(c) for c in s["citations"]])
+            for s in trace["sentences"]
+        ]
         assert seg["answer"] == rec["answer"]["predicted"] and seg["mode"] == rec["mode"], rec["id"]
         assert (seg["text_from"] == "decontextualized_text") == trace["text_given"], rec["id"]
         if seg["rewrite"] == "text":
@@ -114,15 +150,21 @@ def test_segment_prints_what_the_scorer_judges(tmp_path, media_root, responses, 
             assert trace["text_note"] is None, (rec["id"], trace["text_note"])
             rewrite = trace["text_decontext"]["value"]["text"]
             assert rewrite.startswith("Seen: ")
-            expected = segment(row["model_generation"], compat=compat, parse_reasoning=parse_reasoning,
-                               decontextualized_text=rewrite).to_dict()["sentences"]
+            expected = segment(
+                row["model_generation"],
+                compat=compat,
+                parse_reasoning=parse_reasoning,
+                decontextualized_text=rewrite,
+            ).to_dict()["sentences"]
         else:
             assert trace["text_decontext"] is None, rec["id"]
             expected = seg["sentences"]
         assert [(s["text"], s["claim"], s["citations"]) for s in expected] == judged, rec["id"]
         # default mode's decontextualizer rewrites claims one by one (the oracle keeps them)
         rewritten = [s for s in trace["sentences"] if "decontext" in s]
-        assert bool(rewritten) == (seg["rewrite"] == "sentences" and len(seg["sentences"]) > 1), rec["id"]
+        assert bool(rewritten) == (seg["rewrite"] == "sentences" and len(seg["sentences"]) > 1), (
+            rec["id"]
+        )
 
 
 def test_what_each_invocation_judges():
@@ -133,20 +175,41 @@ def test_what_each_invocation_judges():
     default = segment(text)
     whole = segment(text, compat="reference")
     flagged = segment(text, compat="reference", parse_reasoning=True)
-    assert [s.text for s in default.sentences] == ["The screen is red (visual, 0:00).", "The tone plays (audio, 0:00-0:01)."]
+    assert [s.text for s in default.sentences] == [
+        "The screen is red (visual, 0:00).",
+        "The tone plays (audio, 0:00-0:01).",
+    ]
     assert [s.text for s in whole.sentences] == [
-        "<think>Let me look.", "The screen is red (visual, 0:00).", "</think>\nReasoning: The screen is red (visual, 0:00).",
-        "The tone plays (audio, 0:00-0:01).", "Answer: A"]
+        "<think>Let me look.",
+        "The screen is red (visual, 0:00).",
+        "</think>\nReasoning: The screen is red (visual, 0:00).",
+        "The tone plays (audio, 0:00-0:01).",
+        "Answer: A",
+    ]
     assert [s.text for s in flagged.sentences] == [s.text for s in default.sentences]
-    assert (default.text_from, whole.text_from, flagged.text_from) == ("reasoning", "generation", "reasoning")
-    assert whole.text == text and default.answer_letter == whole.answer_letter == flagged.answer_letter == "A"
+    assert (default.text_from, whole.text_from, flagged.text_from) == (
+        "reasoning",
+        "generation",
+        "reasoning",
+    )
+    assert (
+        whole.text == text
+        and default.answer_letter == whole.answer_letter == flagged.answer_letter == "A"
+    )
 
     given = segment(text, compat="reference", decontextualized_text=GIVEN)
     assert given.text_from == "decontextualized_text" and given.rewrite is None
-    assert [s.text for s in given.sentences] == ["The screen is green (visual, 0:01).", "It is bright (visual, 0:01)."]
-    assert segment(text, decontextualized_text=GIVEN).sentences == default.sentences  # default mode: unused
+    assert [s.text for s in given.sentences] == [
+        "The screen is green (visual, 0:01).",
+        "It is bright (visual, 0:01).",
+    ]
+    assert (
+        segment(text, decontextualized_text=GIVEN).sentences == default.sentences
+    )  # default mode: unused
     assert segment(text, compat="reference", decontextualized_text=" ").text_from == "generation"
-    assert segment(text, compat="reference", decontextualized_text=["not", "text"]).rewrite == "text"
+    assert (
+        segment(text, compat="reference", decontextualized_text=["not", "text"]).rewrite == "text"
+    )
     with pytest.raises(ValueError, match="compat"):
         segment(text, parse_reasoning=True)
     with pytest.raises(ValueError, match="compat"):

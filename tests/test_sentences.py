@@ -22,14 +22,26 @@ def test_default_does_not_break_on_abbreviations_decimals_quotes():
 
 def test_reference_breaks_where_the_reference_does():
     text = 'Dr. Smith says "Stop." It costs 3.5 dollars.'
-    assert split_sentences_reference(text) == ["Dr.", 'Smith says "Stop.', '" It costs 3.', "5 dollars."]
+    assert split_sentences_reference(text) == [
+        "Dr.",
+        'Smith says "Stop.',
+        '" It costs 3.',
+        "5 dollars.",
+    ]
 
 
 def test_cjk_full_stops_lines_lists_and_answer_line():
     text = "他走了。她笑了（visual, 0:03）。\n- A red car appears (visual, 0:01).\n2. It stops.\nAnswer: B"
-    assert split_sentences(text) == ["他走了。", "她笑了（visual, 0:03）。", "A red car appears (visual, 0:01).", "It stops."]
+    assert split_sentences(text) == [
+        "他走了。",
+        "她笑了（visual, 0:03）。",
+        "A red car appears (visual, 0:01).",
+        "It stops.",
+    ]
 
 
 def test_citation_after_the_final_period():
     assert split_sentences("A dog barks (audio, 0:01).(visual, 0:02) A cat.") == [
-        "A dog barks (audio, 0:01).(visual, 0:02)", "A cat."]
+        "A dog barks (audio, 0:01).(visual, 0:02)",
+        "A cat.",
+    ]

@@ -13,7 +13,13 @@ import pytest
 from murgat_local.serving import ServeRefused
 from murgat_local.serving.launcher import check_extra
 
-REFUSED = ["--host", "--api-key", "--allowed-media-domains", "--allowed-local-media-path", "--config"]
+REFUSED = [
+    "--host",
+    "--api-key",
+    "--allowed-media-domains",
+    "--allowed-local-media-path",
+    "--config",
+]
 
 
 def spellings(flag: str) -> list[list[str]]:
@@ -26,8 +32,15 @@ def spellings(flag: str) -> list[list[str]]:
         names += [short, "--" + short[2:].replace("-", "_")]
     out = []
     for name in dict.fromkeys(names):
-        out += [[name, "v"], [f"{name}=v"], [f"{name}.x", "SECRET"], [f"{name}.x=SECRET"],
-                [f"{name}.x.y", "SECRET"], [f"{name}.x+", "a,b"], [f"{name}.x+=a,b"]]
+        out += [
+            [name, "v"],
+            [f"{name}=v"],
+            [f"{name}.x", "SECRET"],
+            [f"{name}.x=SECRET"],
+            [f"{name}.x.y", "SECRET"],
+            [f"{name}.x+", "a,b"],
+            [f"{name}.x+=a,b"],
+        ]
     return out
 
 
@@ -41,38 +54,68 @@ def test_every_spelling_of_a_refused_flag_is_refused(flag, args):
     assert flag in str(e.value)
 
 
-@pytest.mark.parametrize("args", [
-    ["--api-key.x", "SECRET"], ["--api_key.x=SECRET"], ["--api-k.x", "SECRET"], ["--api-key", "SECRET"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--api-key.x", "SECRET"],
+        ["--api_key.x=SECRET"],
+        ["--api-k.x", "SECRET"],
+        ["--api-key", "SECRET"],
+    ],
+)
 def test_a_refusal_does_not_echo_the_value(args):
     with pytest.raises(ServeRefused) as e:
         check_extra(args)
     assert "SECRET" not in str(e.value)
 
 
-@pytest.mark.parametrize("args", [
-    # A refused flag anywhere among the arguments: after another flag's value, after `--`.
-    ["--max-num-seqs", "4", "--host.x", "1"], ["--", "--api-key.x", "k"], ["--enforce-eager", "--config=c.yaml"],
-    # Shorter prefixes are ambiguous to argparse (an error there), refused here all the same.
-    ["--api", "k"], ["--allowed", "x"], ["--h", "x"], ["--confi", "x"], ["--con.x", "1"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        # A refused flag anywhere among the arguments: after another flag's value, after `--`.
+        ["--max-num-seqs", "4", "--host.x", "1"],
+        ["--", "--api-key.x", "k"],
+        ["--enforce-eager", "--config=c.yaml"],
+        # Shorter prefixes are ambiguous to argparse (an error there), refused here all the same.
+        ["--api", "k"],
+        ["--allowed", "x"],
+        ["--h", "x"],
+        ["--confi", "x"],
+        ["--con.x", "1"],
+    ],
+)
 def test_a_refused_flag_is_found_among_others(args):
     with pytest.raises(ServeRefused):
         check_extra(args)
 
 
-@pytest.mark.parametrize("args", [
-    [], ["--max-num-seqs", "4"], ["--api-server-count", "2"], ["--allowed-origins", '["x"]'],
-    ["--allowed-methods=GET"], ["--hf-overrides.max_position_embeddings", "1024"],
-    ["--compilation-config.host", "1"],  # a dotted key named like a refused flag: another flag's
-    ["--served-model-name=a.b"], ["--served-model-name", "a.host"], ["--config-format", "hf"],
-    ["--uds", "/tmp/s"], ["-tp", "1"], ["-O3"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["--max-num-seqs", "4"],
+        ["--api-server-count", "2"],
+        ["--allowed-origins", '["x"]'],
+        ["--allowed-methods=GET"],
+        ["--hf-overrides.max_position_embeddings", "1024"],
+        [
+            "--compilation-config.host",
+            "1",
+        ],  # a dotted key named like a refused flag: another flag's
+        ["--served-model-name=a.b"],
+        ["--served-model-name", "a.host"],
+        ["--config-format", "hf"],
+        ["--uds", "/tmp/s"],
+        ["-tp", "1"],
+        ["-O3"],
+    ],
+)
 def test_other_flags_pass(args):
     check_extra(args)
 
 
 # --- against vLLM's own parser ------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def vllm_parser():
@@ -134,7 +177,9 @@ def test_whatever_reaches_a_refused_flag_in_vllm_is_refused_here(vllm_parser, tm
     no full option of vLLM's other than the refused ones is refused."""
     _, serve = vllm_parser
     # A short alias (`-H`) of a refused flag would need its own spelling rules here.
-    assert all(o.startswith("--") for a in serve._actions if a.dest in DESTS for o in a.option_strings)
+    assert all(
+        o.startswith("--") for a in serve._actions if a.dest in DESTS for o in a.option_strings
+    )
     options = sorted({o for a in serve._actions for o in a.option_strings if o.startswith("--")})
     missed, over, seen = [], [], set()
     for option in options:

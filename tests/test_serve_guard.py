@@ -29,9 +29,13 @@ def app() -> Starlette:
         await ws.close()
 
     inner = Starlette(routes=[Route("/", ok)])
-    routes = [Route(p, ok, methods=["GET", "POST"]) for p in ("/health", "/ping", "/tokenize", "/v1/models",
-                                                           "/invocations")]
-    return Starlette(routes=routes + [WebSocketRoute("/v1/realtime", echo), Mount("/metrics", inner)])
+    routes = [
+        Route(p, ok, methods=["GET", "POST"])
+        for p in ("/health", "/ping", "/tokenize", "/v1/models", "/invocations")
+    ]
+    return Starlette(
+        routes=routes + [WebSocketRoute("/v1/realtime", echo), Mount("/metrics", inner)]
+    )
 
 
 def client(key: str | None, monkeypatch, root_path: str = "") -> TestClient:
@@ -46,8 +50,17 @@ def client(key: str | None, monkeypatch, root_path: str = "") -> TestClient:
 
 def test_with_a_key_only_health_and_ping_answer_without_it(monkeypatch):
     c = client(KEY, monkeypatch)
-    for path in ("/tokenize", "/v1/models", "/invocations", "/metrics", "/metrics/", "/nowhere", "/health/",
-                 "/healthz", "/ping/x"):
+    for path in (
+        "/tokenize",
+        "/v1/models",
+        "/invocations",
+        "/metrics",
+        "/metrics/",
+        "/nowhere",
+        "/health/",
+        "/healthz",
+        "/ping/x",
+    ):
         for method in ("GET", "POST", "OPTIONS", "DELETE"):
             r = c.request(method, path)
             assert r.status_code == 401 and r.json() == {"error": "Unauthorized"}, (method, path)
@@ -56,14 +69,24 @@ def test_with_a_key_only_health_and_ping_answer_without_it(monkeypatch):
         assert c.get(path).status_code == 200 and c.post(path).status_code == 200
 
 
-@pytest.mark.parametrize("headers,ok", [
-    ({"Authorization": f"Bearer {KEY}"}, True), ({"Authorization": f"bearer {KEY}"}, True),
-    ({"Authorization": f"BEARER {KEY}"}, True),
-    ({"Authorization": f"Bearer {KEY} "}, False), ({"Authorization": f"Bearer  {KEY}"}, False),
-    ({"Authorization": f"Bearer {KEY[:-1]}"}, False), ({"Authorization": f"Bearer {KEY}x"}, False),
-    ({"Authorization": f"Basic {KEY}"}, False), ({"Authorization": KEY}, False), ({"X-API-Key": KEY}, False),
-    ({"Authorization": "Bearer"}, False), ({"Authorization": "Bearer "}, False), ({}, False),
-])
+@pytest.mark.parametrize(
+    "headers,ok",
+    [
+        ({"Authorization": f"Bearer {KEY}"}, True),
+        ({"Authorization": f"bearer {KEY}"}, True),
+        ({"Authorization": f"BEARER {KEY}"}, True),
+        ({"Authorization": f"Bearer {KEY} "}, False),
+        ({"Authorization": f"Bearer  {KEY}"}, False),
+        ({"Authorization": f"Bearer {KEY[:-1]}"}, False),
+        ({"Authorization": f"Bearer {KEY}x"}, False),
+        ({"Authorization": f"Basic {KEY}"}, False),
+        ({"Authorization": KEY}, False),
+        ({"X-API-Key": KEY}, False),
+        ({"Authorization": "Bearer"}, False),
+        ({"Authorization": "Bearer "}, False),
+        ({}, False),
+    ],
+)
 def test_the_key_is_read_as_vllm_reads_it(monkeypatch, headers, ok):
     """`Authorization: Bearer KEY`, the scheme in any case, the key exact; vLLM reads no other header."""
     r = client(KEY, monkeypatch).get("/tokenize", headers=headers)
@@ -102,10 +125,10 @@ def test_without_a_key_nothing_changes(monkeypatch, key):
 def test_vllm_serve_is_told_to_load_the_guard():
     """The launcher's `--middleware` names the guard by an import path vLLM resolves (vLLM
     splits it at the last dot and calls `app.add_middleware` on a class)."""
+    from conftest import require_model
+
     from murgat_local.engines import load_preset
     from murgat_local.serving import serve_argv
-
-    from conftest import require_model
 
     require_model("smollm2-135m-instruct")
     argv = serve_argv(load_preset("smollm2-135m-instruct"))
@@ -136,12 +159,23 @@ def test_vllms_own_app_as_the_launcher_configures_it_needs_the_key_on_every_rout
     ServeSubcommand().subparser_init(top.add_subparsers(dest="subparser"))
     args = top.parse_args(serve_argv(load_preset("smollm2-135m-instruct"), host="0.0.0.0"))
     vllm_app = build_app(args, supported_tasks=("generate",))
-    routes = [(m.upper(), re.sub(r"\{[^}]+\}", "x", p))
-              for p, ops in vllm_app.openapi()["paths"].items() for m in ops]
-    routes += [("GET", "/openapi.json"), ("GET", "/docs"), ("GET", "/redoc"), ("GET", "/metrics"),
-               ("GET", "/nowhere"), ("OPTIONS", "/v1/chat/completions")]
+    routes = [
+        (m.upper(), re.sub(r"\{[^}]+\}", "x", p))
+        for p, ops in vllm_app.openapi()["paths"].items()
+        for m in ops
+    ]
+    routes += [
+        ("GET", "/openapi.json"),
+        ("GET", "/docs"),
+        ("GET", "/redoc"),
+        ("GET", "/metrics"),
+        ("GET", "/nowhere"),
+        ("OPTIONS", "/v1/chat/completions"),
+    ]
     assert ("POST", "/invocations") in routes and ("POST", "/scale_elastic_ep") in routes
     c = TestClient(vllm_app, raise_server_exceptions=False)
-    answered = {(m, p): c.request(m, p, json={} if m == "POST" else None).status_code for m, p in routes}
+    answered = {
+        (m, p): c.request(m, p, json={} if m == "POST" else None).status_code for m, p in routes
+    }
     assert {k: v for k, v in answered.items() if (v == 401) == (k[1] in OPEN_PATHS)} == {}, answered
     assert c.get("/version", headers={"Authorization": f"Bearer {KEY}"}).status_code == 200

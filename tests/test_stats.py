@@ -18,8 +18,16 @@ R = 999  # resamples: small, the suite stays fast
 
 
 def _scipy_ci(data, statistic, n, **kw):
-    res = stats.bootstrap(data, statistic, n_resamples=R, method="percentile", confidence_level=0.95,
-                          batch=S.batch_size(n, R), rng=np.random.default_rng(0), **kw)
+    res = stats.bootstrap(
+        data,
+        statistic,
+        n_resamples=R,
+        method="percentile",
+        confidence_level=0.95,
+        batch=S.batch_size(n, R),
+        rng=np.random.default_rng(0),
+        **kw,
+    )
     return [res.confidence_interval.low, res.confidence_interval.high]
 
 
@@ -40,12 +48,21 @@ def test_mean_ci_is_scipys_percentile_bootstrap():
 @pytest.mark.parametrize("kind", ["float", "binary", "thirds"])
 def test_mean_ci_without_scipy_gives_scipys_numbers_to_the_last_digit(n, kind):
     rng = np.random.default_rng(n)
-    x = {"float": rng.random(n), "binary": (rng.random(n) < 0.3).astype(float) + (np.arange(n) == 0),
-         "thirds": rng.integers(0, 4, n) / 3 + (np.arange(n) == 0)}[kind]
+    x = {
+        "float": rng.random(n),
+        "binary": (rng.random(n) < 0.3).astype(float) + (np.arange(n) == 0),
+        "thirds": rng.integers(0, 4, n) / 3 + (np.arange(n) == 0),
+    }[kind]
     for seed, level in ((0, 0.95), (5, 0.9)):
         got = S.mean_ci(x, n_resamples=R, seed=seed, confidence_level=level)["ci"]
-        ref = stats.bootstrap((x,), np.mean, n_resamples=R, method="percentile", confidence_level=level,
-                              rng=np.random.default_rng(seed)).confidence_interval
+        ref = stats.bootstrap(
+            (x,),
+            np.mean,
+            n_resamples=R,
+            method="percentile",
+            confidence_level=level,
+            rng=np.random.default_rng(seed),
+        ).confidence_interval
         assert got == [float(ref.low), float(ref.high)]
 
 
@@ -54,9 +71,14 @@ def test_scoring_does_not_import_scipy():
     import subprocess
     import sys
 
-    code = ("import sys, murgat_local.pipeline.runner, murgat_local.cli, murgat_local.metrics.intervals;"
-            "print('scipy' in sys.modules)")
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
+    code = (
+        "import sys, murgat_local.pipeline.runner, murgat_local.cli, murgat_local.metrics.intervals;"
+        "print('scipy' in sys.modules)"
+    )
+    assert (
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip()
+        == "False"
+    )
 
 
 def test_mean_ci_on_a_known_sample():
@@ -75,8 +97,12 @@ def test_mean_ci_on_a_known_sample():
 
 def test_the_batch_size_changes_no_number():
     x = np.random.default_rng(4).random(300)
-    a = stats.bootstrap((x,), np.mean, n_resamples=R, method="percentile", batch=7, rng=np.random.default_rng(0))
-    b = stats.bootstrap((x,), np.mean, n_resamples=R, method="percentile", batch=R, rng=np.random.default_rng(0))
+    a = stats.bootstrap(
+        (x,), np.mean, n_resamples=R, method="percentile", batch=7, rng=np.random.default_rng(0)
+    )
+    b = stats.bootstrap(
+        (x,), np.mean, n_resamples=R, method="percentile", batch=R, rng=np.random.default_rng(0)
+    )
     assert a.confidence_interval == b.confidence_interval
 
 
@@ -97,10 +123,19 @@ def test_paired_difference_is_scipys_paired_bootstrap_and_permutation_test():
     got = S.paired_difference(a, b, n_resamples=R)
     assert got["n"] == 40 and got["difference"] == pytest.approx(np.mean(a - b))
     assert got["mean_a"] == pytest.approx(a.mean()) and got["mean_b"] == pytest.approx(b.mean())
-    want = _scipy_ci((a, b), lambda x, y, axis: np.mean(x - y, axis=axis), 40, vectorized=True, paired=True)
+    want = _scipy_ci(
+        (a, b), lambda x, y, axis: np.mean(x - y, axis=axis), 40, vectorized=True, paired=True
+    )
     assert got["ci"] == pytest.approx(want, rel=1e-12)
-    perm = stats.permutation_test((a - b,), np.mean, permutation_type="samples", vectorized=True,
-                                  n_resamples=R, batch=S.batch_size(40, R), rng=np.random.default_rng(0))
+    perm = stats.permutation_test(
+        (a - b,),
+        np.mean,
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=R,
+        batch=S.batch_size(40, R),
+        rng=np.random.default_rng(0),
+    )
     assert got["p_value"] == perm.pvalue and got["p_value"] < 0.01
 
 
@@ -115,8 +150,14 @@ def test_permutation_is_exact_for_few_pairs():
 def test_large_samples_use_vectorized_sign_flips_that_agree_with_scipy(monkeypatch):
     rng = np.random.default_rng(6)
     d = 0.02 + rng.standard_normal(400)
-    want = stats.permutation_test((d,), np.mean, permutation_type="samples", vectorized=True,
-                                  n_resamples=4000, rng=np.random.default_rng(0)).pvalue
+    want = stats.permutation_test(
+        (d,),
+        np.mean,
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=4000,
+        rng=np.random.default_rng(0),
+    ).pvalue
     monkeypatch.setattr(S, "SCIPY_PERMUTATION_LIMIT", 0)
     got = S.permutation_pvalue(d, n_resamples=4000)
     assert 0.05 < want < 0.95 and got == pytest.approx(want, abs=0.04)  # Monte Carlo error
@@ -126,22 +167,39 @@ def test_large_samples_use_vectorized_sign_flips_that_agree_with_scipy(monkeypat
 def test_identical_samples_differ_by_nothing():
     a = [0.2, 0.5, 0.9, None]
     got = S.paired_difference(a, a, n_resamples=R)
-    assert got["n"] == 3 and got["difference"] == 0.0 and got["ci"] == [0.0, 0.0] and got["p_value"] == 1.0
+    assert (
+        got["n"] == 3
+        and got["difference"] == 0.0
+        and got["ci"] == [0.0, 0.0]
+        and got["p_value"] == 1.0
+    )
     assert "differences are equal" in got["note"]
     none = S.paired_difference([None], [1.0])
-    assert none["n"] == 0 and none["difference"] is None and none["p_value"] is None and none["note"]
+    assert (
+        none["n"] == 0 and none["difference"] is None and none["p_value"] is None and none["note"]
+    )
 
 
-@pytest.mark.parametrize("kind,func,vectorized", [("pearson", "pearsonr", True), ("spearman", "spearmanr", True),
-                                                  ("kendall", "kendalltau", False)])
+@pytest.mark.parametrize(
+    "kind,func,vectorized",
+    [
+        ("pearson", "pearsonr", True),
+        ("spearman", "spearmanr", True),
+        ("kendall", "kendalltau", False),
+    ],
+)
 def test_correlations_are_scipys(kind, func, vectorized):
     rng = np.random.default_rng(7)
     x = rng.random(30)
     y = x + rng.random(30)
     got = S.correlation(list(x), list(y), kind, n_resamples=R)
     res = getattr(stats, func)(x, y)
-    assert got["value"] == pytest.approx(res.statistic) and got["p_value"] == pytest.approx(res.pvalue)
-    want = _scipy_ci((x, y), lambda a, b: getattr(stats, func)(a, b).statistic, 30, paired=True, vectorized=False)
+    assert got["value"] == pytest.approx(res.statistic) and got["p_value"] == pytest.approx(
+        res.pvalue
+    )
+    want = _scipy_ci(
+        (x, y), lambda a, b: getattr(stats, func)(a, b).statistic, 30, paired=True, vectorized=False
+    )
     assert got["ci"] == pytest.approx(want, rel=1e-9)
     assert got["n"] == 30 and got["note"] is None
     assert S.correlation(x, y, kind, ci=False)["ci"] is None
@@ -174,20 +232,44 @@ def test_undefined_correlations_are_null_with_a_note(kind):
 
 
 def _boot_distribution(x, y, kind):
-    func = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}[kind]
+    func = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}[
+        kind
+    ]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # scipy warns on the constant resamples
-        res = stats.bootstrap((np.array(x, float), np.array(y, float)), lambda a, b: func(a, b).statistic,
-                              n_resamples=R, method="percentile", paired=True, vectorized=False,
-                              rng=np.random.default_rng(0))
+        res = stats.bootstrap(
+            (np.array(x, float), np.array(y, float)),
+            lambda a, b: func(a, b).statistic,
+            n_resamples=R,
+            method="percentile",
+            paired=True,
+            vectorized=False,
+            rng=np.random.default_rng(0),
+        )
     return res.bootstrap_distribution
 
 
 def test_a_summary_gets_an_interval_next_to_every_mean():
-    recs = [{"status": "ok", "model": m, "murgat_s": s, "coverage": 1.0, "precision": s, "recall": s, "f1": s,
-             "scored_fraction": f, "correct": c}
-            for m, s, f, c in [("x", 0.2, 1.0, True), ("x", 0.4, 1.0, False), ("x", None, None, None),
-                               ("y", 0.9, 0.5, True), ("y", 0.7, 1.0, True)]] + [{"status": "error"}]
+    recs = [
+        {
+            "status": "ok",
+            "model": m,
+            "murgat_s": s,
+            "coverage": 1.0,
+            "precision": s,
+            "recall": s,
+            "f1": s,
+            "scored_fraction": f,
+            "correct": c,
+        }
+        for m, s, f, c in [
+            ("x", 0.2, 1.0, True),
+            ("x", 0.4, 1.0, False),
+            ("x", None, None, None),
+            ("y", 0.9, 0.5, True),
+            ("y", 0.7, 1.0, True),
+        ]
+    ] + [{"status": "error"}]
     summary = summarize(recs)
     summary["by_model"] = {"x": summarize(recs[:3]), "y": summarize(recs[3:5])}
     add_intervals(summary, IntervalValues.of(recs), n_resamples=R)
@@ -197,7 +279,9 @@ def test_a_summary_gets_an_interval_next_to_every_mean():
             ci = section[f"{m}_ci"]
             assert ci is None and m in section["ci_notes"] or ci[0] <= section[m] <= ci[1]
     assert summary["murgat_s_ci"] == S.mean_ci([0.2, 0.4, 0.9, 0.7], n_resamples=R)["ci"]
-    assert summary["complete_only"]["murgat_s_ci"] == S.mean_ci([0.2, 0.4, 0.7], n_resamples=R)["ci"]
+    assert (
+        summary["complete_only"]["murgat_s_ci"] == S.mean_ci([0.2, 0.4, 0.7], n_resamples=R)["ci"]
+    )
     assert summary["qa_accuracy_ci"] == S.mean_ci([1, 0, 1, 1], n_resamples=R)["ci"]
     assert summary["coverage_ci"] == [1.0, 1.0] and "equal" in summary["ci_notes"]["coverage"]
     assert summary["by_model"]["y"]["complete_only"]["murgat_s_ci"] is None  # one complete response

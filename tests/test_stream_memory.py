@@ -35,8 +35,13 @@ def _summarize_all_at_once(records):
     graded = [r["correct"] for r in ok if r.get("correct") is not None]
     s["qa_accuracy"] = mean(map(float, graded)) if graded else None
     # an unanswered question is graded wrong and counted apart (metrics.accuracy)
-    unanswered = sum(1 for r in ok if r.get("correct") is not None
-                     and isinstance(r.get("answer"), dict) and r["answer"].get("predicted") is None)
+    unanswered = sum(
+        1
+        for r in ok
+        if r.get("correct") is not None
+        and isinstance(r.get("answer"), dict)
+        and r["answer"].get("predicted") is None
+    )
     s["unanswered"] = unanswered
     s["unanswered_rate"] = unanswered / len(graded) if graded else None
     s["qa_graded"] = {"multiple-choice": len(graded), "open": 0}  # no record says `question_type`
@@ -59,10 +64,16 @@ def test_the_running_summary_is_the_mean_of_all_records_to_the_last_bit():
         return rng.random()
 
     for _ in range(500):
-        records = [{"status": rng.choice(["ok", "ok", "ok", "error"]), **{m: value() for m in METRICS},
-                    "scored_fraction": rng.choice([None, 1.0, 0.5, 1]), "correct": rng.choice([None, True, False]),
-                    **rng.choice([{}, {"answer": {"predicted": "A"}}, {"answer": {"predicted": None}}])}
-                   for _ in range(rng.randrange(0, 30))]
+        records = [
+            {
+                "status": rng.choice(["ok", "ok", "ok", "error"]),
+                **{m: value() for m in METRICS},
+                "scored_fraction": rng.choice([None, 1.0, 0.5, 1]),
+                "correct": rng.choice([None, True, False]),
+                **rng.choice([{}, {"answer": {"predicted": "A"}}, {"answer": {"predicted": None}}]),
+            }
+            for _ in range(rng.randrange(0, 30))
+        ]
         want = _summarize_all_at_once(records)
         got = summarize(iter(records))  # one pass over an iterator
         assert got == want
@@ -97,8 +108,17 @@ def test_a_run_keeps_nothing_per_response(tmp_path, media_root, monkeypatch):
     path = tmp_path / "r.jsonl"
     with path.open("w") as fh:
         for i in range(n):
-            fh.write(json.dumps({"id": f"r{i}", "video": "colors", "model": ["m1", "m2"][i % 2],
-                                 "model_generation": f"The screen in take {i} is red."}) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "id": f"r{i}",
+                        "video": "colors",
+                        "model": ["m1", "m2"][i % 2],
+                        "model_generation": f"The screen in take {i} is red.",
+                    }
+                )
+                + "\n"
+            )
     cfg = RunConfig(judge="yes", chunk_size=20, decontextualize=False, cache=tmp_path / "c.sqlite")
     runner = Runner(cfg, media_root, tmp_path / "out", engines={"yes": _Yes()})
     snapshots = {}
@@ -120,7 +140,14 @@ def test_a_run_keeps_nothing_per_response(tmp_path, media_root, monkeypatch):
     assert result.summary["scored"] == n and set(result.summary["by_model"]) == {"m1", "m2"}
     # What the pipeline (runner, protocol, judges, cache, records) and the scoring allocated
     # and still held, 500 responses later. Keeping each response's summary fields was ~400 B.
-    ours = [tracemalloc.Filter(True, "*/murgat_local/pipeline/*"), tracemalloc.Filter(True, "*/murgat_local/metrics/*")]
-    grown = sum(d.size_diff for d in snapshots[late].filter_traces(ours).compare_to(
-        snapshots[early].filter_traces(ours), "filename"))
+    ours = [
+        tracemalloc.Filter(True, "*/murgat_local/pipeline/*"),
+        tracemalloc.Filter(True, "*/murgat_local/metrics/*"),
+    ]
+    grown = sum(
+        d.size_diff
+        for d in snapshots[late]
+        .filter_traces(ours)
+        .compare_to(snapshots[early].filter_traces(ours), "filename")
+    )
     assert grown / (late - early) < 20, grown

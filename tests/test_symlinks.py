@@ -10,8 +10,8 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import ROOT
+
 from murgat_local.media.segments import SegmentCutter
 from murgat_local.media.source import MediaError
 
@@ -41,7 +41,13 @@ def test_a_root_that_is_a_symlink_and_links_that_stay_inside_work(layout):
 def test_paths_that_leave_the_root_are_refused(layout):
     tmp, root, outside = layout
     cutter = SegmentCutter(root)
-    for video in ("evil", "chain", "../OUTSIDE_ZONE/secret", str(outside / "secret.mp4"), "clips/../../OUTSIDE_ZONE/secret"):
+    for video in (
+        "evil",
+        "chain",
+        "../OUTSIDE_ZONE/secret",
+        str(outside / "secret.mp4"),
+        "clips/../../OUTSIDE_ZONE/secret",
+    ):
         with pytest.raises(MediaError, match="escapes the media root"):
             cutter.source(video)
     (root / "folder.mp4").mkdir()
@@ -56,19 +62,47 @@ def test_allow_outside_opens_a_second_root(layout):
     assert cutter.source(str(outside / "secret.mp4")).path == outside / "secret.mp4"
 
 
-@pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed (scripts/setup.sh installs it)")
+@pytest.mark.skipif(
+    shutil.which("strace") is None, reason="strace is not installed (scripts/setup.sh installs it)"
+)
 def test_nothing_outside_the_root_is_touched_under_strace(layout, tmp_path_factory):
     tmp, root, outside = layout
     work = tmp_path_factory.mktemp("work")
-    rows = [{"id": v, "video": v, "model_generation": "The screen is red (visual, 0:00)."}
-            for v in ("colors", "clips/alias", "evil", "chain", "../OUTSIDE_ZONE/secret",
-                      str(outside / "secret.mp4"))]
+    rows = [
+        {"id": v, "video": v, "model_generation": "The screen is red (visual, 0:00)."}
+        for v in (
+            "colors",
+            "clips/alias",
+            "evil",
+            "chain",
+            "../OUTSIDE_ZONE/secret",
+            str(outside / "secret.mp4"),
+        )
+    ]
     responses = work / "r.jsonl"
     responses.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     trace = work / "strace.log"
-    cmd = ["strace", "-f", "-qq", "-e", "trace=%file", "-o", str(trace), sys.executable, "-m", "murgat_local.cli",
-           "score", str(responses), "--media-root", str(tmp / "root_link"), "--out", str(work / "out"),
-           "--judge", "tiny-qwen3-omni", "--dry-run"]
+    cmd = [
+        "strace",
+        "-f",
+        "-qq",
+        "-e",
+        "trace=%file",
+        "-o",
+        str(trace),
+        sys.executable,
+        "-m",
+        "murgat_local.cli",
+        "score",
+        str(responses),
+        "--media-root",
+        str(tmp / "root_link"),
+        "--out",
+        str(work / "out"),
+        "--judge",
+        "tiny-qwen3-omni",
+        "--dry-run",
+    ]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     touched = [line for line in trace.read_text().splitlines() if "OUTSIDE_ZONE" in line]

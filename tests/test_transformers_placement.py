@@ -8,8 +8,8 @@ identity is checked with the GPU's presence stated, as this machine has none.
 from __future__ import annotations
 
 import pytest
-
 from conftest import require_model
+
 from murgat_local.engines import LazyEngine, identity, load_preset
 from murgat_local.engines.identity import transformers_placement
 

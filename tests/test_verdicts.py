@@ -1,8 +1,8 @@
 import re
 
-from murgat_local.judges import AtomicFacts, JudgeRequest, ReasonedYesNo, YesNo
 from murgat_local.engines.base import finish
 from murgat_local.engines.constraints import ParseFailure, parse_verdict
+from murgat_local.judges import AtomicFacts, JudgeRequest, ReasonedYesNo, YesNo
 
 
 def test_grammars_are_escape_free_and_bounded():
@@ -16,12 +16,14 @@ def test_grammars_are_escape_free_and_bounded():
 
 
 def test_truncated_output_is_a_failure_with_its_raw_text_never_a_no():
-    res = finish(JudgeRequest('x', YesNo), '{"label":"N', 3, 16)
+    res = finish(JudgeRequest("x", YesNo), '{"label":"N', 3, 16)
     assert res.verdict is None and isinstance(res.failure, ParseFailure)
     assert res.raw == '{"label":"N' and "truncated" in res.failure.reason
     assert isinstance(parse_verdict(AtomicFacts, '{"facts":[]}'), ParseFailure)
 
 
 def test_a_thinking_judge_is_parsed_after_its_reasoning():
-    res = finish(JudgeRequest('x', YesNo), '<think>The frame is red, so yes.</think>\n{"label":"YES"}', 3, 30)
+    res = finish(
+        JudgeRequest("x", YesNo), '<think>The frame is red, so yes.</think>\n{"label":"YES"}', 3, 30
+    )
     assert res.ok and res.verdict.yes

@@ -12,6 +12,23 @@ from .session import Session, SessionError, agreement_report
 from .source import Item, Source, SourceError, load_source
 from .store import Store, StoreBusy
 
-__all__ = ["Item", "LabelsBusy", "LabelsLock", "Question", "Session", "SessionError", "Source", "SourceError",
-           "Store", "StoreBusy", "agreement_report", "check_answer", "label_record", "load_source", "next_question", "questions",
-           "to_labelled", "write_labels"]
+__all__ = [
+    "Item",
+    "LabelsBusy",
+    "LabelsLock",
+    "Question",
+    "Session",
+    "SessionError",
+    "Source",
+    "SourceError",
+    "Store",
+    "StoreBusy",
+    "agreement_report",
+    "check_answer",
+    "label_record",
+    "load_source",
+    "next_question",
+    "questions",
+    "to_labelled",
+    "write_labels",
+]

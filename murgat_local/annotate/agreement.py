@@ -15,15 +15,17 @@ note, never 0 and never NaN.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from itertools import combinations
-from typing import Mapping
 
 from ..meta.agreement import align, with_chance_agreement
 from ..meta.views import ResponseView
 from ..metrics.agreement import krippendorff_alpha
 
 
-def paired_labels(truth: Mapping[str, ResponseView], other: Mapping[str, ResponseView]) -> dict[str, list]:
+def paired_labels(
+    truth: Mapping[str, ResponseView], other: Mapping[str, ResponseView]
+) -> dict[str, list]:
     """The (truth, other) label pairs per yes/no subtask, paired as `murgat meta-eval` pairs them
     (`meta.agreement.align`): verifiable per aligned sentence; entailed per matched fact; precise
     per citation of a matched fact both say is entailed."""
@@ -31,8 +33,13 @@ def paired_labels(truth: Mapping[str, ResponseView], other: Mapping[str, Respons
     return {"subtask1": a.subtask1, "subtask3": a.subtask3, "precise": a.precise}
 
 
-def agreement(humans: Mapping[str, Mapping[str, ResponseView]], judge: Mapping[str, ResponseView] | None = None,
-              *, resamples: int = 10_000, seed: int = 0) -> dict:
+def agreement(
+    humans: Mapping[str, Mapping[str, ResponseView]],
+    judge: Mapping[str, ResponseView] | None = None,
+    *,
+    resamples: int = 10_000,
+    seed: int = 0,
+) -> dict:
     """Every pair of annotators, each annotator against the judge, and verifiability across all.
 
     Args:
@@ -40,16 +47,30 @@ def agreement(humans: Mapping[str, Mapping[str, ResponseView]], judge: Mapping[s
         judge: a run's annotations by response id (`meta.views.from_record`), or None.
     """
     names = sorted(humans)
-    out: dict = {"annotators": names, "responses": {a: len(humans[a]) for a in names},
-                 "pairs": [], "judge": []}
+    out: dict = {
+        "annotators": names,
+        "responses": {a: len(humans[a]) for a in names},
+        "pairs": [],
+        "judge": [],
+    }
     for a, b in combinations(names, 2):
         shared = len(set(humans[a]) & set(humans[b]))
-        out["pairs"].append({"a": a, "b": b, "shared": shared,
-                             **with_chance_agreement(humans[a], humans[b], resamples=resamples, seed=seed)})
+        out["pairs"].append(
+            {
+                "a": a,
+                "b": b,
+                "shared": shared,
+                **with_chance_agreement(humans[a], humans[b], resamples=resamples, seed=seed),
+            }
+        )
     if judge:
         for a in names:
-            out["judge"].append({"annotator": a,
-                                 **with_chance_agreement(humans[a], judge, resamples=resamples, seed=seed)})
+            out["judge"].append(
+                {
+                    "annotator": a,
+                    **with_chance_agreement(humans[a], judge, resamples=resamples, seed=seed),
+                }
+            )
     units = []
     for rid in sorted(set().union(*(humans[a] for a in names)) if names else ()):
         views = [humans[a].get(rid) for a in names]
@@ -57,8 +78,12 @@ def agreement(humans: Mapping[str, Mapping[str, ResponseView]], judge: Mapping[s
         if len(present) < 2:
             continue
         for i in range(len(present[0].sentences)):
-            units.append([v.sentences[i].verifiable if v is not None and i < len(v.sentences) else None
-                          for v in views])
+            units.append(
+                [
+                    v.sentences[i].verifiable if v is not None and i < len(v.sentences) else None
+                    for v in views
+                ]
+            )
     out["all_annotators"] = {"subtask1": {"alpha": krippendorff_alpha(units)}}
     return out
 

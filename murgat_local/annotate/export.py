@@ -18,7 +18,7 @@ import fcntl
 import os
 import pathlib
 import tempfile
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from ..inputs.labels import LabelledFact, LabelledResponse, LabelledSentence
 from ..jsonl import dumps_record
@@ -27,7 +27,9 @@ from .questions import UNSURE, open_questions, precise_labels
 from .source import Item
 
 
-def _facts(item: Item, i: int, answers: Mapping[str, object], shown: Mapping[str, bool]) -> list[dict] | None:
+def _facts(
+    item: Item, i: int, answers: Mapping[str, object], shown: Mapping[str, bool]
+) -> list[dict] | None:
     facts = answers.get(f"s{i + 1}.facts")
     if not isinstance(facts, list):
         return None
@@ -50,8 +52,12 @@ def _facts(item: Item, i: int, answers: Mapping[str, object], shown: Mapping[str
     return out
 
 
-def label_record(item: Item, answers: Mapping[str, object], annotator: str,
-                 shown: Mapping[str, bool] | None = None) -> tuple[dict | None, str | None]:
+def label_record(
+    item: Item,
+    answers: Mapping[str, object],
+    annotator: str,
+    shown: Mapping[str, bool] | None = None,
+) -> tuple[dict | None, str | None]:
     """The labels line for `item`, or why none can be written yet.
 
     Args:
@@ -75,8 +81,12 @@ def label_record(item: Item, answers: Mapping[str, object], annotator: str,
         if shown.get(f"s{i + 1}.verifiable") or shown.get(f"s{i + 1}.facts"):
             sentence["judge_shown"] = True
         sentences.append(sentence)
-    record = {"id": item.id, "annotator": annotator, "sentences": sentences,
-              "judge_shown": any(shown.get(k, False) for k in answers)}
+    record = {
+        "id": item.id,
+        "annotator": annotator,
+        "sentences": sentences,
+        "judge_shown": any(shown.get(k, False) for k in answers),
+    }
     unsure = [k for k, v in answers.items() if v == UNSURE]
     if unsure:
         record["unsure"] = sorted(unsure)
@@ -89,9 +99,15 @@ def to_labelled(record: Mapping) -> LabelledResponse:
     for s in record["sentences"]:
         facts = None
         if "facts" in s:
-            facts = tuple(LabelledFact(f["text"], f["entailed"], tuple(f["precise"]) if "precise" in f else None)
-                          for f in s["facts"])
-        sentences.append(LabelledSentence(s["text"], s["verifiable"], facts, tuple(parse_citations(s["text"]))))
+            facts = tuple(
+                LabelledFact(
+                    f["text"], f["entailed"], tuple(f["precise"]) if "precise" in f else None
+                )
+                for f in s["facts"]
+            )
+        sentences.append(
+            LabelledSentence(s["text"], s["verifiable"], facts, tuple(parse_citations(s["text"])))
+        )
     return LabelledResponse(str(record["id"]), tuple(sentences), record.get("annotator"))
 
 
@@ -117,7 +133,9 @@ def write_atomic(path: pathlib.Path, lines: Iterable[str]) -> None:
         raise
     try:
         dir_fd = os.open(path.parent, os.O_RDONLY)
-    except OSError:  # some filesystems cannot open a folder: the rename is done, only its flush is not
+    except (
+        OSError
+    ):  # some filesystems cannot open a folder: the rename is done, only its flush is not
         return
     try:
         os.fsync(dir_fd)
@@ -151,8 +169,10 @@ class LabelsLock:
             finally:
                 os.close(fd)
             who = f"process {holder}" if holder.isdigit() else "another process"
-            raise LabelsBusy(f"{given} is being written by another murgat annotate ({who}, lock {self.path}): "
-                             "give each server its own --labels file") from None
+            raise LabelsBusy(
+                f"{given} is being written by another murgat annotate ({who}, lock {self.path}): "
+                "give each server its own --labels file"
+            ) from None
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         self._fd: int | None = fd
@@ -176,4 +196,11 @@ def write_labels(path: pathlib.Path, records: Iterable[dict]) -> int:
     return count[0]
 
 
-__all__ = ["LabelsBusy", "LabelsLock", "label_record", "to_labelled", "write_atomic", "write_labels"]
+__all__ = [
+    "LabelsBusy",
+    "LabelsLock",
+    "label_record",
+    "to_labelled",
+    "write_atomic",
+    "write_labels",
+]

@@ -20,11 +20,10 @@ later answers, so a response's questions can be listed from its answers in one p
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterator, Mapping
-
 import json
 import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 
 from ..engines.constraints import ParseFailure, parse_verdict
 from ..inputs.labels import normalize_ws
@@ -84,7 +83,9 @@ def next_question(item: Item, answers: Mapping[str, object]) -> Question | None:
 
 def find(item: Item, answers: Mapping[str, object], suffix: str) -> Question | None:
     """The question `suffix` names, if it is necessary and unanswered."""
-    return next((q for q in questions(item, answers) if q.suffix == suffix and suffix not in answers), None)
+    return next(
+        (q for q in questions(item, answers) if q.suffix == suffix and suffix not in answers), None
+    )
 
 
 def check_answer(question: Question, value: object) -> tuple[object, str | None]:
@@ -108,7 +109,10 @@ def check_answer(question: Question, value: object) -> tuple[object, str | None]
         return None, f"a fact has at most {MAX_FACT_CHARS} characters (split it): {long[:40]!r}..."
     odd = next((f for f in facts if _NOT_PLAIN.search(f)), None)
     if odd is not None:
-        return None, f"a fact may not hold a double quote, a backslash or a control character: {odd!r}"
+        return (
+            None,
+            f"a fact may not hold a double quote, a backslash or a control character: {odd!r}",
+        )
     seen: set[str] = set()
     for f in facts:
         if normalize_ws(f) in seen:
@@ -145,7 +149,9 @@ def precise_labels(n: int, answers: Mapping[str, object], base: str) -> tuple[bo
     return tuple(out)
 
 
-def proposal(item: Item, question: Question, answers: Mapping[str, object], show_judge: bool) -> tuple[object, str | None]:
+def proposal(
+    item: Item, question: Question, answers: Mapping[str, object], show_judge: bool
+) -> tuple[object, str | None]:
     """What the page offers before the annotator answers, and where it comes from.
 
     Facts always have a starting point: the judge's decomposition when shown, else the sentence's
@@ -175,5 +181,15 @@ def proposal(item: Item, question: Question, answers: Mapping[str, object], show
     return value, "judge" if value is not None else None
 
 
-__all__ = ["KINDS", "Question", "UNSURE", "check_answer", "find", "next_question", "open_questions",
-           "precise_labels", "proposal", "questions"]
+__all__ = [
+    "KINDS",
+    "Question",
+    "UNSURE",
+    "check_answer",
+    "find",
+    "next_question",
+    "open_questions",
+    "precise_labels",
+    "proposal",
+    "questions",
+]

@@ -27,26 +27,41 @@ import json
 import mimetypes
 import signal
 import socket
+from collections.abc import Callable
 from importlib import resources
-from typing import Callable
 
 from fastapi import FastAPI, Request
-from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
+from fastapi.responses import (
+    FileResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+)
 from starlette.concurrency import run_in_threadpool
 
 from .session import Session, agreement_report
 from .store import Store
 
 COOKIE = "murgat_annotate"
-PAGE_FILES = {"/": ("index.html", "text/html; charset=utf-8"),
-              "/app.js": ("app.js", "text/javascript; charset=utf-8"),
-              "/style.css": ("style.css", "text/css; charset=utf-8")}
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; media-src 'self'; "
-       "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+PAGE_FILES = {
+    "/": ("index.html", "text/html; charset=utf-8"),
+    "/app.js": ("app.js", "text/javascript; charset=utf-8"),
+    "/style.css": ("style.css", "text/css; charset=utf-8"),
+}
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; media-src 'self'; "
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
 # What a page on another site may not reach: every call there does work or changes state.
 GUARDED = ("/api/", "/media/")
-HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
-           "X-Frame-Options": "DENY", "Cross-Origin-Resource-Policy": "same-origin"}
+HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cross-Origin-Resource-Policy": "same-origin",
+}
 
 
 def is_loopback(host: str) -> bool:
@@ -71,8 +86,13 @@ def page_file(name: str) -> bytes:
     return (resources.files("murgat_local.annotate") / "page" / name).read_bytes()
 
 
-def create_app(session: Session, *, token: str | None = None, hosts: frozenset[str] | None = None,
-               resamples: int = 10_000):
+def create_app(
+    session: Session,
+    *,
+    token: str | None = None,
+    hosts: frozenset[str] | None = None,
+    resamples: int = 10_000,
+):
     """The ASGI app.
 
     Args:
@@ -91,7 +111,7 @@ def create_app(session: Session, *, token: str | None = None, hosts: frozenset[s
         given = request.cookies.get(COOKIE, "")
         auth = request.headers.get("authorization", "")
         if auth.startswith("Bearer "):
-            given = auth[len("Bearer "):]
+            given = auth[len("Bearer ") :]
         return hmac.compare_digest(given.encode(), token.encode())
 
     @app.middleware("http")
@@ -101,15 +121,26 @@ def create_app(session: Session, *, token: str | None = None, hosts: frozenset[s
             return refuse(403, "this server answers only on its loopback address")
         if token is not None and not has_token(request):
             offered = request.query_params.get("token")
-            if request.url.path == "/" and offered and hmac.compare_digest(offered.encode(), token.encode()):
+            if (
+                request.url.path == "/"
+                and offered
+                and hmac.compare_digest(offered.encode(), token.encode())
+            ):
                 response = RedirectResponse("/", status_code=303, headers=HEADERS)
                 response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/")
                 return response
-            return refuse(401, "a token is required (open /?token=... once, or send Authorization: Bearer ...)")
-        if (request.method != "GET" or request.url.path.startswith(GUARDED)) and cross_site(request, host):
+            return refuse(
+                401,
+                "a token is required (open /?token=... once, or send Authorization: Bearer ...)",
+            )
+        if (request.method != "GET" or request.url.path.startswith(GUARDED)) and cross_site(
+            request, host
+        ):
             return refuse(403, "cross-site request refused")
-        if request.method == "POST" and \
-                request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+        if (
+            request.method == "POST"
+            and request.headers.get("content-type", "").split(";")[0].strip() != "application/json"
+        ):
             return refuse(415, "send JSON (Content-Type: application/json)")
         response = await call_next(request)
         for k, v in HEADERS.items():
@@ -186,7 +217,9 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(session: Session, sock: socket.socket, *, token: str | None = None, resamples: int = 10_000) -> list[int]:
+def serve(
+    session: Session, sock: socket.socket, *, token: str | None = None, resamples: int = 10_000
+) -> list[int]:
     """Serve until SIGINT or SIGTERM; returns the signals that stopped it.
 
     uvicorn stops gracefully on either, then raises the signal again under the handler that was
@@ -197,12 +230,16 @@ def serve(session: Session, sock: socket.socket, *, token: str | None = None, re
     host, port = sock.getsockname()[:2]
     hosts = None
     if token is None:
-        hosts = frozenset({f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}", f"{host}:{port}"})
+        hosts = frozenset(
+            {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}", f"{host}:{port}"}
+        )
     app = create_app(session, token=token, hosts=hosts, resamples=resamples)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
     stopped: list[int] = []
-    previous = {sig: signal.signal(sig, lambda signum, frame: stopped.append(signum))
-                for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = {
+        sig: signal.signal(sig, lambda signum, frame: stopped.append(signum))
+        for sig in (signal.SIGINT, signal.SIGTERM)
+    }
     try:
         uvicorn.Server(config).run(sockets=[sock])
     finally:

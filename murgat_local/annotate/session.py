@@ -16,11 +16,11 @@ from __future__ import annotations
 import hashlib
 import pathlib
 import threading
-from typing import Mapping
+from collections.abc import Mapping
 
+from ..jsonl import dumps_record
 from ..media.segments import SegmentOptions, check_citation
 from ..media.source import MediaError, probe
-from ..jsonl import dumps_record
 from .export import LabelsLock, label_record, write_atomic
 from .questions import UNSURE, check_answer, find, next_question, proposal, questions
 from .source import Item, Source
@@ -33,7 +33,9 @@ class SessionError(Exception):
 
 def pick_overlap(ids: list[str], k: int) -> list[str]:
     """The `k` responses everyone labels: the first by SHA-256 of their id."""
-    return sorted(ids, key=lambda i: hashlib.sha256(i.encode("utf-8", "surrogatepass")).hexdigest())[:k]
+    return sorted(
+        ids, key=lambda i: hashlib.sha256(i.encode("utf-8", "surrogatepass")).hexdigest()
+    )[:k]
 
 
 def _options(value: object) -> list[str] | None:
@@ -41,8 +43,17 @@ def _options(value: object) -> list[str] | None:
 
 
 class Session:
-    def __init__(self, source: Source, store: Store, annotator: str, *, show_judge: bool = False,
-                 overlap: int | None = None, labels: pathlib.Path | None = None, hold: bool = True):
+    def __init__(
+        self,
+        source: Source,
+        store: Store,
+        annotator: str,
+        *,
+        show_judge: bool = False,
+        overlap: int | None = None,
+        labels: pathlib.Path | None = None,
+        hold: bool = True,
+    ):
         # The labels file is this session's alone, an export's too (LabelsBusy otherwise); an
         # export takes no annotator's lock on the store: it only reads, beside their server.
         self._labels_lock = LabelsLock(labels) if labels is not None else None
@@ -55,8 +66,15 @@ class Session:
                 self._labels_lock.release()
             raise
 
-    def _open(self, source: Source, store: Store, annotator: str, show_judge: bool, overlap: int | None,
-              labels: pathlib.Path | None) -> None:
+    def _open(
+        self,
+        source: Source,
+        store: Store,
+        annotator: str,
+        show_judge: bool,
+        overlap: int | None,
+        labels: pathlib.Path | None,
+    ) -> None:
         self.source, self.store, self.annotator = source, store, annotator
         self.show_judge, self.labels = show_judge, labels
         self.lock = threading.RLock()
@@ -64,7 +82,9 @@ class Session:
         self.by_id = {it.id: it for it in self.items}
         self.shared = self._overlap(overlap)
         first = [it for it in self.items if self.shared is None or it.id in self.shared]
-        self.order = first + [it for it in self.items if self.shared is not None and it.id not in self.shared]
+        self.order = first + [
+            it for it in self.items if self.shared is not None and it.id not in self.shared
+        ]
         self.position = {it.id: n for n, it in enumerate(self.order)}
         claims = store.claims()
         self.mine = {r for r, a in claims.items() if a == annotator}
@@ -80,7 +100,11 @@ class Session:
             self.answers[a.response][a.question] = a.value
             self.shown[a.response][a.question] = a.judge_shown
         self.counts: dict[str, tuple[int, int, int]] = {}
-        self.totals = [0, 0, 0]  # answered, open, unsure over the responses that may be this annotator's
+        self.totals = [
+            0,
+            0,
+            0,
+        ]  # answered, open, unsure over the responses that may be this annotator's
         for it in self.items:
             if it.id not in self.others:
                 self._recount(it)
@@ -109,10 +133,14 @@ class Session:
         if k is not None:
             if k < 0:
                 raise SessionError("--overlap takes a number of responses, 0 or more")
-            stored = self.store.set_meta_once("overlap", {"k": k, "ids": pick_overlap([i.id for i in self.items], k)})
+            stored = self.store.set_meta_once(
+                "overlap", {"k": k, "ids": pick_overlap([i.id for i in self.items], k)}
+            )
             if stored["k"] != k:
-                raise SessionError(f"the store {self.store.path} was started with --overlap {stored['k']}; "
-                                   f"it cannot change (give --overlap {stored['k']}, or none)")
+                raise SessionError(
+                    f"the store {self.store.path} was started with --overlap {stored['k']}; "
+                    f"it cannot change (give --overlap {stored['k']}, or none)"
+                )
         return None if stored is None else set(stored["ids"])
 
     def _is_mine(self, item: Item) -> bool:
@@ -176,14 +204,18 @@ class Session:
                 same = q is not None and check_answer(q, value)[0] == answers[suffix]
                 if same:
                     return 200, {"ok": True, "key": key, "already": True}
-                return 409, {"error": f"{key!r} is already answered ({answers[suffix]!r}); undo it first"}
+                return 409, {
+                    "error": f"{key!r} is already answered ({answers[suffix]!r}); undo it first"
+                }
             q = find(item, answers, suffix)
             if q is None:
                 return 409, {"error": f"{key!r} is not a question open now"}
             stored, why = check_answer(q, value)
             if why:
                 return 422, {"error": why}
-            _, live = self.store.add(self.annotator, rid, item.digest, suffix, stored, self.show_judge)
+            _, live = self.store.add(
+                self.annotator, rid, item.digest, suffix, stored, self.show_judge
+            )
             answers[suffix] = live
             self.shown[rid][suffix] = self.show_judge
             finished = self._recount(item)
@@ -213,12 +245,20 @@ class Session:
         with self.lock:
             answered, open_, unsure = self.totals
             done = sum(1 for r, c in self.counts.items() if c[1] == 0)
-            return {"answered": answered, "total": answered + open_, "unsure": unsure,
-                    "responses": {"done": done, "total": len(self.counts)},
-                    "annotator": self.annotator, "show_judge": self.show_judge,
-                    "overlap": len(self.shared) if self.shared is not None else None,
-                    "stale_answers": self.stale,
-                    "unusable": [{"id": u.id, "source": u.source, "reason": u.reason} for u in self.source.unusable]}
+            return {
+                "answered": answered,
+                "total": answered + open_,
+                "unsure": unsure,
+                "responses": {"done": done, "total": len(self.counts)},
+                "annotator": self.annotator,
+                "show_judge": self.show_judge,
+                "overlap": len(self.shared) if self.shared is not None else None,
+                "stale_answers": self.stale,
+                "unusable": [
+                    {"id": u.id, "source": u.source, "reason": u.reason}
+                    for u in self.source.unusable
+                ],
+            }
 
     # ------------------------------------------------------------ what the page shows
 
@@ -241,16 +281,26 @@ class Session:
         offer, origin = proposal(item, q, answers, self.show_judge)
         facts = answers.get(f"s{q.sentence + 1}.facts")
         return {
-            "key": f"{item.id}#{q.suffix}", "kind": q.kind, "proposal": offer, "proposal_from": origin,
-            "sentence": q.sentence, "fact": q.fact, "citation": q.citation,
+            "key": f"{item.id}#{q.suffix}",
+            "kind": q.kind,
+            "proposal": offer,
+            "proposal_from": origin,
+            "sentence": q.sentence,
+            "fact": q.fact,
+            "citation": q.citation,
             "fact_text": facts[q.fact] if q.fact is not None and isinstance(facts, list) else None,
             "citations": self._citations(item, q.sentence),
             "audio_point_window": self._window.audio_point_window,
-            "response": {"id": item.id, "position": self.position[item.id] + 1, "of": len(self.order),
-                         "question": item.question, "options": _options(item.options),
-                         "video": f"/media/{self.media_index[item.media]}",
-                         "sentences": [s.text for s in item.sentences],
-                         "note": item.note if self.show_judge else None},
+            "response": {
+                "id": item.id,
+                "position": self.position[item.id] + 1,
+                "of": len(self.order),
+                "question": item.question,
+                "options": _options(item.options),
+                "video": f"/media/{self.media_index[item.media]}",
+                "sentences": [s.text for s in item.sentences],
+                "note": item.note if self.show_judge else None,
+            },
         }
 
     def media_path(self, n: int) -> pathlib.Path | None:
@@ -260,14 +310,22 @@ class Session:
 
     def _finish(self, item: Item) -> None:
         record, why = label_record(item, self.answers[item.id], self.annotator, self.shown[item.id])
-        self.finished[item.id] = (None, f"{item.id}: {why}") if record is None else (dumps_record(record), None)
+        self.finished[item.id] = (
+            (None, f"{item.id}: {why}") if record is None else (dumps_record(record), None)
+        )
 
     def lines(self) -> tuple[list[str], list[str]]:
         """This annotator's finished responses as labels lines (source order), and why each finished
         response that is left out is."""
         with self.lock:
-            done = [self.finished[it.id] for it in self.items if it.id in self.finished and it.id not in self.others]
-            return [line for line, _ in done if line is not None], [why for _, why in done if why is not None]
+            done = [
+                self.finished[it.id]
+                for it in self.items
+                if it.id in self.finished and it.id not in self.others
+            ]
+            return [line for line, _ in done if line is not None], [
+                why for _, why in done if why is not None
+            ]
 
     def export(self) -> tuple[int, list[str]]:
         """Rewrite the labels file now; (responses written, responses left out and why)."""
@@ -279,6 +337,7 @@ class Session:
 
     def start_writer(self) -> None:
         """Rewrite the labels file in the background whenever a response finishes or reopens."""
+
         def loop():
             while True:
                 self._dirty.wait()
@@ -286,6 +345,7 @@ class Session:
                     return
                 self._dirty.clear()
                 self.export()
+
         self._writer = threading.Thread(target=loop, name="labels-writer", daemon=True)
         self._writer.start()
 
@@ -318,8 +378,6 @@ def answers_of(store: Store, source: Source) -> dict[str, dict[str, Mapping[str,
     return out
 
 
-
-
 def human_views(store: Store, source: Source) -> dict[str, dict]:
     """Per annotator, their finished responses as `murgat meta-eval` reads labels (views)."""
     from ..meta.views import from_labels
@@ -337,11 +395,22 @@ def human_views(store: Store, source: Source) -> dict[str, dict]:
     return out
 
 
-def agreement_report(store: Store, source: Source, *, resamples: int = 10_000, seed: int = 0) -> dict:
+def agreement_report(
+    store: Store, source: Source, *, resamples: int = 10_000, seed: int = 0
+) -> dict:
     """Annotators against each other, and the run's judges against each (see `agreement`)."""
     from .agreement import agreement
 
-    return agreement(human_views(store, source), source.judge or None, resamples=resamples, seed=seed)
+    return agreement(
+        human_views(store, source), source.judge or None, resamples=resamples, seed=seed
+    )
 
 
-__all__ = ["Session", "SessionError", "agreement_report", "answers_of", "human_views", "pick_overlap"]
+__all__ = [
+    "Session",
+    "SessionError",
+    "agreement_report",
+    "answers_of",
+    "human_views",
+    "pick_overlap",
+]

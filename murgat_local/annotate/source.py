@@ -36,6 +36,7 @@ class SourceError(Exception):
 @dataclass(frozen=True)
 class Proposal:
     """What a run's judges said of one sentence."""
+
     verifiable: bool | None
     facts: tuple[str, ...] | None  # the decomposer's facts (None: not decomposed)
     entailed: tuple[bool | None, ...] = ()  # per judge fact: the joint verdict
@@ -87,19 +88,34 @@ def item_digest(rid: str, sentences) -> str:
 
 
 def _proposal(s: dict) -> Proposal:
-    verdict = (s.get("verifiable") or {}).get("value") if isinstance(s.get("verifiable"), dict) else None
+    verdict = (
+        (s.get("verifiable") or {}).get("value") if isinstance(s.get("verifiable"), dict) else None
+    )
     facts = s.get("facts")
     if not isinstance(facts, list):
         return Proposal(verdict if isinstance(verdict, bool) else None, None)
     facts = [f for f in facts if isinstance(f, dict) and isinstance(f.get("text"), str)]
-    joint = tuple((f.get("joint") or {}).get("value") if isinstance(f.get("joint"), dict) else None for f in facts)
-    precise = tuple(tuple(p if isinstance(p, bool) else None for p in f.get("precise") or ())
-                    if isinstance(f.get("precise"), list) else () for f in facts)
-    return Proposal(verdict if isinstance(verdict, bool) else None, tuple(f["text"] for f in facts),
-                    tuple(j if isinstance(j, bool) else None for j in joint), precise)
+    joint = tuple(
+        (f.get("joint") or {}).get("value") if isinstance(f.get("joint"), dict) else None
+        for f in facts
+    )
+    precise = tuple(
+        tuple(p if isinstance(p, bool) else None for p in f.get("precise") or ())
+        if isinstance(f.get("precise"), list)
+        else ()
+        for f in facts
+    )
+    return Proposal(
+        verdict if isinstance(verdict, bool) else None,
+        tuple(f["text"] for f in facts),
+        tuple(j if isinstance(j, bool) else None for j in joint),
+        precise,
+    )
 
 
-def _proposals(record: dict | None, sentences: tuple) -> tuple[tuple[Proposal | None, ...], str | None]:
+def _proposals(
+    record: dict | None, sentences: tuple
+) -> tuple[tuple[Proposal | None, ...], str | None]:
     """The run record's proposal per sentence, when its sentences are this split's."""
     none = tuple(None for _ in sentences)
     if record is None:
@@ -110,32 +126,46 @@ def _proposals(record: dict | None, sentences: tuple) -> tuple[tuple[Proposal | 
     judged = trace.get("sentences") if isinstance(trace, dict) else None
     if not isinstance(judged, list) or not all(isinstance(s, dict) for s in judged):
         return none, f"the run's record has no usable trace (status {record.get('status')!r})"
-    if [normalize_ws(str(s.get("text", ""))) for s in judged] != [normalize_ws(s.text) for s in sentences]:
+    if [normalize_ws(str(s.get("text", ""))) for s in judged] != [
+        normalize_ws(s.text) for s in sentences
+    ]:
         return none, "the run judged other sentences than this split"
     return tuple(_proposal(s) for s in judged), None
 
 
-def _read_run(folder: pathlib.Path, responses: pathlib.Path | None) -> tuple[pathlib.Path, dict, dict, float]:
+def _read_run(
+    folder: pathlib.Path, responses: pathlib.Path | None
+) -> tuple[pathlib.Path, dict, dict, float]:
     summary_path, scores = folder / "summary.json", folder / "scores.jsonl"
     if not scores.is_file() or not summary_path.is_file():
-        raise SourceError(f"{folder} is not a `murgat score` folder (it needs scores.jsonl and summary.json)")
+        raise SourceError(
+            f"{folder} is not a `murgat score` folder (it needs scores.jsonl and summary.json)"
+        )
     try:
         summary = json.loads(summary_path.read_text(encoding="utf-8"))
         provenance = summary["provenance"]
         recorded = provenance["input"]
     except (ValueError, KeyError, TypeError) as e:
-        raise SourceError(f"{summary_path} does not name the run's input ({type(e).__name__}: {e})") from None
+        raise SourceError(
+            f"{summary_path} does not name the run's input ({type(e).__name__}: {e})"
+        ) from None
     window = ((provenance.get("config") or {}).get("media") or {}).get("audio_point_window", 1.0)
     if responses is None:
         given = pathlib.Path(str(recorded.get("path", "")))
-        candidates = [given] if given.is_absolute() else [given, folder / given, folder.parent / given]
+        candidates = (
+            [given] if given.is_absolute() else [given, folder / given, folder.parent / given]
+        )
         responses = next((c for c in candidates if c.is_file()), None)
         if responses is None:
-            raise SourceError(f"the run's input {str(given)!r} is not found; name it with --responses")
+            raise SourceError(
+                f"the run's input {str(given)!r} is not found; name it with --responses"
+            )
     digest = hashlib.sha256(responses.read_bytes()).hexdigest()
     if recorded.get("sha256") and digest != recorded["sha256"]:
-        raise SourceError(f"{responses} is not the file the run scored (its SHA-256 differs from "
-                          f"summary.json's); name the right one with --responses")
+        raise SourceError(
+            f"{responses} is not the file the run scored (its SHA-256 differs from "
+            f"summary.json's); name the right one with --responses"
+        )
     records = {}
     for record in iter_jsonl(scores):
         if record is not None and "id" in record:
@@ -143,7 +173,9 @@ def _read_run(folder: pathlib.Path, responses: pathlib.Path | None) -> tuple[pat
     return responses, records, summary, float(window) if isinstance(window, (int, float)) else 1.0
 
 
-def load_source(path: pathlib.Path, media_root: pathlib.Path, *, responses: pathlib.Path | None = None) -> Source:
+def load_source(
+    path: pathlib.Path, media_root: pathlib.Path, *, responses: pathlib.Path | None = None
+) -> Source:
     """Every response of SOURCE, split and with its video resolved under `media_root`.
 
     Args:
@@ -174,12 +206,28 @@ def load_source(path: pathlib.Path, media_root: pathlib.Path, *, responses: path
             source.unusable.append(Unusable(item.id, item.source, str(e)))
             continue
         seg = segment(item.generation)
-        proposals, note = (_proposals(records.get(item.id), seg.sentences) if records is not None
-                           else (tuple(None for _ in seg.sentences), None))
-        sentences = tuple(Sentence(s.text, s.claim, s.citations, p) for s, p in zip(seg.sentences, proposals))
+        proposals, note = (
+            _proposals(records.get(item.id), seg.sentences)
+            if records is not None
+            else (tuple(None for _ in seg.sentences), None)
+        )
+        sentences = tuple(
+            Sentence(s.text, s.claim, s.citations, p) for s, p in zip(seg.sentences, proposals)
+        )
         question = item.question if isinstance(item.question, str) else None
-        source.items.append(Item(len(source.items), item.id, item.video, media, sentences, question, item.options,
-                                 item_digest(item.id, sentences), note))
+        source.items.append(
+            Item(
+                len(source.items),
+                item.id,
+                item.video,
+                media,
+                sentences,
+                question,
+                item.options,
+                item_digest(item.id, sentences),
+                note,
+            )
+        )
         if records is not None and item.id in records:
             view = from_record(records[item.id])
             if view is not None:
@@ -187,4 +235,13 @@ def load_source(path: pathlib.Path, media_root: pathlib.Path, *, responses: path
     return source
 
 
-__all__ = ["Item", "Proposal", "Sentence", "Source", "SourceError", "Unusable", "item_digest", "load_source"]
+__all__ = [
+    "Item",
+    "Proposal",
+    "Sentence",
+    "Source",
+    "SourceError",
+    "Unusable",
+    "item_digest",
+    "load_source",
+]

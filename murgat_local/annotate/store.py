@@ -22,8 +22,8 @@ import os
 import pathlib
 import sqlite3
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -65,7 +65,9 @@ class Store:
         self.path = pathlib.Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # One connection shared by the server's threads; callers serialize access.
-        self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+        self.db = sqlite3.connect(
+            self.path, timeout=30, isolation_level=None, check_same_thread=False
+        )
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=FULL")
         self.db.executescript(SCHEMA)
@@ -88,7 +90,9 @@ class Store:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
-            raise StoreBusy(f"annotator {annotator!r} already has a session open on {self.path}") from None
+            raise StoreBusy(
+                f"annotator {annotator!r} already has a session open on {self.path}"
+            ) from None
         self._locks[annotator] = fd
 
     # ------------------------------------------------------------ settings
@@ -99,26 +103,45 @@ class Store:
 
     def set_meta_once(self, name: str, value: object) -> object:
         """Store `value` unless `name` is set; the stored value either way."""
-        self.db.execute("INSERT OR IGNORE INTO meta (name, value) VALUES (?, ?)", (name, json.dumps(value)))
+        self.db.execute(
+            "INSERT OR IGNORE INTO meta (name, value) VALUES (?, ?)", (name, json.dumps(value))
+        )
         return self.get_meta(name)
 
     # ------------------------------------------------------------ answers
 
-    def add(self, annotator: str, response: str, digest: str, question: str, value: object,
-            judge_shown: bool) -> tuple[int, object]:
+    def add(
+        self,
+        annotator: str,
+        response: str,
+        digest: str,
+        question: str,
+        value: object,
+        judge_shown: bool,
+    ) -> tuple[int, object]:
         """Commit an answer; returns (its seq, the live value): the earlier answer's when the
         question was already answered (then seq is that answer's)."""
         try:
             cur = self.db.execute(
                 "INSERT INTO answers (annotator, response, digest, question, value, judge_shown, at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (annotator, response, digest, question, json.dumps(value, ensure_ascii=False),
-                 int(judge_shown), time.time()))
+                (
+                    annotator,
+                    response,
+                    digest,
+                    question,
+                    json.dumps(value, ensure_ascii=False),
+                    int(judge_shown),
+                    time.time(),
+                ),
+            )
             return cur.lastrowid, value
         except sqlite3.IntegrityError:
             row = self.db.execute(
                 "SELECT seq, value FROM answers WHERE annotator = ? AND response = ? AND digest = ? "
-                "AND question = ? AND undone_at IS NULL", (annotator, response, digest, question)).fetchone()
+                "AND question = ? AND undone_at IS NULL",
+                (annotator, response, digest, question),
+            ).fetchone()
             return row[0], json.loads(row[1])
 
     def undo_last(self, annotator: str) -> Answer | None:
@@ -127,7 +150,9 @@ class Store:
             self.db.execute("BEGIN IMMEDIATE")
             row = self.db.execute(
                 "SELECT seq, annotator, response, digest, question, value, judge_shown FROM answers "
-                "WHERE annotator = ? AND undone_at IS NULL ORDER BY seq DESC LIMIT 1", (annotator,)).fetchone()
+                "WHERE annotator = ? AND undone_at IS NULL ORDER BY seq DESC LIMIT 1",
+                (annotator,),
+            ).fetchone()
             if row is None:
                 return None
             self.db.execute("UPDATE answers SET undone_at = ? WHERE seq = ?", (time.time(), row[0]))
@@ -135,8 +160,10 @@ class Store:
 
     def answers(self, annotator: str | None = None) -> Iterator[Answer]:
         """Live answers in the order they were made (one annotator's, or everyone's)."""
-        sql = ("SELECT seq, annotator, response, digest, question, value, judge_shown FROM answers "
-               "WHERE undone_at IS NULL")
+        sql = (
+            "SELECT seq, annotator, response, digest, question, value, judge_shown FROM answers "
+            "WHERE undone_at IS NULL"
+        )
         args: tuple = ()
         if annotator is not None:
             sql += " AND annotator = ?"
@@ -145,25 +172,36 @@ class Store:
             yield _answer(row)
 
     def annotators(self) -> list[str]:
-        return [r[0] for r in self.db.execute(
-            "SELECT DISTINCT annotator FROM answers WHERE undone_at IS NULL ORDER BY annotator")]
+        return [
+            r[0]
+            for r in self.db.execute(
+                "SELECT DISTINCT annotator FROM answers WHERE undone_at IS NULL ORDER BY annotator"
+            )
+        ]
 
     def count(self, annotator: str | None = None) -> int:
         if annotator is None:
-            return self.db.execute("SELECT count(*) FROM answers WHERE undone_at IS NULL").fetchone()[0]
-        return self.db.execute("SELECT count(*) FROM answers WHERE undone_at IS NULL AND annotator = ?",
-                               (annotator,)).fetchone()[0]
+            return self.db.execute(
+                "SELECT count(*) FROM answers WHERE undone_at IS NULL"
+            ).fetchone()[0]
+        return self.db.execute(
+            "SELECT count(*) FROM answers WHERE undone_at IS NULL AND annotator = ?", (annotator,)
+        ).fetchone()[0]
 
     # ------------------------------------------------------------ claims
 
     def claim(self, response: str, annotator: str) -> str:
         """Give `response` to `annotator` unless someone has it; returns who has it."""
-        self.db.execute("INSERT OR IGNORE INTO claims (response, annotator, at) VALUES (?, ?, ?)",
-                        (response, annotator, time.time()))
+        self.db.execute(
+            "INSERT OR IGNORE INTO claims (response, annotator, at) VALUES (?, ?, ?)",
+            (response, annotator, time.time()),
+        )
         return self.owner(response)
 
     def owner(self, response: str) -> str | None:
-        row = self.db.execute("SELECT annotator FROM claims WHERE response = ?", (response,)).fetchone()
+        row = self.db.execute(
+            "SELECT annotator FROM claims WHERE response = ?", (response,)
+        ).fetchone()
         return None if row is None else row[0]
 
     def claims(self) -> dict[str, str]:

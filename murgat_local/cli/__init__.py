@@ -3,9 +3,8 @@
 
 import inspect
 
-from .ui import app  # noqa: F401
-
-from . import annotate, compare, cut, dataset, generate, meta, program, report, score, serve, tools  # noqa: E402,F401  (each registers its commands on `app`)
+from . import annotate, compare, cut, dataset, generate, meta, program, report, score, serve, tools  # noqa: F401  (each registers its commands on `app`)
+from .ui import app
 
 
 def _reflowed_help() -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import pathlib
-from typing import Optional
 
 import typer
 
@@ -25,22 +24,48 @@ def _annotator(name: str) -> str:
 @app.command("annotate")
 def annotate(
     source: pathlib.Path = typer.Argument(..., help="a `murgat score` folder, or a responses file"),
-    media_root: pathlib.Path = typer.Option(..., "--media-root", help="the folder the videos are named under"),
-    labels: pathlib.Path = typer.Option(..., "--labels", help="labels JSONL to write (the human:PATH format)"),
-    annotator: str = typer.Option(..., "--annotator", help="who is labelling (one session per name)"),
-    host: str = typer.Option("127.0.0.1", "--host", help=f"address to serve on; off loopback {TOKEN_ENV} is required"),
+    media_root: pathlib.Path = typer.Option(
+        ..., "--media-root", help="the folder the videos are named under"
+    ),
+    labels: pathlib.Path = typer.Option(
+        ..., "--labels", help="labels JSONL to write (the human:PATH format)"
+    ),
+    annotator: str = typer.Option(
+        ..., "--annotator", help="who is labelling (one session per name)"
+    ),
+    host: str = typer.Option(
+        "127.0.0.1", "--host", help=f"address to serve on; off loopback {TOKEN_ENV} is required"
+    ),
     port: int = typer.Option(8765, "--port", help="port (0: any free one)"),
-    show_judge: bool = typer.Option(False, "--show-judge", help="show the run's judge proposals (labels say so)"),
-    export: bool = typer.Option(False, "--export", help="write LABELS from the store and exit (no server)"),
-    overlap: Optional[int] = typer.Option(None, "--overlap", help="K responses everyone labels; the rest are split"),
-    store: Optional[pathlib.Path] = typer.Option(None, "--store",
-                                                 help="the answers store (default: annotate.sqlite beside LABELS)"),
-    responses: Optional[pathlib.Path] = typer.Option(None, "--responses",
-                                                     help="a run folder's input, when it has moved"),
-    resamples: int = typer.Option(10_000, "--resamples", help="bootstrap resamples of the agreement view"),
+    show_judge: bool = typer.Option(
+        False, "--show-judge", help="show the run's judge proposals (labels say so)"
+    ),
+    export: bool = typer.Option(
+        False, "--export", help="write LABELS from the store and exit (no server)"
+    ),
+    overlap: int | None = typer.Option(
+        None, "--overlap", help="K responses everyone labels; the rest are split"
+    ),
+    store: pathlib.Path | None = typer.Option(
+        None, "--store", help="the answers store (default: annotate.sqlite beside LABELS)"
+    ),
+    responses: pathlib.Path | None = typer.Option(
+        None, "--responses", help="a run folder's input, when it has moved"
+    ),
+    resamples: int = typer.Option(
+        10_000, "--resamples", help="bootstrap resamples of the agreement view"
+    ),
 ) -> None:
     """Label responses: verifiability, atomic facts, entailment and necessity of each citation."""
-    from ..annotate import LabelsBusy, Session, SessionError, SourceError, Store, StoreBusy, load_source
+    from ..annotate import (
+        LabelsBusy,
+        Session,
+        SessionError,
+        SourceError,
+        Store,
+        StoreBusy,
+        load_source,
+    )
     from ..annotate.server import bind, is_loopback, serve
 
     annotator = _annotator(annotator)
@@ -48,7 +73,9 @@ def annotate(
     if token is not None and len(token) < MIN_TOKEN:
         ui._fail(f"{TOKEN_ENV} must hold at least {MIN_TOKEN} characters")
     if not export and not is_loopback(host) and token is None:
-        ui._fail(f"--host {host} is not a loopback address: set {TOKEN_ENV} (every request must then carry it)")
+        ui._fail(
+            f"--host {host} is not a loopback address: set {TOKEN_ENV} (every request must then carry it)"
+        )
     try:
         src = load_source(source, media_root, responses=responses)
     except SourceError as e:
@@ -58,7 +85,15 @@ def annotate(
     store_path = store or labels.parent / "annotate.sqlite"
     db = Store(store_path)
     try:
-        session = Session(src, db, annotator, show_judge=show_judge, overlap=overlap, labels=labels, hold=not export)
+        session = Session(
+            src,
+            db,
+            annotator,
+            show_judge=show_judge,
+            overlap=overlap,
+            labels=labels,
+            hold=not export,
+        )
     except (StoreBusy, SessionError, LabelsBusy) as e:
         db.close()
         ui._fail(str(e))
@@ -79,8 +114,10 @@ def annotate(
     session.export()
     session.start_writer()
     extra = f" (open /?token=<{TOKEN_ENV}> once)" if token else ""
-    _say(f"murgat annotate: http://{where}:{bound[1]}/{extra} for {annotator}, {len(src.items)} responses, "
-         f"store {store_path}")
+    _say(
+        f"murgat annotate: http://{where}:{bound[1]}/{extra} for {annotator}, {len(src.items)} responses, "
+        f"store {store_path}"
+    )
     try:
         serve(session, sock, token=token, resamples=resamples)
     finally:

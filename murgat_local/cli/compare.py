@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pathlib
-from typing import List, Optional
 
 import typer
 
@@ -46,10 +45,14 @@ def _table(report: dict, a: pathlib.Path, b: pathlib.Path):
     for name, m in report["metrics"].items():
         ci = "-" if m["ci"] is None else f"[{m['ci'][0]:+.3f}, {m['ci'][1]:+.3f}]"
         diff = "-" if m["difference"] is None else f"{m['difference']:+.3f}"
-        t.add_row(name, str(m["n"]), _fmt(m["mean_a"]), _fmt(m["mean_b"]), diff, ci, _fmt(m["p_value"], 4))
+        t.add_row(
+            name, str(m["n"]), _fmt(m["mean_a"]), _fmt(m["mean_b"]), diff, ci, _fmt(m["p_value"], 4)
+        )
     c = report["counts"]
-    t.caption = _cell(f"matched {c['matched']}; only in A {c['only_a']}, only in B {c['only_b']}; "
-                      f"errored in either {c['errored_either']}; scored by one run only {c['scored_by_one_run']}")
+    t.caption = _cell(
+        f"matched {c['matched']}; only in A {c['only_a']}, only in B {c['only_b']}; "
+        f"errored in either {c['errored_either']}; scored by one run only {c['scored_by_one_run']}"
+    )
     return t
 
 
@@ -67,19 +70,35 @@ def _group_tables(report: dict):
             for name, m in g["metrics"].items():
                 ci = "-" if m["ci"] is None else f"[{m['ci'][0]:+.3f}, {m['ci'][1]:+.3f}]"
                 diff = "-" if m["difference"] is None else f"{m['difference']:+.3f}"
-                t.add_row(_cell(value), name, str(m["n"]), _fmt(m["mean_a"]), _fmt(m["mean_b"]), diff, ci,
-                          _fmt(m["p_value"], 4))
+                t.add_row(
+                    _cell(value),
+                    name,
+                    str(m["n"]),
+                    _fmt(m["mean_a"]),
+                    _fmt(m["mean_b"]),
+                    diff,
+                    ci,
+                    _fmt(m["p_value"], 4),
+                )
         yield t
 
 
 @app.command()
 def compare(
-    run_a: pathlib.Path = typer.Argument(..., help="a `murgat score` output folder or its scores.jsonl"),
+    run_a: pathlib.Path = typer.Argument(
+        ..., help="a `murgat score` output folder or its scores.jsonl"
+    ),
     run_b: pathlib.Path = typer.Argument(..., help="the same, for the run compared with A"),
-    out: Optional[pathlib.Path] = typer.Option(None, "--out", help="write the report here (JSON)"),
-    resamples: int = typer.Option(10_000, "--resamples", min=1, help="bootstrap resamples and permutations"),
-    group_by: List[str] = typer.Option([], "--group-by", help="also compare per value of this field of A's "
-                                       "records (a `categories` key, model, benchmark, question_type; repeatable)"),
+    out: pathlib.Path | None = typer.Option(None, "--out", help="write the report here (JSON)"),
+    resamples: int = typer.Option(
+        10_000, "--resamples", min=1, help="bootstrap resamples and permutations"
+    ),
+    group_by: list[str] = typer.Option(
+        [],
+        "--group-by",
+        help="also compare per value of this field of A's "
+        "records (a `categories` key, model, benchmark, question_type; repeatable)",
+    ),
 ) -> None:
     """Compare two runs on the responses both scored (matched by id): mean difference B - A of
     MURGAT-S, coverage, F1 and accuracy, its 95% paired bootstrap interval and a paired

@@ -6,7 +6,6 @@ import json
 import pathlib
 import sys
 import wave
-from typing import List, Optional
 
 import numpy as np
 import typer
@@ -19,11 +18,17 @@ from murgat_local.cli.ui import app
 @app.command()
 def cut(
     media: pathlib.Path = typer.Argument(..., help="a video (or audio) file"),
-    citations: List[str] = typer.Argument(..., help='citations as a response writes them: "visual, 0:12-0:14"'),
-    out: pathlib.Path = typer.Option(pathlib.Path("."), "--out", help="folder for the frames and audio (may exist)"),
-    as_json: bool = typer.Option(False, "--json", help="print only a JSON list, one object per citation"),
-    config: Optional[pathlib.Path] = score_cli.CONFIG,
-    compat: Optional[str] = score_cli.COMPAT,
+    citations: list[str] = typer.Argument(
+        ..., help='citations as a response writes them: "visual, 0:12-0:14"'
+    ),
+    out: pathlib.Path = typer.Option(
+        pathlib.Path("."), "--out", help="folder for the frames and audio (may exist)"
+    ),
+    as_json: bool = typer.Option(
+        False, "--json", help="print only a JSON list, one object per citation"
+    ),
+    config: pathlib.Path | None = score_cli.CONFIG,
+    compat: str | None = score_cli.COMPAT,
 ) -> None:
     """Cut each CITATION from MEDIA as `murgat score` with the same options would for a judge, and
     write its frames as PNG and its audio as 16-bit PCM mono WAV at 16 kHz into OUT.
@@ -101,10 +106,16 @@ def _write(part, out: pathlib.Path, stem: str, row: dict) -> None:
             w.setsampwidth(2)
             w.setframerate(part.sample_rate)
             w.writeframes(pcm.tobytes())
-        row["audio"] = {"start": part.start, "end": part.start + len(pcm) / part.sample_rate,
-                        "samples": len(pcm), "file": name}
+        row["audio"] = {
+            "start": part.start,
+            "end": part.start + len(pcm) / part.sample_rate,
+            "samples": len(pcm),
+            "file": name,
+        }
         return
-    pictures, times = ((part.pixels,), (part.t,)) if isinstance(part, ImagePart) else (part.frames, part.times)
+    pictures, times = (
+        ((part.pixels,), (part.t,)) if isinstance(part, ImagePart) else (part.frames, part.times)
+    )
     for k, (pixels, t) in enumerate(zip(pictures, times)):
         name = f"{stem}-frame{k:02d}.png"
         Image.fromarray(np.ascontiguousarray(pixels)).save(out / name)

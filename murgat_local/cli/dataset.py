@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import pathlib
 import sys
-from typing import Optional
 
 import typer
 
@@ -15,9 +14,15 @@ from murgat_local.cli.ui import app
 
 @app.command()
 def dataset(
-    path: pathlib.Path = typer.Argument(..., help="a benchmark folder or file (WorldSense, Video-MMMU, a question file)"),
-    fmt: Optional[str] = typer.Option(None, "--format", help="worldsense, worldsense-table, videommmu, saved, jsonl, json, parquet, arrow"),
-    limit: Optional[int] = typer.Option(None, "--limit", min=0),
+    path: pathlib.Path = typer.Argument(
+        ..., help="a benchmark folder or file (WorldSense, Video-MMMU, a question file)"
+    ),
+    fmt: str | None = typer.Option(
+        None,
+        "--format",
+        help="worldsense, worldsense-table, videommmu, saved, jsonl, json, parquet, arrow",
+    ),
+    limit: int | None = typer.Option(None, "--limit", min=0),
 ) -> None:
     """Print one JSON object per question: id, video, question, options, answer, question_type,
     images, categories, and the error of a row that cannot be used. Exit 1 when any row erred."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pathlib
-from typing import List, Optional
 
 import typer
 
@@ -11,8 +10,12 @@ import murgat_local.cli.ui as cli
 from murgat_local.cli.ui import app
 
 # The statistic each subtask's judges are ranked by (higher is better).
-RANK_BY = {"subtask1": "balanced_accuracy", "subtask2": "f1", "subtask3": "balanced_accuracy",
-           "murgat_s": "pearson"}
+RANK_BY = {
+    "subtask1": "balanced_accuracy",
+    "subtask2": "f1",
+    "subtask3": "balanced_accuracy",
+    "murgat_s": "pearson",
+}
 
 
 def _records(run: pathlib.Path) -> pathlib.Path:
@@ -38,30 +41,43 @@ def _run_info(run: pathlib.Path) -> tuple[dict | None, dict]:
 def best_per_subtask(results: dict[str, dict]) -> dict[str, str | None]:
     best = {}
     for block, stat in RANK_BY.items():
-        scored = [(r[block].get(stat), name) for name, r in results.items() if r[block].get(stat) is not None]
+        scored = [
+            (r[block].get(stat), name)
+            for name, r in results.items()
+            if r[block].get(stat) is not None
+        ]
         best[block] = max(scored)[1] if scored else None
     return best
 
 
 @app.command("meta-eval")
 def meta_eval(
-    runs: List[pathlib.Path] = typer.Argument(..., help="`murgat score` output folders (one per judge setup)"),
-    human: List[pathlib.Path] = typer.Option(..., "--human", help="human labels (JSONL); a second file adds inter-annotator agreement"),
+    runs: list[pathlib.Path] = typer.Argument(
+        ..., help="`murgat score` output folders (one per judge setup)"
+    ),
+    human: list[pathlib.Path] = typer.Option(
+        ..., "--human", help="human labels (JSONL); a second file adds inter-annotator agreement"
+    ),
     out: pathlib.Path = typer.Option(..., "--out", help="output folder (meta_eval.json)"),
-    resamples: int = typer.Option(10_000, "--resamples", help="bootstrap resamples for the intervals"),
+    resamples: int = typer.Option(
+        10_000, "--resamples", help="bootstrap resamples for the intervals"
+    ),
     seed: int = typer.Option(0, "--seed"),
-    select: Optional[pathlib.Path] = typer.Option(
-        None, "--select", help="write the best judge per stage (a run's judge, or a panel of them) as a "
-                               "config for `murgat score --config`"),
+    select: pathlib.Path | None = typer.Option(
+        None,
+        "--select",
+        help="write the best judge per stage (a run's judge, or a panel of them) as a "
+        "config for `murgat score --config`",
+    ),
 ) -> None:
     """Measure each judge run against human labels: subtasks 1-3 and score correlations."""
     from ..inputs.responses import iter_records
     from ..jsonl import dumps_record
     from ..meta.agreement import evaluate, with_chance_agreement
-    from ..meta.views import from_record, label_views
     from ..meta.config_file import dumps as dumps_toml
     from ..meta.select import Run, best_config
     from ..meta.select import select as select_judges
+    from ..meta.views import from_record, label_views
     from ..reports.selection import choices_table, correlation_table
     from ..reports.table import meta_table
 
@@ -95,29 +111,45 @@ def meta_eval(
             if judges is None:
                 cli._fail(f"{run} has no summary.json naming its judges: --select cannot tell them")
             selectable[name] = Run(name, judges, records, config)
-    report: dict = {"runs": results, "best": best_per_subtask(results), "ranked_by": RANK_BY,
-                    "human": [str(p) for p in human], "resamples": resamples, "seed": seed}
+    report: dict = {
+        "runs": results,
+        "best": best_per_subtask(results),
+        "ranked_by": RANK_BY,
+        "human": [str(p) for p in human],
+        "resamples": resamples,
+        "seed": seed,
+    }
     if len(truths) == 2:
         # the second annotator against the first, with kappa and alpha as `murgat annotate` gives them
-        report["inter_annotator"] = with_chance_agreement(truths[0], truths[1], resamples=resamples, seed=seed)
+        report["inter_annotator"] = with_chance_agreement(
+            truths[0], truths[1], resamples=resamples, seed=seed
+        )
     if select is not None:
         try:
             selection = select_judges(selectable, truths[0], resamples=resamples, seed=seed)
             config = best_config(selectable, selection.pop("chosen"))
         except ValueError as e:
             cli._error(str(e))
-            raise typer.Exit(1)
+            raise typer.Exit(1) from None
         select.parent.mkdir(parents=True, exist_ok=True)
+
         def comment(text) -> str:  # one line, whatever a path holds
             return "# " + " ".join(str(text).split()) + "\n"
 
-        header = comment(f"murgat meta-eval --select: the best judge per stage against {human[0]}") + "".join(
-            comment(f"{stage}: {row['model']} ({row['statistic']} {row['value']:.4f} on {row['n']})")
-            for stage, row in selection["stages"].items())
+        header = comment(
+            f"murgat meta-eval --select: the best judge per stage against {human[0]}"
+        ) + "".join(
+            comment(
+                f"{stage}: {row['model']} ({row['statistic']} {row['value']:.4f} on {row['n']})"
+            )
+            for stage, row in selection["stages"].items()
+        )
         select.write_text(f"{header}\n{dumps_toml(config)}", encoding="utf-8")
         report["selection"] = {**selection, "config": str(select)}
     out.mkdir(parents=True, exist_ok=True)
-    (out / "meta_eval.json").write_text(dumps_record(report, indent=2, sort_keys=True), encoding="utf-8")
+    (out / "meta_eval.json").write_text(
+        dumps_record(report, indent=2, sort_keys=True), encoding="utf-8"
+    )
     cli.console.print(meta_table(report))
     if select is not None:
         cli.console.print(choices_table(report["selection"]))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pathlib
-from typing import List, Optional
 
 import typer
 
@@ -13,16 +12,32 @@ from murgat_local.cli.ui import app
 
 @app.command()
 def report(
-    folders: List[pathlib.Path] = typer.Argument(..., help="`murgat score` or `murgat run` output folders"),
+    folders: list[pathlib.Path] = typer.Argument(
+        ..., help="`murgat score` or `murgat run` output folders"
+    ),
     out: pathlib.Path = typer.Option(..., "--out", help="the HTML file to write"),
-    media_root: Optional[pathlib.Path] = typer.Option(
-        None, "--media-root", help="folder holding the videos: adds a player that seeks to a clicked citation"),
-    max_responses: int = typer.Option(300, "--max-responses", min=0,
-                                      help="responses in the drill-down, split evenly over model x strategy"),
-    relative_media: bool = typer.Option(False, "--relative-media",
-                                        help="link videos by a path relative to the report, not a file:// URL"),
-    group_by: List[str] = typer.Option([], "--group-by", help="add a table per value of this field (a `categories` "
-                                       "key, model, benchmark, question_type; repeatable)"),
+    media_root: pathlib.Path | None = typer.Option(
+        None,
+        "--media-root",
+        help="folder holding the videos: adds a player that seeks to a clicked citation",
+    ),
+    max_responses: int = typer.Option(
+        300,
+        "--max-responses",
+        min=0,
+        help="responses in the drill-down, split evenly over model x strategy",
+    ),
+    relative_media: bool = typer.Option(
+        False,
+        "--relative-media",
+        help="link videos by a path relative to the report, not a file:// URL",
+    ),
+    group_by: list[str] = typer.Option(
+        [],
+        "--group-by",
+        help="add a table per value of this field (a `categories` "
+        "key, model, benchmark, question_type; repeatable)",
+    ),
 ) -> None:
     """Write OUT: summary table, plots and a per-response drill-down, with no network reference."""
     from ..reports.html import build
@@ -36,12 +51,24 @@ def report(
     if out.is_dir():
         ui._fail(f"--out {out} is a folder; give the HTML file's name")
     try:
-        result = build(list(folders), out, media_root=media_root, max_responses=max_responses,
-                       relative_media=relative_media, group_by=tuple(dict.fromkeys(group_by)))
+        result = build(
+            list(folders),
+            out,
+            media_root=media_root,
+            max_responses=max_responses,
+            relative_media=relative_media,
+            group_by=tuple(dict.fromkeys(group_by)),
+        )
     except ReportInputError as e:
         ui._fail(str(e))
-    ui.console.print(f"wrote {result.path}: {result.cells} model x strategy, {result.responses} responses, "
-                     f"{result.shown} in the drill-down", markup=False)
+    ui.console.print(
+        f"wrote {result.path}: {result.cells} model x strategy, {result.responses} responses, "
+        f"{result.shown} in the drill-down",
+        markup=False,
+    )
     if result.notes:
-        ui.console.print(f"{result.notes} malformed or missing values in the inputs were read as missing: "
-                         "see 'Notes on the inputs' in the page", markup=False)
+        ui.console.print(
+            f"{result.notes} malformed or missing values in the inputs were read as missing: "
+            "see 'Notes on the inputs' in the page",
+            markup=False,
+        )

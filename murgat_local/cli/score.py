@@ -5,34 +5,44 @@ from __future__ import annotations
 import json
 import os
 import pathlib
-from typing import List, Optional
 
 import typer
 
 import murgat_local.cli.ui as ui
 from murgat_local.cli.ui import app
 
-
 # The options that change what is judged, under the same names as the config's keys; `murgat
 # segment` takes them too (cli/tools.py), so it prints what this command judges.
 CONFIG = typer.Option(None, "--config", help="TOML run configuration")
 COMPAT = typer.Option(None, "--compat", help="'reference' reproduces the public reference")
 NO_DECONTEXT = typer.Option(False, "--no-decontextualize", help="skip decontextualization")
-PARSE_REASONING = typer.Option(False, "--parse-reasoning", help="with --compat reference: the reference's --parse_reasoning")
+PARSE_REASONING = typer.Option(
+    False, "--parse-reasoning", help="with --compat reference: the reference's --parse_reasoning"
+)
 LIMIT = typer.Option(None, "--limit", help="only the first N responses")
 
 
-def judged_overrides(compat: str | None, no_decontext: bool, parse_reasoning: bool, limit: int | None) -> dict:
+def judged_overrides(
+    compat: str | None, no_decontext: bool, parse_reasoning: bool, limit: int | None
+) -> dict:
     """Those options as `load_config` overrides (None: the file's value, or the default)."""
     if compat not in (None, "reference"):
         ui._fail(f"--compat takes 'reference', not {compat!r}")
-    return {"compat": compat, "decontextualize": False if no_decontext else None,
-            "parse_reasoning": parse_reasoning or None, "limit": limit}
+    return {
+        "compat": compat,
+        "decontextualize": False if no_decontext else None,
+        "parse_reasoning": parse_reasoning or None,
+        "limit": limit,
+    }
 
 
 # `murgat score`, `run`, `rescore`, `compare` and `report`: summary.json's `by_group`.
-GROUP_BY = typer.Option([], "--group-by", help="also summarize per value of this field: a key of the responses' "
-                        "`categories`, or model, benchmark, question_type (repeatable)")
+GROUP_BY = typer.Option(
+    [],
+    "--group-by",
+    help="also summarize per value of this field: a key of the responses' "
+    "`categories`, or model, benchmark, question_type (repeatable)",
+)
 
 
 @app.command()
@@ -40,37 +50,62 @@ def score(
     responses: pathlib.Path = typer.Argument(..., help="JSONL, or the reference's JSON list"),
     media_root: pathlib.Path = typer.Option(..., "--media-root", help="folder holding the videos"),
     out: pathlib.Path = typer.Option(..., "--out", help="output folder"),
-    config: Optional[pathlib.Path] = CONFIG,
-    judge: Optional[str] = typer.Option(None, "--judge", help="model for every stage (preset or directory)"),
-    verifier: Optional[str] = typer.Option(None, "--verifier", help="model for verifiable-claim identification"),
-    decomposer: Optional[str] = typer.Option(None, "--decomposer", help="model for decontextualization and decomposition"),
-    entailer: Optional[str] = typer.Option(None, "--entailer", help="model for attribution"),
-    entailer_visual: Optional[str] = ui.ENTAILER_VISUAL,
-    entailer_audio: Optional[str] = ui.ENTAILER_AUDIO,
-    engine: Optional[str] = typer.Option(None, "--engine", help=ui.ENGINE_HELP),
-    base_url: Optional[str] = ui.BASE_URL,
-    api_key_env: Optional[str] = ui.API_KEY_ENV,
-    max_concurrency: Optional[int] = ui.MAX_CONCURRENCY,
-    fingerprint: Optional[str] = ui.FINGERPRINT,
-    tokenizer: Optional[pathlib.Path] = ui.TOKENIZER,
-    data_parallel: Optional[int] = ui.DATA_PARALLEL,
-    compat: Optional[str] = COMPAT,
+    config: pathlib.Path | None = CONFIG,
+    judge: str | None = typer.Option(
+        None, "--judge", help="model for every stage (preset or directory)"
+    ),
+    verifier: str | None = typer.Option(
+        None, "--verifier", help="model for verifiable-claim identification"
+    ),
+    decomposer: str | None = typer.Option(
+        None, "--decomposer", help="model for decontextualization and decomposition"
+    ),
+    entailer: str | None = typer.Option(None, "--entailer", help="model for attribution"),
+    entailer_visual: str | None = ui.ENTAILER_VISUAL,
+    entailer_audio: str | None = ui.ENTAILER_AUDIO,
+    engine: str | None = typer.Option(None, "--engine", help=ui.ENGINE_HELP),
+    base_url: str | None = ui.BASE_URL,
+    api_key_env: str | None = ui.API_KEY_ENV,
+    max_concurrency: int | None = ui.MAX_CONCURRENCY,
+    fingerprint: str | None = ui.FINGERPRINT,
+    tokenizer: pathlib.Path | None = ui.TOKENIZER,
+    data_parallel: int | None = ui.DATA_PARALLEL,
+    compat: str | None = COMPAT,
     no_decontext: bool = NO_DECONTEXT,
-    allow_outside: List[pathlib.Path] = typer.Option([], "--allow-outside",
-                                                     help="a folder outside --media-root that videos may be in (repeatable)"),
+    allow_outside: list[pathlib.Path] = typer.Option(
+        [],
+        "--allow-outside",
+        help="a folder outside --media-root that videos may be in (repeatable)",
+    ),
     parse_reasoning: bool = PARSE_REASONING,
-    limit: Optional[int] = LIMIT,
-    cache: Optional[pathlib.Path] = typer.Option(None, "--cache", help="verdict cache (default OUT/verdicts.sqlite)"),
-    models_dir: Optional[pathlib.Path] = typer.Option(None, "--models-dir", envvar="MURGAT_MODELS_DIR",
-                                                      help="where presets' relative model paths live"),
-    group_by: List[str] = GROUP_BY,
-    dry_run: bool = typer.Option(False, "--dry-run", help="count the calls each stage needs; run nothing"),
-    calibrate: int = typer.Option(0, "--calibrate", min=0,
-                                  help="with --dry-run: judge the first N responses for real and estimate the hours for all"),
-    verbose: bool = typer.Option(False, "--verbose", help="show engine logs here instead of OUT/engine.log"),
-    max_failed_calls: Optional[float] = typer.Option(
-        None, "--max-failed-calls",
-        help="fail the run (exit 1) when a larger share of judge calls got no verdict (default 0.05)"),
+    limit: int | None = LIMIT,
+    cache: pathlib.Path | None = typer.Option(
+        None, "--cache", help="verdict cache (default OUT/verdicts.sqlite)"
+    ),
+    models_dir: pathlib.Path | None = typer.Option(
+        None,
+        "--models-dir",
+        envvar="MURGAT_MODELS_DIR",
+        help="where presets' relative model paths live",
+    ),
+    group_by: list[str] = GROUP_BY,
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="count the calls each stage needs; run nothing"
+    ),
+    calibrate: int = typer.Option(
+        0,
+        "--calibrate",
+        min=0,
+        help="with --dry-run: judge the first N responses for real and estimate the hours for all",
+    ),
+    verbose: bool = typer.Option(
+        False, "--verbose", help="show engine logs here instead of OUT/engine.log"
+    ),
+    max_failed_calls: float | None = typer.Option(
+        None,
+        "--max-failed-calls",
+        help="fail the run (exit 1) when a larger share of judge calls got no verdict (default 0.05)",
+    ),
 ) -> None:
     """Score RESPONSES and write OUT/scores.jsonl and OUT/summary.json."""
     if verbose:
@@ -89,15 +124,32 @@ def score(
     if calibrate and not dry_run:
         ui._fail("--calibrate goes with --dry-run")
     try:
-        cfg = load_config(config, {
-            "judge": judge, "verifier": verifier, "decomposer": decomposer, "entailer": entailer,
-            "entailer_visual": entailer_visual, "entailer_audio": entailer_audio,
-            **ui.engine_overrides(engine, base_url, api_key_env, max_concurrency, fingerprint, data_parallel,
-                                tokenizer),
-            **judged_overrides(compat, no_decontext, parse_reasoning, limit), "cache": cache,
-            "models_dir": models_dir, "allow_outside": allow_outside or None,
-            "max_failed_calls": max_failed_calls, "group_by": group_by or None,
-        })
+        cfg = load_config(
+            config,
+            {
+                "judge": judge,
+                "verifier": verifier,
+                "decomposer": decomposer,
+                "entailer": entailer,
+                "entailer_visual": entailer_visual,
+                "entailer_audio": entailer_audio,
+                **ui.engine_overrides(
+                    engine,
+                    base_url,
+                    api_key_env,
+                    max_concurrency,
+                    fingerprint,
+                    data_parallel,
+                    tokenizer,
+                ),
+                **judged_overrides(compat, no_decontext, parse_reasoning, limit),
+                "cache": cache,
+                "models_dir": models_dir,
+                "allow_outside": allow_outside or None,
+                "max_failed_calls": max_failed_calls,
+                "group_by": group_by or None,
+            },
+        )
     except (ValidationError, OSError, ValueError) as e:
         ui._fail(f"bad configuration: {e}")
     try:  # setting up (no model starts here): a model or preset that cannot be found is a usage error
@@ -109,8 +161,10 @@ def score(
     except ValueError as e:
         runner.close()
         ui._fail(str(e))
-    with ui._running(out, quiet=not (verbose or dry_run)), \
-            stage_progress(ui.console, ["decontext", "verifiable", "decompose", "entail"]) as progress:
+    with (
+        ui._running(out, quiet=not (verbose or dry_run)),
+        stage_progress(ui.console, ["decontext", "verifiable", "decompose", "entail"]) as progress,
+    ):
         runner.attach_progress(progress)
         try:  # running: item faults are records; anything else stops the run, never as usage
             if dry_run:

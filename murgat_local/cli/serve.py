@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import pathlib
 import shlex
-from typing import Optional
 
 import typer
 
@@ -16,13 +15,24 @@ from murgat_local.cli.ui import app
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def serve(
     ctx: typer.Context,
-    preset: str = typer.Argument(..., help="model preset (see `murgat models`) or a model directory"),
+    preset: str = typer.Argument(
+        ..., help="model preset (see `murgat models`) or a model directory"
+    ),
     port: int = typer.Option(8000, "--port"),
-    host: str = typer.Option("127.0.0.1", "--host",
-                             help="0.0.0.0 to serve the LAN: then the API key must be in VLLM_API_KEY"),
-    device: Optional[str] = typer.Option(None, "--device", help="CUDA_VISIBLE_DEVICES for this server"),
-    models_dir: Optional[pathlib.Path] = typer.Option(None, "--models-dir", envvar="MURGAT_MODELS_DIR"),
-    print_only: bool = typer.Option(False, "--print", help="print the command and the fingerprint; start nothing"),
+    host: str = typer.Option(
+        "127.0.0.1",
+        "--host",
+        help="0.0.0.0 to serve the LAN: then the API key must be in VLLM_API_KEY",
+    ),
+    device: str | None = typer.Option(
+        None, "--device", help="CUDA_VISIBLE_DEVICES for this server"
+    ),
+    models_dir: pathlib.Path | None = typer.Option(
+        None, "--models-dir", envvar="MURGAT_MODELS_DIR"
+    ),
+    print_only: bool = typer.Option(
+        False, "--print", help="print the command and the fingerprint; start nothing"
+    ),
 ) -> None:
     """Start `vllm serve` for PRESET. Arguments after the options go to vLLM unchanged (except
     those that would undo a guarantee: --host, --api-key, --allowed-*-media-*, --config).
@@ -48,8 +58,11 @@ def serve(
     keyed = bool((env.get(API_KEY_VAR) or "").strip())
     ui.err.print(f"serving {p.name} on http://{host}:{port}/v1", markup=False, soft_wrap=True)
     ui.err.print(f"fingerprint {fingerprint}", markup=False, soft_wrap=True)
-    ui.err.print(f"API key: {f'required (from {API_KEY_VAR})' if keyed else 'none'}; media: inline only",
-                 markup=False, soft_wrap=True)
+    ui.err.print(
+        f"API key: {f'required (from {API_KEY_VAR})' if keyed else 'none'}; media: inline only",
+        markup=False,
+        soft_wrap=True,
+    )
     ui.err.print(shlex.join(command), markup=False, soft_wrap=True)
     if print_only:
         raise typer.Exit(0)

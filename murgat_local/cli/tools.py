@@ -6,24 +6,23 @@ import json
 import os
 import pathlib
 import sys
-from typing import List, Optional
 
 import typer
 from rich.markup import escape
 
 import murgat_local.cli.ui as ui
-from murgat_local.cli.ui import app
 from murgat_local.cli import score as score_cli
+from murgat_local.cli.ui import app
 
 
 @app.command()
 def segment(
     responses: pathlib.Path = typer.Argument(...),
-    config: Optional[pathlib.Path] = score_cli.CONFIG,
-    compat: Optional[str] = score_cli.COMPAT,
+    config: pathlib.Path | None = score_cli.CONFIG,
+    compat: str | None = score_cli.COMPAT,
     parse_reasoning: bool = score_cli.PARSE_REASONING,
     no_decontext: bool = score_cli.NO_DECONTEXT,
-    limit: Optional[int] = score_cli.LIMIT,
+    limit: int | None = score_cli.LIMIT,
 ) -> None:
     """Print what `murgat score` with the same options judges of each response, as JSONL: the
     sentences, what the judges read of each, and their citations (no model, no media)."""
@@ -37,34 +36,46 @@ def segment(
     if not responses.is_file():
         ui._fail(f"responses file {responses} does not exist")
     try:
-        cfg = load_config(config, score_cli.judged_overrides(compat, no_decontext, parse_reasoning, limit))
+        cfg = load_config(
+            config, score_cli.judged_overrides(compat, no_decontext, parse_reasoning, limit)
+        )
     except (ValidationError, OSError, ValueError) as e:
         ui._fail(f"bad configuration: {e}")
     for item in read_responses(responses, cfg.limit, cfg.inputs.limits()):
         if isinstance(item, InputError):
             rec = {"index": item.index, "id": item.id, "error": item.reason, "source": item.source}
         else:
-            seg = segment_text(item.generation, compat=cfg.compat, parse_reasoning=cfg.parse_reasoning,
-                               decontextualize=cfg.decontextualize,
-                               decontextualized_text=item.record.get("decontextualized_text"))
+            seg = segment_text(
+                item.generation,
+                compat=cfg.compat,
+                parse_reasoning=cfg.parse_reasoning,
+                decontextualize=cfg.decontextualize,
+                decontextualized_text=item.record.get("decontextualized_text"),
+            )
             rec = {"index": item.index, "id": item.id, "source": item.source, **seg.to_dict()}
         sys.stdout.write(dumps_record(rec) + "\n")
 
 
 @app.command()
 def rescore(
-    scored: pathlib.Path = typer.Argument(..., help="our scores.jsonl, or the reference's scored JSON"),
-    compat: Optional[str] = typer.Option(None, "--compat"),
-    out: Optional[pathlib.Path] = typer.Option(None, "--out", help="write rescored records here (JSONL)"),
-    resamples: int = typer.Option(10_000, "--resamples", min=0, help="bootstrap resamples of the 95% intervals (0: none)"),
-    group_by: List[str] = score_cli.GROUP_BY,
+    scored: pathlib.Path = typer.Argument(
+        ..., help="our scores.jsonl, or the reference's scored JSON"
+    ),
+    compat: str | None = typer.Option(None, "--compat"),
+    out: pathlib.Path | None = typer.Option(
+        None, "--out", help="write rescored records here (JSONL)"
+    ),
+    resamples: int = typer.Option(
+        10_000, "--resamples", min=0, help="bootstrap resamples of the 95% intervals (0: none)"
+    ),
+    group_by: list[str] = score_cli.GROUP_BY,
 ) -> None:
     """Recompute scores from recorded verdicts, with no model."""
     from ..inputs.responses import iter_records
+    from ..jsonl import dumps_record
     from ..metrics.intervals import IntervalValues, add_intervals
     from ..metrics.scores import summarize
     from ..pipeline.records import rescore_record
-    from ..jsonl import dumps_record
     from ..reports.groups_terminal import terminal_tables
     from ..reports.table import summary_table
 
@@ -88,24 +99,50 @@ def rescore(
     ui.console.print(summary_table(summary, "MURGAT scores (rescored)"))
     for t in terminal_tables(summary):
         ui.console.print(t)
-    keys = [k for m in ("coverage", "precision", "recall", "f1", "murgat_s") for k in (m, f"{m}_ci") if k in summary]
+    keys = [
+        k
+        for m in ("coverage", "precision", "recall", "f1", "murgat_s")
+        for k in (m, f"{m}_ci")
+        if k in summary
+    ]
     keys += ["by_group"] if "by_group" in summary else []
     ui.console.print_json(json.dumps({k: summary[k] for k in keys}))
 
 
 @app.command()
 def models(
-    names: Optional[List[str]] = typer.Argument(None, help="with --verify: presets or model folders "
-                                                "(default: every preset whose folder is present)"),
-    as_json: bool = typer.Option(False, "--json", help="every preset as a JSON list (name, modalities, present, "
-                                 "path, architecture, engine arguments, quirks)"),
-    verify: bool = typer.Option(False, "--verify", help="check that model folders are whole: shards, headers, "
-                                "tokenizer and processor files, and the sha256 of every file a MANIFEST.json lists"),
-    fit: bool = typer.Option(False, "--fit", help="whether each model starts on --gpus GPUs of kind --gpu: weights, "
-                             "the KV cache vLLM asks for one request, the room left, and what makes it fit"),
-    gpu: str = typer.Option("h100", "--gpu", help="with --fit: the GPU kind (h100, h200, a100-80, a100-40, l40s, rtx4090)"),
+    names: list[str] | None = typer.Argument(
+        None,
+        help="with --verify: presets or model folders "
+        "(default: every preset whose folder is present)",
+    ),
+    as_json: bool = typer.Option(
+        False,
+        "--json",
+        help="every preset as a JSON list (name, modalities, present, "
+        "path, architecture, engine arguments, quirks)",
+    ),
+    verify: bool = typer.Option(
+        False,
+        "--verify",
+        help="check that model folders are whole: shards, headers, "
+        "tokenizer and processor files, and the sha256 of every file a MANIFEST.json lists",
+    ),
+    fit: bool = typer.Option(
+        False,
+        "--fit",
+        help="whether each model starts on --gpus GPUs of kind --gpu: weights, "
+        "the KV cache vLLM asks for one request, the room left, and what makes it fit",
+    ),
+    gpu: str = typer.Option(
+        "h100",
+        "--gpu",
+        help="with --fit: the GPU kind (h100, h200, a100-80, a100-40, l40s, rtx4090)",
+    ),
     gpus: int = typer.Option(1, "--gpus", min=1, help="with --fit: how many GPUs"),
-    gpu_mem: Optional[float] = typer.Option(None, "--gpu-mem", help="with --fit: a GPU of this many GiB instead of --gpu"),
+    gpu_mem: float | None = typer.Option(
+        None, "--gpu-mem", help="with --fit: a GPU of this many GiB instead of --gpu"
+    ),
 ) -> None:
     """List the model presets and whether their weights are present; with --verify, check that
     their folders are whole (exit 1 naming each file that is not)."""
@@ -122,11 +159,17 @@ def models(
         ui._fail("model names go with --verify or --fit")
     presets = [load_preset(n) for n in available_presets()]
     if as_json:
-        sys.stdout.write(json.dumps([{**p.as_json(), "reach": _reach_status(p)} for p in presets], indent=2) + "\n")
+        sys.stdout.write(
+            json.dumps([{**p.as_json(), "reach": _reach_status(p)} for p in presets], indent=2)
+            + "\n"
+        )
         return
     ui.console.print(presets_table(presets))
-    present = {p.name: _reach_status(p) for p in presets
-               if (p.path / "config.json").is_file() and p.modalities - {"text"}}
+    present = {
+        p.name: _reach_status(p)
+        for p in presets
+        if (p.path / "config.json").is_file() and p.modalities - {"text"}
+    }
     if present:
         from ..reports.reach_probe import verified_table
 
@@ -145,7 +188,9 @@ def _reach_status(preset) -> dict:
     return reach_status(preset.name, preset.path, media)
 
 
-def _fit_models(names: list[str], gpu: str, gpus: int, gpu_mem: float | None, as_json: bool) -> None:
+def _fit_models(
+    names: list[str], gpu: str, gpus: int, gpu_mem: float | None, as_json: bool
+) -> None:
     """`murgat models --fit`: one line (or JSON object) per preset or named model folder; exit 0
     whether or not they fit."""
     from ..engines import available_presets, load_preset
@@ -161,7 +206,9 @@ def _fit_models(names: list[str], gpu: str, gpus: int, gpu_mem: float | None, as
         presets = [load_preset(n) for n in names or available_presets()]
     except ValueError as e:
         ui._fail(str(e))
-    fits = _quietly(lambda: [f for f in (fit_preset(p, kind, card, gpus) for p in presets) if f is not None])
+    fits = _quietly(
+        lambda: [f for f in (fit_preset(p, kind, card, gpus) for p in presets) if f is not None]
+    )
     if as_json:
         sys.stdout.write(json.dumps([f.as_json() for f in fits], indent=2) + "\n")
         return
@@ -205,15 +252,28 @@ def _verify_models(names: list[str], as_json: bool) -> None:
         if not p.path.is_dir():
             ui._fail(f"{n}: {p.path} is not a folder")
     rows, failed = [], 0
-    with Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(), TimeRemainingColumn(),
-                  console=ui.err, transient=True) as progress:
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        DownloadColumn(),
+        TimeRemainingColumn(),
+        console=ui.err,
+        transient=True,
+    ) as progress:
         for p in presets:
-            row = {"name": p.name, "path": str(p.path), "present": (p.path / "config.json").is_file() or bool(names)}
+            row = {
+                "name": p.name,
+                "path": str(p.path),
+                "present": (p.path / "config.json").is_file() or bool(names),
+            }
             if row["present"]:
                 task = progress.add_task(f"sha256 {p.name}", total=None)
-                report = verify_folder(p.path, p.modalities,
-                                       on_total=lambda n, t=task: progress.update(t, total=n),
-                                       on_bytes=lambda n, t=task: progress.advance(t, n))
+                report = verify_folder(
+                    p.path,
+                    p.modalities,
+                    on_total=lambda n, t=task: progress.update(t, total=n),
+                    on_bytes=lambda n, t=task: progress.advance(t, n),
+                )
                 progress.remove_task(task)
                 row.update(report.as_json())
                 failed += not report.whole
@@ -225,15 +285,25 @@ def _verify_models(names: list[str], as_json: bool) -> None:
     else:
         for row in rows:
             if row["whole"] is None:
-                ui.console.print(f"{row['name']}: absent ({row['path']}), not checked", markup=False, soft_wrap=True)
+                ui.console.print(
+                    f"{row['name']}: absent ({row['path']}), not checked",
+                    markup=False,
+                    soft_wrap=True,
+                )
                 continue
             checked = f"{row['headers']} safetensors headers read"
             if row["manifest"]:
                 checked += f", sha256 of {row['hashed']} files matches {row['manifest']}"
-            state = f"whole ({row['path']}; {checked})" if row["whole"] else f"NOT WHOLE ({row['path']})"
+            state = (
+                f"whole ({row['path']}; {checked})"
+                if row["whole"]
+                else f"NOT WHOLE ({row['path']})"
+            )
             ui.console.print(f"{row['name']}: {state}", markup=False, soft_wrap=True)
             for problem in row["problems"]:
-                ui.console.print(f"  {problem['path']}: {problem['reason']}", markup=False, soft_wrap=True)
+                ui.console.print(
+                    f"  {problem['path']}: {problem['reason']}", markup=False, soft_wrap=True
+                )
     if failed:
         ui.err.print(f"[red]error:[/red] {failed} model folder(s) not whole", soft_wrap=True)
         raise typer.Exit(1)
@@ -241,12 +311,22 @@ def _verify_models(names: list[str], as_json: bool) -> None:
 
 @app.command()
 def smoke(
-    model: list[str] = typer.Option(None, "--model", help="preset(s) or model folder(s); default: every local test model"),
+    model: list[str] = typer.Option(
+        None, "--model", help="preset(s) or model folder(s); default: every local test model"
+    ),
     engine: str = typer.Option("vllm", "--engine"),
-    verbose: bool = typer.Option(False, "--verbose", help="show engine logs here instead of a log file"),
-    reach: bool = typer.Option(False, "--reach", help="send each modality cut and neutralised (frames blanked, "
-                               "audio muted) and check that it moves the decision token's log-probabilities"),
-    base_url: Optional[str] = typer.Option(None, "--base-url", help="with --engine openai: the server's /v1 URL"),
+    verbose: bool = typer.Option(
+        False, "--verbose", help="show engine logs here instead of a log file"
+    ),
+    reach: bool = typer.Option(
+        False,
+        "--reach",
+        help="send each modality cut and neutralised (frames blanked, "
+        "audio muted) and check that it moves the decision token's log-probabilities",
+    ),
+    base_url: str | None = typer.Option(
+        None, "--base-url", help="with --engine openai: the server's /v1 URL"
+    ),
 ) -> None:
     """Start each model on an engine and judge one request per modality it accepts.
 
@@ -288,12 +368,16 @@ def smoke(
     failed = sum(r["verdict"] is None and not r.get("skipped") for r in rows)
     if failed:
         where = "above" if verbose else f"in {work / 'engine.log'}"
-        message = f"{failed} of {len(rows)} probes got no verdict; the engines' own output is {where}"
+        message = (
+            f"{failed} of {len(rows)} probes got no verdict; the engines' own output is {where}"
+        )
         ui.err.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)  # the path on one line
     raise typer.Exit(1 if failed else 0)
 
 
-def _reach(names: list[str], presets: list, engine: str, options: dict, work: pathlib.Path, verbose: bool) -> None:
+def _reach(
+    names: list[str], presets: list, engine: str, options: dict, work: pathlib.Path, verbose: bool
+) -> None:
     """`murgat smoke --reach`: the table, the record beside the models, exit 1 when a modality
     did not move the output or could not be probed."""
     from ..judges.reach_probe import run_reach, sample_media, unreached
@@ -313,7 +397,9 @@ def _reach(names: list[str], presets: list, engine: str, options: dict, work: pa
     if failed:
         where = "above" if verbose else f"in {work / 'engine.log'}"
         listed = ", ".join(f"{r['model']} {r['modality']}" for r in failed)
-        message = f"{len(failed)} modalities did not move the output or could not be probed ({listed}); " \
-                  f"the engines' own output is {where}"
+        message = (
+            f"{len(failed)} modalities did not move the output or could not be probed ({listed}); "
+            f"the engines' own output is {where}"
+        )
         ui.err.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)
     raise typer.Exit(1 if failed else 0)

@@ -9,10 +9,10 @@ back up.
 from __future__ import annotations
 
 import os
-import signal
 import pathlib
+import signal
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 import typer
 from rich.console import Console
@@ -20,37 +20,69 @@ from rich.markup import escape
 
 from .. import offline
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="Score fact-level multimodal attribution (MURGAT) with local judges.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Score fact-level multimodal attribution (MURGAT) with local judges.",
+)
 console = Console()
 err = Console(stderr=True)
 
 USAGE_ERROR = 2
 
 # Engine flags shared by score / generate / run (the same names as the config's keys).
-ENGINE_HELP = "vllm (default), openai (a server: --base-url), transformers, or another registered engine"
+ENGINE_HELP = (
+    "vllm (default), openai (a server: --base-url), transformers, or another registered engine"
+)
 BASE_URL = typer.Option(None, "--base-url", help="engine openai: the server, http://HOST:PORT/v1")
-API_KEY_ENV = typer.Option(None, "--api-key-env", help="engine openai: the variable holding the server's key")
-MAX_CONCURRENCY = typer.Option(None, "--max-concurrency", help="engine openai: requests in flight (default 32)")
-FINGERPRINT = typer.Option(None, "--fingerprint",
-                           help="engine openai: the served weights' fingerprint, when they are not readable here")
-DATA_PARALLEL = typer.Option(None, "--data-parallel", help="N vLLM replicas, one per GPU, share each batch")
-TOKENIZER = typer.Option(None, "--tokenizer",
-                         help="engine openai, weights not readable here: a folder with the served model's "
-                              "tokenizer files (its special tokens are broken in evaluated text)")
+API_KEY_ENV = typer.Option(
+    None, "--api-key-env", help="engine openai: the variable holding the server's key"
+)
+MAX_CONCURRENCY = typer.Option(
+    None, "--max-concurrency", help="engine openai: requests in flight (default 32)"
+)
+FINGERPRINT = typer.Option(
+    None,
+    "--fingerprint",
+    help="engine openai: the served weights' fingerprint, when they are not readable here",
+)
+DATA_PARALLEL = typer.Option(
+    None, "--data-parallel", help="N vLLM replicas, one per GPU, share each batch"
+)
+TOKENIZER = typer.Option(
+    None,
+    "--tokenizer",
+    help="engine openai, weights not readable here: a folder with the served model's "
+    "tokenizer files (its special tokens are broken in evaluated text)",
+)
 
 # Attribution judges by modality (score / run): the same names as the config's keys.
-ENTAILER_VISUAL = typer.Option(None, "--entailer-visual",
-                               help="model for facts whose citations are all visual (default: the entailer)")
-ENTAILER_AUDIO = typer.Option(None, "--entailer-audio",
-                              help="model for facts whose citations are all audio (default: the entailer)")
+ENTAILER_VISUAL = typer.Option(
+    None,
+    "--entailer-visual",
+    help="model for facts whose citations are all visual (default: the entailer)",
+)
+ENTAILER_AUDIO = typer.Option(
+    None,
+    "--entailer-audio",
+    help="model for facts whose citations are all audio (default: the entailer)",
+)
 
 
-def engine_overrides(engine, base_url, api_key_env, max_concurrency, fingerprint, data_parallel,
-                     tokenizer=None) -> dict:
-    return {"engine": engine, "data_parallel": data_parallel,
-            "server": {"base_url": base_url, "api_key_env": api_key_env, "max_concurrency": max_concurrency,
-                       "fingerprint": fingerprint, "tokenizer": tokenizer}}
+def engine_overrides(
+    engine, base_url, api_key_env, max_concurrency, fingerprint, data_parallel, tokenizer=None
+) -> dict:
+    return {
+        "engine": engine,
+        "data_parallel": data_parallel,
+        "server": {
+            "base_url": base_url,
+            "api_key_env": api_key_env,
+            "max_concurrency": max_concurrency,
+            "fingerprint": fingerprint,
+            "tokenizer": tokenizer,
+        },
+    }
 
 
 @app.callback()
@@ -92,7 +124,9 @@ def _engine_logs(out: pathlib.Path, quiet: bool) -> Iterator[None]:
     global console, err
     log = out.with_suffix(".engine.log") if out.suffix == ".jsonl" else out / "engine.log"
     # One line at any width: the path is copied whole from a narrow terminal or a CI log.
-    err.print(f"[dim]engine logs: {escape(str(log))} (--verbose shows them here)[/dim]", soft_wrap=True)
+    err.print(
+        f"[dim]engine logs: {escape(str(log))} (--verbose shows them here)[/dim]", soft_wrap=True
+    )
     saved = console, err
     with redirect_fds(log) as terminal:
         console, err = Console(file=terminal.stdout), Console(file=terminal.stderr)
@@ -115,6 +149,7 @@ def _running(out: pathlib.Path, quiet: bool) -> Iterator[None]:
     keeps its `.partial` name), keeps every batch already cached, and exits 130 (SIGINT) or
     143 (SIGTERM); the same command resumes it.
     """
+
     def on_term(signum, frame):
         raise Interrupted()
 
@@ -125,13 +160,17 @@ def _running(out: pathlib.Path, quiet: bool) -> Iterator[None]:
     except typer.Exit:
         raise
     except Exception as e:  # anything but an item's fault: the run stops, resumable
-        _error(f"the run stopped: {type(e).__name__}: {e}. Everything already judged or "
-               "generated is cached: the same command resumes.")
-        raise typer.Exit(1)
+        _error(
+            f"the run stopped: {type(e).__name__}: {e}. Everything already judged or "
+            "generated is cached: the same command resumes."
+        )
+        raise typer.Exit(1) from None
     except KeyboardInterrupt as e:
         sig = "SIGTERM" if isinstance(e, Interrupted) else "SIGINT"
-        err.print(f"[red]interrupted[/red] ({sig}): engines stopped, no final results written; "
-                  "finished batches are cached and the same command resumes.")
-        raise typer.Exit(143 if isinstance(e, Interrupted) else 130)
+        err.print(
+            f"[red]interrupted[/red] ({sig}): engines stopped, no final results written; "
+            "finished batches are cached and the same command resumes."
+        )
+        raise typer.Exit(143 if isinstance(e, Interrupted) else 130) from None
     finally:
         signal.signal(signal.SIGTERM, previous)

@@ -12,7 +12,16 @@ import difflib
 import importlib
 
 from ..media.parts import AudioPart, ImagePart, MediaPart, VideoPart
-from .base import Engine, EngineStats, JudgeRequest, JudgeResult, Request, Result, Sampling, neutralize
+from .base import (
+    Engine,
+    EngineStats,
+    JudgeRequest,
+    JudgeResult,
+    Request,
+    Result,
+    Sampling,
+    neutralize,
+)
 from .constraints import ParseFailure, Verdict, choice_regex, parse_verdict
 from .identity import effective_args, engine_identity, identity_material, vllm_cpu_build
 from .presets import ModelNotFound, Preset, available_presets, load_preset
@@ -37,7 +46,9 @@ def register_engine(name: str, target: str, requires: str, *, by_reference: bool
 
 
 register_engine("vllm", "murgat_local.engines.vllm:VLLMEngine", "vllm")
-register_engine("transformers", "murgat_local.engines.transformers:TransformersEngine", "transformers")
+register_engine(
+    "transformers", "murgat_local.engines.transformers:TransformersEngine", "transformers"
+)
 register_engine("openai", "murgat_local.engines.openai:OpenAIEngine", "httpx")
 # `--data-parallel N` with engine vllm: N `vllm serve` replicas, one per GPU (see replicas.py).
 register_engine("replicas", "murgat_local.engines.replicas:ReplicaEngine", "vllm")
@@ -96,9 +107,12 @@ class LazyEngine:
         # generic fallback is part of the identity).
         self.neutralization = neutralization_of(preset, options.get("tokenizer"))
         mode = self.neutralization["neutralization"]
-        self.identity = engine_identity(kind, preset, temperature, args, fingerprint=fingerprint, neutralization=mode)
-        self.identity_detail = identity_material(kind, preset, temperature, args, fingerprint=fingerprint,
-                                                 neutralization=mode)
+        self.identity = engine_identity(
+            kind, preset, temperature, args, fingerprint=fingerprint, neutralization=mode
+        )
+        self.identity_detail = identity_material(
+            kind, preset, temperature, args, fingerprint=fingerprint, neutralization=mode
+        )
         # What the engine will take, known before it starts: vLLM's CPU build cannot run some
         # towers (`Preset.cpu_refuses`), so responders are planned and judges checked without them.
         self.preset = preset.on_runtime(cpu=kind == "vllm" and vllm_cpu_build())
@@ -146,9 +160,33 @@ def close_all(holders) -> None:
 
 
 __all__ = [
-    "AudioPart", "Engine", "EngineStats", "ImagePart", "JudgeRequest", "JudgeResult", "LazyEngine",
-    "MediaPart", "ModelNotFound", "ParseFailure", "Preset", "Request", "Result", "Sampling", "Verdict",
-    "VideoPart", "available_presets", "check_engine", "choice_regex", "close_all", "effective_args", "engine_identity",
-    "engine_names", "identity_material", "load_preset", "make_engine", "neutralize", "parse_verdict",
+    "AudioPart",
+    "Engine",
+    "EngineStats",
+    "ImagePart",
+    "JudgeRequest",
+    "JudgeResult",
+    "LazyEngine",
+    "MediaPart",
+    "ModelNotFound",
+    "ParseFailure",
+    "Preset",
+    "Request",
+    "Result",
+    "Sampling",
+    "Verdict",
+    "VideoPart",
+    "available_presets",
+    "check_engine",
+    "choice_regex",
+    "close_all",
+    "effective_args",
+    "engine_identity",
+    "engine_names",
+    "identity_material",
+    "load_preset",
+    "make_engine",
+    "neutralize",
+    "parse_verdict",
     "register_engine",
 ]

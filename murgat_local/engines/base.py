@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from ..media.parts import MediaPart
 from ..text.clean import remove_thinking
@@ -57,7 +58,9 @@ class Request:
 
     def __post_init__(self):
         if sum(x is not None for x in (self.verdict, self.choices, self.pattern)) > 1:
-            raise ValueError("a request takes one output contract: a verdict type, choices or a pattern")
+            raise ValueError(
+                "a request takes one output contract: a verdict type, choices or a pattern"
+            )
         if self.captions and len(self.captions) != len(self.media):
             raise ValueError("captions, when given, must match the media parts one to one")
 
@@ -256,8 +259,12 @@ def finish(request: Request, raw: str, prompt_tokens: int, output_tokens: int) -
         try:
             shape = re.compile(request.pattern)
         except re.error as e:  # an engine that did not reject the constraint itself
-            return Result(error=f"the output constraint is not a valid regular expression ({e})", raw=raw,
-                          prompt_tokens=prompt_tokens, output_tokens=output_tokens)
+            return Result(
+                error=f"the output constraint is not a valid regular expression ({e})",
+                raw=raw,
+                prompt_tokens=prompt_tokens,
+                output_tokens=output_tokens,
+            )
     if request.pattern is not None and shape.fullmatch(remove_thinking(raw).strip()) is None:
         failure = ParseFailure(raw, "output does not have the required shape (truncated?)")
         return Result(None, failure, None, raw, prompt_tokens, output_tokens)

@@ -13,8 +13,9 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Sequence
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 

@@ -107,17 +107,28 @@ class Fit:
         return round(self.room_gib - self.kv_need_gib, 2)
 
     def as_json(self) -> dict:
-        return {"name": self.name, "gpu": self.gpu, "gpus": self.gpus, "weights_gib": self.weights_gib,
-                "weights_from": self.weights_from, "kv_need_gib": self.kv_need_gib,
-                "room_gib": self.room_gib, "headroom_gib": self.headroom_gib, "fits": self.fits,
-                "suggest": self.suggest, "layout": self.layout.engine_args()}
+        return {
+            "name": self.name,
+            "gpu": self.gpu,
+            "gpus": self.gpus,
+            "weights_gib": self.weights_gib,
+            "weights_from": self.weights_from,
+            "kv_need_gib": self.kv_need_gib,
+            "room_gib": self.room_gib,
+            "headroom_gib": self.headroom_gib,
+            "fits": self.fits,
+            "suggest": self.suggest,
+            "layout": self.layout.engine_args(),
+        }
 
     def line(self) -> str:
         """The one line `--fit` prints for this model, and a refused start quotes."""
         where = f"{self.gpus}x {self.gpu}"
-        head = (f"{self.name} on {where} ({_args(self.layout.engine_args())}): weights {self.weights_gib} GiB "
-                f"({self.weights_from}), KV cache for one request {self.kv_need_gib} GiB, room "
-                f"{self.room_gib} GiB")
+        head = (
+            f"{self.name} on {where} ({_args(self.layout.engine_args())}): weights {self.weights_gib} GiB "
+            f"({self.weights_from}), KV cache for one request {self.kv_need_gib} GiB, room "
+            f"{self.room_gib} GiB"
+        )
         if self.fits:
             return f"{head}: fits, {self.headroom_gib} GiB left for activations and CUDA graphs"
         if self.suggest:
@@ -130,6 +141,7 @@ def _args(args: dict) -> str:
 
 
 # ---------------------------------------------------------------------------- the weights
+
 
 def safetensors_bytes(directory: pathlib.Path, dtype: str | None = None) -> int | None:
     """Bytes of the weights vLLM loads from `directory`'s safetensors, read from their headers:
@@ -154,9 +166,17 @@ def safetensors_bytes(directory: pathlib.Path, dtype: str | None = None) -> int 
 
 # ---------------------------------------------------------------------------- the KV cache
 
+
 @functools.lru_cache(maxsize=64)
-def kv_need_bytes(config_json: str, *, dtype: str, max_model_len: int, tensor_parallel_size: int,
-                  max_num_batched_tokens: int, kv_cache_dtype: str = "auto") -> int:
+def kv_need_bytes(
+    config_json: str,
+    *,
+    dtype: str,
+    max_model_len: int,
+    tensor_parallel_size: int,
+    max_num_batched_tokens: int,
+    kv_cache_dtype: str = "auto",
+) -> int:
     """Bytes of KV cache, per GPU, that vLLM asks for one request of `max_model_len` tokens of
     the model whose config.json text is `config_json`, computed by vLLM's own code."""
     from vllm.config import ModelConfig
@@ -164,13 +184,25 @@ def kv_need_bytes(config_json: str, *, dtype: str, max_model_len: int, tensor_pa
     # The folder lives while vLLM reads it: `VllmConfig` looks at the model's files again.
     with tempfile.TemporaryDirectory(prefix="murgat-fit-") as folder:
         pathlib.Path(folder, "config.json").write_text(config_json, encoding="utf-8")
-        model = ModelConfig(model=folder, tokenizer=folder, skip_tokenizer_init=True, dtype=dtype,
-                            max_model_len=max_model_len)
-        return _kv_need(model, tensor_parallel_size, max_model_len, max_num_batched_tokens, kv_cache_dtype)
+        model = ModelConfig(
+            model=folder,
+            tokenizer=folder,
+            skip_tokenizer_init=True,
+            dtype=dtype,
+            max_model_len=max_model_len,
+        )
+        return _kv_need(
+            model, tensor_parallel_size, max_model_len, max_num_batched_tokens, kv_cache_dtype
+        )
 
 
-def _kv_need(model, tensor_parallel_size: int, max_model_len: int, max_num_batched_tokens: int,
-             kv_cache_dtype: str) -> int:
+def _kv_need(
+    model,
+    tensor_parallel_size: int,
+    max_model_len: int,
+    max_num_batched_tokens: int,
+    kv_cache_dtype: str,
+) -> int:
     import torch
     from vllm.config import CacheConfig, ParallelConfig, SchedulerConfig, VllmConfig
     from vllm.utils.torch_utils import STR_DTYPE_TO_TORCH_DTYPE
@@ -178,16 +210,24 @@ def _kv_need(model, tensor_parallel_size: int, max_model_len: int, max_num_batch
     from vllm.v1.kv_cache_interface import FullAttentionSpec, SlidingWindowSpec
 
     parallel = ParallelConfig(tensor_parallel_size=tensor_parallel_size)
-    vllm_config = VllmConfig(model_config=model, parallel_config=parallel,
-                             cache_config=CacheConfig(block_size=16, cache_dtype=kv_cache_dtype),
-                             scheduler_config=SchedulerConfig(
-                                 max_num_batched_tokens=max_num_batched_tokens, max_model_len=max_model_len,
-                                 is_encoder_decoder=False))
+    vllm_config = VllmConfig(
+        model_config=model,
+        parallel_config=parallel,
+        cache_config=CacheConfig(block_size=16, cache_dtype=kv_cache_dtype),
+        scheduler_config=SchedulerConfig(
+            max_num_batched_tokens=max_num_batched_tokens,
+            max_model_len=max_model_len,
+            is_encoder_decoder=False,
+        ),
+    )
     # What vLLM sets on a CUDA box, where this may be the CPU build (which turns both off).
     vllm_config.cache_config.block_size = 16
     vllm_config.scheduler_config.async_scheduling = True
-    cache_dtype = (model.dtype if kv_cache_dtype == "auto"
-                   else STR_DTYPE_TO_TORCH_DTYPE.get(kv_cache_dtype, torch.uint8))
+    cache_dtype = (
+        model.dtype
+        if kv_cache_dtype == "auto"
+        else STR_DTYPE_TO_TORCH_DTYPE.get(kv_cache_dtype, torch.uint8)
+    )
     text = model.hf_text_config
     layer_types = getattr(text, "layer_types", None) or []
     window = model.get_sliding_window()
@@ -196,14 +236,23 @@ def _kv_need(model, tensor_parallel_size: int, max_model_len: int, max_num_batch
     specs = []
     for i in range(owners):
         arch = model.model_arch_config[i]
-        shape = dict(block_size=16, num_kv_heads=model.get_num_kv_heads(parallel, arch),
-                     head_size=arch.head_size, dtype=cache_dtype)
+        shape = {
+            "block_size": 16,
+            "num_kv_heads": model.get_num_kv_heads(parallel, arch),
+            "head_size": arch.head_size,
+            "dtype": cache_dtype,
+        }
         sliding = i < len(layer_types) and layer_types[i] == "sliding_attention" and window
-        specs.append(SlidingWindowSpec(sliding_window=window, **shape) if sliding else FullAttentionSpec(**shape))
+        specs.append(
+            SlidingWindowSpec(sliding_window=window, **shape)
+            if sliding
+            else FullAttentionSpec(**shape)
+        )
     return max_memory_usage_bytes(vllm_config, specs)
 
 
 # ---------------------------------------------------------------------------- layouts and verdicts
+
 
 def choose_layout(layouts: dict[str, Layout], memory_gib: float) -> Layout | None:
     """The layout a preset holds for GPUs of `memory_gib`: the one for the largest GPU kind it
@@ -269,11 +318,17 @@ class _Sizer:
     def __call__(self, layout: Layout) -> tuple[float, float]:
         tp = layout.tensor_parallel_size
         kv = kv_need_bytes(
-            self.config_json, dtype=self.args.get("dtype") or "auto",
-            max_model_len=layout.max_model_len or self.context, tensor_parallel_size=tp,
-            max_num_batched_tokens=(layout.max_num_batched_tokens or self.args.get("max_num_batched_tokens")
-                                    or self.gpu.batched_tokens),
-            kv_cache_dtype=self.args.get("kv_cache_dtype") or "auto")
+            self.config_json,
+            dtype=self.args.get("dtype") or "auto",
+            max_model_len=layout.max_model_len or self.context,
+            tensor_parallel_size=tp,
+            max_num_batched_tokens=(
+                layout.max_num_batched_tokens
+                or self.args.get("max_num_batched_tokens")
+                or self.gpu.batched_tokens
+            ),
+            kv_cache_dtype=self.args.get("kv_cache_dtype") or "auto",
+        )
         # Tensor parallelism splits the weights (nearly evenly: norms and small towers repeat).
         room = self.gpu.memory_gib * GIB * self.share - self.weights / tp
         return kv / GIB, room / GIB
@@ -283,11 +338,21 @@ def _search(size: _Sizer, start: Layout, count: int) -> Layout | None:
     """The first layout that fits: tensor parallel over the GPUs there are, fewer batched
     tokens, more GPUs, a shorter context."""
     tries = [Layout(gpus=k, tensor_parallel_size=k) for k in _TP if start.gpus < k <= count]
-    tries += [Layout(gpus=start.gpus, tensor_parallel_size=start.tensor_parallel_size, max_num_batched_tokens=b)
-              for b in _BATCHED if b < size.gpu.batched_tokens]
+    tries += [
+        Layout(
+            gpus=start.gpus,
+            tensor_parallel_size=start.tensor_parallel_size,
+            max_num_batched_tokens=b,
+        )
+        for b in _BATCHED
+        if b < size.gpu.batched_tokens
+    ]
     tries += [Layout(gpus=k, tensor_parallel_size=k) for k in _TP if k > max(count, start.gpus)]
-    tries += [Layout(gpus=start.gpus, tensor_parallel_size=start.tensor_parallel_size, max_model_len=n)
-              for n in _CONTEXTS if n < size.context]
+    tries += [
+        Layout(gpus=start.gpus, tensor_parallel_size=start.tensor_parallel_size, max_model_len=n)
+        for n in _CONTEXTS
+        if n < size.context
+    ]
     return next((layout for layout in tries if _fits(size, layout)), None)
 
 
@@ -312,16 +377,33 @@ def fit_preset(preset, gpu_name: str, gpu: Gpu, count: int = 1) -> Fit | None:
     size = _Sizer(preset, gpu, weights, config_json)
     held = choose_layout(preset_layouts(preset), gpu.memory_gib)
     tp = min(preset.engine_args.get("tensor_parallel_size") or 1, count)
-    layout = held if held is not None and held.gpus <= count else Layout(gpus=tp, tensor_parallel_size=tp)
+    layout = (
+        held
+        if held is not None and held.gpus <= count
+        else Layout(gpus=tp, tensor_parallel_size=tp)
+    )
     kv, room = size(layout)
     fits = kv <= room
     suggest = None
     if not fits:
-        better = held if held is not None and held != layout and _fits(size, held) else _search(size, layout, count)
+        better = (
+            held
+            if held is not None and held != layout and _fits(size, held)
+            else _search(size, layout, count)
+        )
         suggest = _suggestion(better, count) if better else None
-    return Fit(name=preset.name, gpu=gpu_name, gpus=count, weights_gib=round(weights / layout.tensor_parallel_size / GIB, 2),
-               weights_from=weights_from, kv_need_gib=round(kv, 2), room_gib=round(room, 2), fits=fits,
-               suggest=suggest, layout=layout)
+    return Fit(
+        name=preset.name,
+        gpu=gpu_name,
+        gpus=count,
+        weights_gib=round(weights / layout.tensor_parallel_size / GIB, 2),
+        weights_from=weights_from,
+        kv_need_gib=round(kv, 2),
+        room_gib=round(room, 2),
+        fits=fits,
+        suggest=suggest,
+        layout=layout,
+    )
 
 
 def refusal(cuda: bool, fit: Fit | None) -> str | None:

@@ -70,8 +70,10 @@ def _processor_parts(directory: pathlib.Path) -> dict:
     """The processor's saved parts merged: processor_config.json (transformers 5 nests its image,
     video and audio processors there) and the older separate files."""
     merged = dict(read_object(directory / "processor_config.json"))
-    for name, key in (("preprocessor_config.json", "image_processor"),
-                      ("video_preprocessor_config.json", "video_processor")):
+    for name, key in (
+        ("preprocessor_config.json", "image_processor"),
+        ("video_preprocessor_config.json", "video_processor"),
+    ):
         found = read_object(directory / name)
         if found:
             merged.setdefault(key, found)
@@ -88,7 +90,11 @@ def _modalities(arch: str, config: dict, processor: dict, assumed: list[str]) ->
     known = ARCH_MODALITIES.get(arch)
     if known is not None:
         found = set(known)
-        if "audio" in found and not _has(config, _AUDIO_KEYS) and arch.startswith(("Gemma4", "NemotronH")):
+        if (
+            "audio" in found
+            and not _has(config, _AUDIO_KEYS)
+            and arch.startswith(("Gemma4", "NemotronH"))
+        ):
             found.discard("audio")  # a size of the family built without the audio tower
         return tuple(m for m in ("text", "image", "video", "audio") if m in found)
     found = {"text"}
@@ -99,8 +105,10 @@ def _modalities(arch: str, config: dict, processor: dict, assumed: list[str]) ->
     if _has(config, _AUDIO_KEYS) or "feature_extractor" in processor:
         found.add("audio")
     if len(found) > 1:
-        assumed.append(f"modalities {', '.join(sorted(found))}: architecture {arch} is not one this version "
-                       "knows; read from the config's towers and the processor's parts")
+        assumed.append(
+            f"modalities {', '.join(sorted(found))}: architecture {arch} is not one this version "
+            "knows; read from the config's towers and the processor's parts"
+        )
     return tuple(m for m in ("text", "image", "video", "audio") if m in found)
 
 
@@ -131,7 +139,12 @@ def kv_bytes_per_token(config: dict, dtype: str | None = None) -> int | None:
     kv_heads = text.get("num_key_value_heads") or heads
     head_dim = text.get("head_dim") or (text.get("hidden_size") or 0) // heads
     if dtype in (None, "auto"):  # the model's own
-        dtype = text.get("dtype") or text.get("torch_dtype") or config.get("dtype") or config.get("torch_dtype")
+        dtype = (
+            text.get("dtype")
+            or text.get("torch_dtype")
+            or config.get("dtype")
+            or config.get("torch_dtype")
+        )
     width = 4 if str(dtype).lower() in _WIDE else 2
     return layers * kv_heads * head_dim * 2 * width
 
@@ -144,12 +157,16 @@ def memory_need(directory: pathlib.Path, engine_args: dict) -> int | None:
     kv = kv_bytes_per_token(config, engine_args.get("kv_cache_dtype") or engine_args.get("dtype"))
     if kv is None:
         return None
-    context = engine_args.get("max_model_len") or _text_config(config).get("max_position_embeddings")
+    context = engine_args.get("max_model_len") or _text_config(config).get(
+        "max_position_embeddings"
+    )
     if not isinstance(context, int):
         return None
     # The folder's own files only: vLLM reads no weights from a subfolder (some checkpoints keep
     # a second copy in `original/`).
-    weights = sum(p.stat().st_size for p in directory.iterdir() if p.is_file() and p.name.endswith(_WEIGHTS))
+    weights = sum(
+        p.stat().st_size for p in directory.iterdir() if p.is_file() and p.name.endswith(_WEIGHTS)
+    )
     return weights + KV_CONTEXTS * context * kv + CPU_RUNTIME_GIB * 1024**3
 
 
@@ -163,7 +180,9 @@ def audio_window(model_type: str, processor: dict) -> float | None:
     if model_type == "qwen2_audio":
         return float(extractor.get("chunk_length", 30))
     if model_type == "gemma4" and extractor:
-        return processor.get("audio_seq_length", 750) * processor.get("audio_ms_per_token", 40) / 1000
+        return (
+            processor.get("audio_seq_length", 750) * processor.get("audio_ms_per_token", 40) / 1000
+        )
     return None
 
 
@@ -183,18 +202,24 @@ def read_folder(directory: pathlib.Path) -> dict:
         assumed.append("trust_remote_code off: the folder's own code (auto_map) is not run")
     if media:
         engine["limit_mm_per_prompt"] = {m: DEFAULT_MM_LIMITS[m] for m in media}
-        assumed.append("limit_mm_per_prompt " + ", ".join(f"{m}={DEFAULT_MM_LIMITS[m]}" for m in media))
+        assumed.append(
+            "limit_mm_per_prompt " + ", ".join(f"{m}={DEFAULT_MM_LIMITS[m]}" for m in media)
+        )
     need = memory_need(directory, engine) if config else None
     if need is not None:  # as every preset is sized there (`Preset.on_runtime`)
         kv = need - CPU_RUNTIME_GIB * 1024**3
-        assumed.append(f"gpu_memory_utilization on vLLM's CPU build: the share of the machine's memory that holds "
-                       f"{_size(need)} (weights and a KV cache of {KV_CONTEXTS} contexts of {engine['max_model_len']} "
-                       f"tokens, {_size(kv)}, and {CPU_RUNTIME_GIB} GiB for the runtime); on a GPU, vLLM's default")
+        assumed.append(
+            f"gpu_memory_utilization on vLLM's CPU build: the share of the machine's memory that holds "
+            f"{_size(need)} (weights and a KV cache of {KV_CONTEXTS} contexts of {engine['max_model_len']} "
+            f"tokens, {_size(kv)}, and {CPU_RUNTIME_GIB} GiB for the runtime); on a GPU, vLLM's default"
+        )
     return {
         "architecture": arch,
         "modalities": modalities,
         "engine_args": engine,
-        "max_audio_seconds": audio_window(config.get("model_type", ""), processor) if "audio" in modalities else None,
+        "max_audio_seconds": audio_window(config.get("model_type", ""), processor)
+        if "audio" in modalities
+        else None,
         "trust_remote_code": False,
         "assumed": tuple(assumed),
     }

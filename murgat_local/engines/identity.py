@@ -55,7 +55,9 @@ def cuda_available() -> bool:
     return torch.cuda.is_available()
 
 
-def transformers_placement(cuda: bool, preset_dtype: str | None, dtype: str | None = None) -> tuple[str | None, str]:
+def transformers_placement(
+    cuda: bool, preset_dtype: str | None, dtype: str | None = None
+) -> tuple[str | None, str]:
     """(device_map, dtype) the transformers engine loads a model with: on a GPU, spread over the
     visible devices (`"auto"`) in the dtype asked for, else the preset's (vLLM's `"auto"`, or
     none: the checkpoint's own); without one, on the CPU (no map) in the dtype asked for, else
@@ -68,14 +70,36 @@ def transformers_placement(cuda: bool, preset_dtype: str | None, dtype: str | No
 # Engines that drive vLLM elsewhere (a `vllm serve` over HTTP, replicas, a Ray cluster) compute
 # exactly what the in-process vLLM engine computes on the same weights and arguments, so they
 # share its identity: a run can move between them and resume from the same cache.
-RUNTIME = {"vllm": "vllm", "openai": "vllm", "replicas": "vllm", "ray": "vllm", "transformers": "transformers"}
+RUNTIME = {
+    "vllm": "vllm",
+    "openai": "vllm",
+    "replicas": "vllm",
+    "ray": "vllm",
+    "transformers": "transformers",
+}
 
 # Options that say where and how requests travel, never what a model answers. `tokenizer` (a
 # served model's tokenizer folder, for neutralization) is here because it gives the special
 # tokens the model's own folder would: see `identity_material` for the case that differs.
-TRANSPORT = frozenset({"base_url", "api_key_env", "max_concurrency", "timeout_s", "retry_for_s", "retries",
-                       "served_model", "fingerprint", "tokenizer", "data_parallel", "replicas", "address",
-                       "replica_resources", "rows_per_batch", "local_cpus"})
+TRANSPORT = frozenset(
+    {
+        "base_url",
+        "api_key_env",
+        "max_concurrency",
+        "timeout_s",
+        "retry_for_s",
+        "retries",
+        "served_model",
+        "fingerprint",
+        "tokenizer",
+        "data_parallel",
+        "replicas",
+        "address",
+        "replica_resources",
+        "rows_per_batch",
+        "local_cpus",
+    }
+)
 
 
 # How a prompt becomes token ids, named so that a change to it is a new identity. Before it was
@@ -107,7 +131,9 @@ def effective_args(kind: str, preset: Preset, options: dict) -> dict:
             # On the CPU build, a seeded sampling request in a chunked prefill kills the engine
             # ("CPU Generator does not use offset"): prefill whole prompts instead.
             args.setdefault("enable_chunked_prefill", False)
-            args.setdefault("max_num_batched_tokens", max(int(args.get("max_model_len") or 8192), 8192))
+            args.setdefault(
+                "max_num_batched_tokens", max(int(args.get("max_model_len") or 8192), 8192)
+            )
             # The prefix cache reuses whole KV blocks, and the CPU build's default block is 128
             # tokens: of a judge prompt's ~220-token fixed instructions it reused 128. At 32
             # (the CPU kernels' preferred multiple) it reuses all but the last partial block:
@@ -118,13 +144,20 @@ def effective_args(kind: str, preset: Preset, options: dict) -> dict:
     if kind == "transformers":
         # The preset's vLLM arguments do not apply to transformers, but its dtype does on a GPU.
         # The device is named: float32 on a GPU and on the CPU are different kernels.
-        device_map, dtype = transformers_placement(cuda_available(), preset.engine_args.get("dtype"),
-                                                   options.get("dtype"))
-        return {"device": "cuda" if device_map else "cpu", "dtype": dtype, "seed": options.get("seed", 0)}
+        device_map, dtype = transformers_placement(
+            cuda_available(), preset.engine_args.get("dtype"), options.get("dtype")
+        )
+        return {
+            "device": "cuda" if device_map else "cpu",
+            "dtype": dtype,
+            "seed": options.get("seed", 0),
+        }
     return dict(options)
 
 
-def weights_identity(preset: Preset, fingerprint: str | None = None, memo: DigestMemo | None = None) -> str:
+def weights_identity(
+    preset: Preset, fingerprint: str | None = None, memo: DigestMemo | None = None
+) -> str:
     """The weights' digest when their folder is readable here (a stated `fingerprint` must then
     agree with it); otherwise the stated fingerprint of weights that live elsewhere (a server's)."""
     if fingerprint is not None and not (preset.path / "config.json").is_file():
@@ -132,13 +165,20 @@ def weights_identity(preset: Preset, fingerprint: str | None = None, memo: Diges
     digest = weights_fingerprint(preset.require_path().resolve(), memo)
     if fingerprint is not None and fingerprint != digest:
         raise FingerprintMismatch(
-            f"the stated fingerprint {fingerprint} is not that of the weights in {preset.path} ({digest})")
+            f"the stated fingerprint {fingerprint} is not that of the weights in {preset.path} ({digest})"
+        )
     return digest
 
 
-def identity_material(kind: str, preset: Preset, temperature: float, args: dict,
-                      memo: DigestMemo | None = None, fingerprint: str | None = None,
-                      neutralization: str = "model") -> dict:
+def identity_material(
+    kind: str,
+    preset: Preset,
+    temperature: float,
+    args: dict,
+    memo: DigestMemo | None = None,
+    fingerprint: str | None = None,
+    neutralization: str = "model",
+) -> dict:
     """`neutralization` (`render.neutralization_of`): with the model's special tokens (its folder,
     or a served model's tokenizer folder) the prompt sent is the in-process one, so the identity
     is too; with the generic shapes only, a response holding one of the model's own special
@@ -160,9 +200,15 @@ def identity_material(kind: str, preset: Preset, temperature: float, args: dict,
     return material
 
 
-def engine_identity(kind: str, preset: Preset, temperature: float, args: dict,
-                    memo: DigestMemo | None = None, fingerprint: str | None = None,
-                    neutralization: str = "model") -> str:
+def engine_identity(
+    kind: str,
+    preset: Preset,
+    temperature: float,
+    args: dict,
+    memo: DigestMemo | None = None,
+    fingerprint: str | None = None,
+    neutralization: str = "model",
+) -> str:
     """`runtime:preset:digest`, the digest over `identity_material`."""
     material = identity_material(kind, preset, temperature, args, memo, fingerprint, neutralization)
     blob = json.dumps(material, sort_keys=True, separators=(",", ":"), default=str)

@@ -55,7 +55,9 @@ class RequestFitter:
         self.preset = preset
         self.renderer = renderer
         self.max_len = engine_args.get("max_model_len")
-        self.limits = {k: _limit(v) for k, v in (engine_args.get("limit_mm_per_prompt") or {}).items()}
+        self.limits = {
+            k: _limit(v) for k, v in (engine_args.get("limit_mm_per_prompt") or {}).items()
+        }
         self.as_images = preset.quirks.video_as_images
         self._part_cost: dict[tuple, int] = {}
         self._base: int | None = None
@@ -85,9 +87,15 @@ class RequestFitter:
             limit = self.limits.get(modality)
             if limit is not None and counts[modality] > limit:
                 window = self.preset.quirks.max_audio_seconds if modality == "audio" else None
-                how = f"; it hears at most {window:g} s whole, so longer audio is sent in windows" if window else ""
-                return (f"{counts[modality]} {modality} items, more than this model takes in one prompt "
-                        f"(limit_mm_per_prompt {modality}={limit}{how})")
+                how = (
+                    f"; it hears at most {window:g} s whole, so longer audio is sent in windows"
+                    if window
+                    else ""
+                )
+                return (
+                    f"{counts[modality]} {modality} items, more than this model takes in one prompt "
+                    f"(limit_mm_per_prompt {modality}={limit}{how})"
+                )
         limit = self.limits.get("image")
         if limit is None or counts["image"] <= limit:
             return request
@@ -95,8 +103,10 @@ class RequestFitter:
         ranges = [m for m in request.media if isinstance(m, VideoPart)]
         budget = limit - fixed
         if not ranges or budget < len(ranges):
-            return (f"{counts['image']} images, more than this model takes in one prompt "
-                    f"(limit_mm_per_prompt image={limit}), even at one frame per cited range")
+            return (
+                f"{counts['image']} images, more than this model takes in one prompt "
+                f"(limit_mm_per_prompt image={limit}), even at one frame per cited range"
+            )
         per = budget // len(ranges)
         media = tuple(subsample(m, per) if isinstance(m, VideoPart) else m for m in request.media)
         return dataclasses.replace(request, media=media)
@@ -104,8 +114,9 @@ class RequestFitter:
     # ------------------------------------------------------------------ tokens
 
     def _tokens(self, request: Request) -> int:
-        messages, media = build_messages(adapt_media(request, self.preset), self.preset.quirks,
-                                         text_only_strings=False)
+        messages, media = build_messages(
+            adapt_media(request, self.preset), self.preset.quirks, text_only_strings=False
+        )
         return int(processor_inputs(self.renderer, messages, media)["input_ids"].shape[-1])
 
     def _cost(self, part: MediaPart) -> int:
@@ -149,15 +160,23 @@ class RequestFitter:
                 ranges = [m for m in fitted.media if isinstance(m, VideoPart)]
                 longest = max((len(m.frames) for m in ranges), default=0)
                 if longest <= self._min_frames():
-                    return (f"needs about {need - out - MARGIN} prompt tokens and {out} output tokens, "
-                            f"more than max_model_len={self.max_len}"
-                            + (" even at the fewest frames per range" if ranges else ""))
+                    return (
+                        f"needs about {need - out - MARGIN} prompt tokens and {out} output tokens, "
+                        f"more than max_model_len={self.max_len}"
+                        + (" even at the fewest frames per range" if ranges else "")
+                    )
                 target = max(self._min_frames(), longest // 2)
                 if not self.as_images:
                     target += target % 2
-                fitted = dataclasses.replace(fitted, media=tuple(
-                    subsample(m, target) if isinstance(m, VideoPart) and len(m.frames) > target else m
-                    for m in fitted.media))
+                fitted = dataclasses.replace(
+                    fitted,
+                    media=tuple(
+                        subsample(m, target)
+                        if isinstance(m, VideoPart) and len(m.frames) > target
+                        else m
+                        for m in fitted.media
+                    ),
+                )
                 why = "max_model_len" if why is None else f"{why} and max_model_len"
         if why is None:
             return Fitted(request)
@@ -165,7 +184,9 @@ class RequestFitter:
         return Fitted(fitted, f"frames reduced from {before} to {after} to fit {why}")
 
 
-def prepare(request: Request, preset: Preset, fitter: RequestFitter | None) -> tuple[Request, str | None] | Result:
+def prepare(
+    request: Request, preset: Preset, fitter: RequestFitter | None
+) -> tuple[Request, str | None] | Result:
     """A request as an engine of the vLLM runtime sends it, with the fitter's note, or the
     Result that stands in its place: refused for a modality the model cannot take, refused
     before the engine when it cannot be made to fit. Every such engine (in-process, served, on
@@ -173,8 +194,10 @@ def prepare(request: Request, preset: Preset, fitter: RequestFitter | None) -> t
     is None where the model's processor is not readable (a server on another box)."""
     lacking = sorted(m for m in preset.unavailable if m in request.modalities)
     if lacking:  # the model takes it, this engine cannot run it
-        return Result(error=f"{REFUSED}: model {preset.name!r} cannot take {', '.join(lacking)} on this engine: "
-                            + "; ".join(preset.unavailable[m] for m in lacking))
+        return Result(
+            error=f"{REFUSED}: model {preset.name!r} cannot take {', '.join(lacking)} on this engine: "
+            + "; ".join(preset.unavailable[m] for m in lacking)
+        )
     reason = refusal(adapt_media(request, preset), preset.name, preset.modalities)
     if reason:  # a modality the model cannot take at all: nothing to fit
         return Result(error=reason)

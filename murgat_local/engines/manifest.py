@@ -17,9 +17,9 @@ import hashlib
 import json
 import os
 import pathlib
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 MANIFEST = "MANIFEST.json"
 FORMAT = "murgat-manifest"
@@ -45,29 +45,45 @@ def sha256_file(path: pathlib.Path, on_bytes: Callable[[int], None] | None = Non
     return h.hexdigest()
 
 
-def hash_files(paths: list[pathlib.Path], on_bytes: Callable[[int], None] | None = None,
-               workers: int | None = None) -> list[str]:
+def hash_files(
+    paths: list[pathlib.Path],
+    on_bytes: Callable[[int], None] | None = None,
+    workers: int | None = None,
+) -> list[str]:
     """sha256 of each of `paths`, in order, several at a time (hashlib lets go of the GIL)."""
     workers = workers or min(8, os.cpu_count() or 1, max(len(paths), 1))
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="sha256") as pool:
         return list(pool.map(lambda p: sha256_file(p, on_bytes), paths))
 
 
-def write_manifest(root: pathlib.Path, folders: Iterable[pathlib.Path] | None = None,
-                   on_bytes: Callable[[int], None] | None = None) -> pathlib.Path:
+def write_manifest(
+    root: pathlib.Path,
+    folders: Iterable[pathlib.Path] | None = None,
+    on_bytes: Callable[[int], None] | None = None,
+) -> pathlib.Path:
     """Write `root`/MANIFEST.json over every file under `folders` (each inside `root`; default:
     every folder in `root`); returns its path."""
     root = pathlib.Path(root)
-    folders = [pathlib.Path(f) for f in folders] if folders is not None else [p for p in root.iterdir() if p.is_dir()]
-    files = sorted((p for f in folders for p in f.rglob("*") if p.is_file() and p.name != MANIFEST),
-                   key=lambda p: p.relative_to(root).as_posix())
+    folders = (
+        [pathlib.Path(f) for f in folders]
+        if folders is not None
+        else [p for p in root.iterdir() if p.is_dir()]
+    )
+    files = sorted(
+        (p for f in folders for p in f.rglob("*") if p.is_file() and p.name != MANIFEST),
+        key=lambda p: p.relative_to(root).as_posix(),
+    )
     digests = hash_files(files, on_bytes)
-    entries = [{"path": p.relative_to(root).as_posix(), "size": p.stat().st_size, "sha256": d}
-               for p, d in zip(files, digests)]
+    entries = [
+        {"path": p.relative_to(root).as_posix(), "size": p.stat().st_size, "sha256": d}
+        for p, d in zip(files, digests)
+    ]
     target = root / MANIFEST
     tmp = target.with_name(MANIFEST + ".tmp")
-    tmp.write_text(json.dumps({"format": FORMAT, "version": VERSION, "files": entries}, indent=1) + "\n",
-                   encoding="utf-8")
+    tmp.write_text(
+        json.dumps({"format": FORMAT, "version": VERSION, "files": entries}, indent=1) + "\n",
+        encoding="utf-8",
+    )
     tmp.replace(target)
     return target
 
@@ -96,9 +112,16 @@ def entries_for(folder: pathlib.Path) -> tuple[pathlib.Path, dict[pathlib.Path, 
     """The manifest that covers `folder` (its own, else one beside it) and its entries for the
     files under `folder`, by absolute path; None where there is none."""
     folder = pathlib.Path(folder)
-    for manifest, prefix in ((folder / MANIFEST, ""), (folder.parent / MANIFEST, folder.name + "/")):
+    for manifest, prefix in (
+        (folder / MANIFEST, ""),
+        (folder.parent / MANIFEST, folder.name + "/"),
+    ):
         if manifest.is_file():
-            found = {manifest.parent / e.path: e for e in read_manifest(manifest) if e.path.startswith(prefix)}
+            found = {
+                manifest.parent / e.path: e
+                for e in read_manifest(manifest)
+                if e.path.startswith(prefix)
+            }
             if found or not prefix:
                 return manifest, found
     return None

@@ -27,9 +27,9 @@ import dataclasses
 import os
 import random
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
-from .base import EngineStats, EngineUnavailable, Request, Result, TIMED_OUT, finish, record
+from .base import TIMED_OUT, EngineStats, EngineUnavailable, Request, Result, finish, record
 from .identity import effective_args, engine_identity
 from .limits import RequestFitter, prepare
 from .presets import Preset
@@ -60,11 +60,14 @@ def _local_renderer(preset: Preset) -> ChatRenderer | None:
     try:
         return ChatRenderer(preset.path, preset, trust_remote_code=preset.trust_remote_code)
     except Exception as e:
-        raise ValueError(f"the tokenizer or processor in {preset.path} does not load "
-                         f"({type(e).__name__}: {e})") from None
+        raise ValueError(
+            f"the tokenizer or processor in {preset.path} does not load ({type(e).__name__}: {e})"
+        ) from None
 
 
-def _placeholders(preset: Preset, renderer: ChatRenderer | None, tokenizer) -> dict[int, str] | None:
+def _placeholders(
+    preset: Preset, renderer: ChatRenderer | None, tokenizer
+) -> dict[int, str] | None:
     """The served model's placeholder token ids (`reach.placeholder_tokens`) from its folder when
     readable here, else from the tokenizer folder given; None when neither is."""
     if renderer is not None:
@@ -73,17 +76,31 @@ def _placeholders(preset: Preset, renderer: ChatRenderer | None, tokenizer) -> d
         return None
     from transformers import AutoTokenizer
 
-    return placeholder_tokens(tokenizer, AutoTokenizer.from_pretrained(tokenizer,
-                                                                       trust_remote_code=preset.trust_remote_code))
+    return placeholder_tokens(
+        tokenizer,
+        AutoTokenizer.from_pretrained(tokenizer, trust_remote_code=preset.trust_remote_code),
+    )
 
 
 class OpenAIEngine:
     """Judges on an OpenAI-compatible server (vLLM's). `base_url` ends in `/v1`."""
 
-    def __init__(self, preset: Preset, *, base_url: str, temperature: float = 0.0,
-                 api_key_env: str | None = None, max_concurrency: int = 32, timeout_s: float = 600.0,
-                 retry_for_s: float = 300.0, retries: int = 2, fingerprint: str | None = None,
-                 served_model: str | None = None, tokenizer: str | os.PathLike | None = None, **engine_args):
+    def __init__(
+        self,
+        preset: Preset,
+        *,
+        base_url: str,
+        temperature: float = 0.0,
+        api_key_env: str | None = None,
+        max_concurrency: int = 32,
+        timeout_s: float = 600.0,
+        retry_for_s: float = 300.0,
+        retries: int = 2,
+        fingerprint: str | None = None,
+        served_model: str | None = None,
+        tokenizer: str | os.PathLike | None = None,
+        **engine_args,
+    ):
         import httpx  # noqa: F401  (checked here: a clear error before any request)
 
         if max_concurrency < 1:
@@ -104,7 +121,9 @@ class OpenAIEngine:
         if api_key_env:
             key = os.environ.get(api_key_env)
             if not key:
-                raise ValueError(f"--api-key-env {api_key_env}: that environment variable is not set")
+                raise ValueError(
+                    f"--api-key-env {api_key_env}: that environment variable is not set"
+                )
             self.headers["Authorization"] = f"Bearer {key}"
         self.neutralization = neutralization_of(preset, tokenizer)
         renderer = _local_renderer(preset)
@@ -112,7 +131,9 @@ class OpenAIEngine:
         if renderer is not None:
             self.special_tokens = renderer.special_tokens
         elif tokenizer is not None:
-            self.special_tokens = tokenizer_special_tokens(tokenizer, trust_remote_code=preset.trust_remote_code)
+            self.special_tokens = tokenizer_special_tokens(
+                tokenizer, trust_remote_code=preset.trust_remote_code
+            )
         else:
             self.special_tokens = []
         self.placeholders = _placeholders(preset, renderer, tokenizer)
@@ -122,8 +143,14 @@ class OpenAIEngine:
 
     @property
     def identity(self) -> str:
-        return engine_identity("openai", self.preset, self.temperature, self._args, fingerprint=self._fingerprint,
-                               neutralization=self.neutralization["neutralization"])
+        return engine_identity(
+            "openai",
+            self.preset,
+            self.temperature,
+            self._args,
+            fingerprint=self._fingerprint,
+            neutralization=self.neutralization["neutralization"],
+        )
 
     # ------------------------------------------------------------------ start
 
@@ -141,11 +168,15 @@ class OpenAIEngine:
                 break
             except (httpx.TransportError, httpx.HTTPStatusError) as e:
                 if isinstance(e, httpx.HTTPStatusError) and e.response.status_code < 500:
-                    raise EngineUnavailable(f"server {self.base_url} refused the model list "
-                                            f"(HTTP {e.response.status_code}): check --api-key-env") from None
+                    raise EngineUnavailable(
+                        f"server {self.base_url} refused the model list "
+                        f"(HTTP {e.response.status_code}): check --api-key-env"
+                    ) from None
                 if time.monotonic() > deadline:
-                    raise EngineUnavailable(f"server {self.base_url} did not answer within {self.retry_for_s:g} s "
-                                            f"({type(e).__name__}: {e})") from None
+                    raise EngineUnavailable(
+                        f"server {self.base_url} did not answer within {self.retry_for_s:g} s "
+                        f"({type(e).__name__}: {e})"
+                    ) from None
                 time.sleep(delay)
                 delay = min(delay * 2, 5.0)
         by_id = {m.get("id"): m for m in models}
@@ -154,14 +185,17 @@ class OpenAIEngine:
             roots = {str(m.get("root")): m for m in models}
             entry = roots.get(str(self.preset.path)) or roots.get(str(self.preset.path.resolve()))
         if entry is None:
-            raise EngineUnavailable(f"server {self.base_url} does not serve {wanted!r} "
-                                    f"(it serves {', '.join(sorted(map(str, by_id))) or 'nothing'})")
+            raise EngineUnavailable(
+                f"server {self.base_url} does not serve {wanted!r} "
+                f"(it serves {', '.join(sorted(map(str, by_id))) or 'nothing'})"
+            )
         want_len = self._args.get("max_model_len")
         have_len = entry.get("max_model_len")
         if want_len and have_len and int(have_len) != int(want_len):
             raise EngineUnavailable(
                 f"server {self.base_url} serves {entry['id']!r} with max_model_len {have_len}, the preset says "
-                f"{want_len}: start it with `murgat serve {self.preset.name}` (same arguments, same verdicts)")
+                f"{want_len}: start it with `murgat serve {self.preset.name}` (same arguments, same verdicts)"
+            )
         return entry
 
     def _check_tokenizer(self, folder) -> None:
@@ -173,21 +207,35 @@ class OpenAIEngine:
         root = self.base_url.removesuffix("/v1")  # vLLM serves /tokenize beside /v1
         unknown: list[str] = []
         for i in range(0, len(self.special_tokens), _CHECK_CHUNK):
-            chunk = self.special_tokens[i:i + _CHECK_CHUNK]
+            chunk = self.special_tokens[i : i + _CHECK_CHUNK]
             try:
-                r = httpx.post(f"{root}/tokenize", headers=self.headers, timeout=60, json={
-                    "model": self.server_model["id"], "prompt": "\n".join(chunk),
-                    "add_special_tokens": False, "return_token_strs": True})
+                r = httpx.post(
+                    f"{root}/tokenize",
+                    headers=self.headers,
+                    timeout=60,
+                    json={
+                        "model": self.server_model["id"],
+                        "prompt": "\n".join(chunk),
+                        "add_special_tokens": False,
+                        "return_token_strs": True,
+                    },
+                )
                 r.raise_for_status()
                 known = set(r.json().get("token_strs") or [])
             except (httpx.HTTPError, ValueError) as e:
-                raise EngineUnavailable(f"server {self.base_url}: --tokenizer {folder} could not be checked "
-                                        f"against its /tokenize ({type(e).__name__}: {e})") from None
+                raise EngineUnavailable(
+                    f"server {self.base_url}: --tokenizer {folder} could not be checked "
+                    f"against its /tokenize ({type(e).__name__}: {e})"
+                ) from None
             unknown += [t for t in chunk if t not in known]
         if unknown:
-            shown = ", ".join(unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
-            raise EngineUnavailable(f"--tokenizer {folder} is not the tokenizer of the model served at "
-                                    f"{self.base_url}: the server does not read {shown} as one token")
+            shown = ", ".join(unknown[:5]) + (
+                f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+            )
+            raise EngineUnavailable(
+                f"--tokenizer {folder} is not the tokenizer of the model served at "
+                f"{self.base_url}: the server does not read {shown} as one token"
+            )
 
     # ------------------------------------------------------------------ judging
 
@@ -203,8 +251,14 @@ class OpenAIEngine:
                 continue
             req, notes[i] = ready
             try:
-                wire = body(req, quirks, self.server_model["id"], self.temperature, self.special_tokens,
-                            quirks.extra_output_tokens)
+                wire = body(
+                    req,
+                    quirks,
+                    self.server_model["id"],
+                    self.temperature,
+                    self.special_tokens,
+                    quirks.extra_output_tokens,
+                )
                 # The server's own prompt ids, its placeholders expanded: what reached the model.
                 wire["return_token_ids"] = True
                 bodies.append(wire)
@@ -217,8 +271,10 @@ class OpenAIEngine:
         self.stats.wall_s += time.perf_counter() - t0
         gone = [a for a in answers if isinstance(a, _Unreachable)]
         if gone:
-            raise EngineUnavailable(f"server {self.base_url} stayed unreachable for {self.retry_for_s:g} s "
-                                    f"({gone[0].reason}); the verdicts so far are cached, rerun to resume")
+            raise EngineUnavailable(
+                f"server {self.base_url} stayed unreachable for {self.retry_for_s:g} s "
+                f"({gone[0].reason}); the verdicts so far are cached, rerun to resume"
+            )
         for i, answer in zip(index, answers):
             res = answer if isinstance(answer, Result) else self._result(requests[i], answer)
             results[i] = dataclasses.replace(res, note=notes.get(i))
@@ -235,28 +291,45 @@ class OpenAIEngine:
             if thinking:  # the server split a thinking model's reasoning off: put it back, as raw
                 text = f"<think>{thinking}</think>{text}"
             usage = data.get("usage") or {}
-            res = finish(request, text, int(usage.get("prompt_tokens") or 0),
-                         int(usage.get("completion_tokens") or 0))
+            res = finish(
+                request,
+                text,
+                int(usage.get("prompt_tokens") or 0),
+                int(usage.get("completion_tokens") or 0),
+            )
         except (KeyError, IndexError, TypeError, ValueError) as e:
             return Result(error=f"the server's answer has no completion ({type(e).__name__}: {e})")
         ids = data.get("prompt_token_ids")
         if not request.media and (ids is None or self.placeholders is None):
             return res  # nothing cited: nothing to miss
         if self.placeholders is None:
-            return dataclasses.replace(res, reached_unknown="the model's placeholder tokens are not known here "
-                                                            "(its folder is not readable; --tokenizer names one)")
+            return dataclasses.replace(
+                res,
+                reached_unknown="the model's placeholder tokens are not known here "
+                "(its folder is not readable; --tokenizer names one)",
+            )
         if ids is None:
-            return dataclasses.replace(res, reached_unknown="the server returned no prompt token ids "
-                                                            "(vLLM before return_token_ids?)")
+            return dataclasses.replace(
+                res,
+                reached_unknown="the server returned no prompt token ids "
+                "(vLLM before return_token_ids?)",
+            )
         return dataclasses.replace(res, reached=count(ids, self.placeholders))
 
     async def _send_all(self, bodies: list[dict]) -> list:
         import httpx
 
-        limits = httpx.Limits(max_connections=self.max_concurrency, max_keepalive_connections=self.max_concurrency)
+        limits = httpx.Limits(
+            max_connections=self.max_concurrency, max_keepalive_connections=self.max_concurrency
+        )
         gate = asyncio.Semaphore(self.max_concurrency)
-        async with httpx.AsyncClient(base_url=self.base_url, headers=self.headers, limits=limits,
-                                     timeout=httpx.Timeout(self.timeout_s, connect=10.0)) as client:
+        async with httpx.AsyncClient(
+            base_url=self.base_url,
+            headers=self.headers,
+            limits=limits,
+            timeout=httpx.Timeout(self.timeout_s, connect=10.0),
+        ) as client:
+
             async def one(b: dict):
                 async with gate:
                     return await self._send(client, b)
@@ -278,8 +351,10 @@ class OpenAIEngine:
                 else:
                     timeouts += 1
                     if timeouts > self.retries:
-                        return Result(error=f"{TIMED_OUT}: no answer within {self.timeout_s:g} s "
-                                            f"({timeouts} attempts)")
+                        return Result(
+                            error=f"{TIMED_OUT}: no answer within {self.timeout_s:g} s "
+                            f"({timeouts} attempts)"
+                        )
                     continue
             except httpx.TransportError as e:
                 problem = f"{type(e).__name__}: {e}"
@@ -290,7 +365,9 @@ class OpenAIEngine:
                     except ValueError:
                         return Result(error=f"the server's answer is not JSON: {r.text[:200]!r}")
                 if r.status_code < 500 and r.status_code != 429:
-                    return Result(error=f"refused by the server (HTTP {r.status_code}): {_message(r)}")
+                    return Result(
+                        error=f"refused by the server (HTTP {r.status_code}): {_message(r)}"
+                    )
                 problem = f"HTTP {r.status_code}: {_message(r)}"
             if time.monotonic() > deadline:
                 return _Unreachable(problem)

@@ -149,7 +149,7 @@ class Preset:
     assumed: tuple[str, ...] = ()
     fit: FitData | None = None
 
-    def on_gpus(self, memory_gib: float, count: int) -> "Preset":
+    def on_gpus(self, memory_gib: float, count: int) -> Preset:
         """This preset laid out as it needs for `count` GPUs of `memory_gib` each (its
         `[fit.layouts]`), where it holds a layout those GPUs can take; else as it is."""
         from .fit import runtime_layout
@@ -159,7 +159,7 @@ class Preset:
             return self
         return dataclasses.replace(self, engine_args={**self.engine_args, **layout.engine_args()})
 
-    def on_runtime(self, cpu: bool, memory_bytes: int | None = None) -> "Preset":
+    def on_runtime(self, cpu: bool, memory_bytes: int | None = None) -> Preset:
         """This preset as an engine on vLLM's CPU build (`cpu`) runs it: the modalities that
         build cannot run are taken away, and kept in `unavailable` with their reason; and its
         `gpu_memory_utilization`, there a share of the machine's memory (`memory_bytes`, else
@@ -183,11 +183,18 @@ class Preset:
     def as_json(self) -> dict:
         """What `murgat models --json` prints for this preset."""
         return {
-            "name": self.name, "description": self.description, "modalities": sorted(self.modalities),
-            "present": (self.path / "config.json").is_file(), "path": str(self.path),
-            "architecture": self.architecture, "engine_args": self.engine_args,
-            "quirks": self.quirks.model_dump(), "trust_remote_code": self.trust_remote_code,
-            "local_test": self.local_test, "cpu_refuses": self.cpu_refuses, "assumed": list(self.assumed),
+            "name": self.name,
+            "description": self.description,
+            "modalities": sorted(self.modalities),
+            "present": (self.path / "config.json").is_file(),
+            "path": str(self.path),
+            "architecture": self.architecture,
+            "engine_args": self.engine_args,
+            "quirks": self.quirks.model_dump(),
+            "trust_remote_code": self.trust_remote_code,
+            "local_test": self.local_test,
+            "cpu_refuses": self.cpu_refuses,
+            "assumed": list(self.assumed),
             "source": self.source,
         }
 
@@ -286,8 +293,10 @@ def preset_from_directory(directory: pathlib.Path) -> Preset:
         architecture=found["architecture"],
         modalities=modalities,
         engine_args=found["engine_args"],
-        quirks=Quirks(video_as_images="video" not in modalities and "image" in modalities,
-                      max_audio_seconds=found["max_audio_seconds"]),
+        quirks=Quirks(
+            video_as_images="video" not in modalities and "image" in modalities,
+            max_audio_seconds=found["max_audio_seconds"],
+        ),
         source=f"directory {directory}",
         assumed=found["assumed"],
     )

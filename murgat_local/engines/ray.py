@@ -22,7 +22,7 @@ import functools
 import json
 import os
 import pickle
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..media.segments import SegmentRef, cut_ref
 from ..offline import LOCAL_DEFAULTS, OFFLINE_ENV
@@ -55,7 +55,9 @@ def _fitter(preset: Preset, args: dict) -> RequestFitter:
     """One fitter (the model's processor) per worker process and model."""
     key = json.dumps([preset.name, str(preset.path), args], sort_keys=True, default=str)
     if key not in _worker_fitters:
-        renderer = ChatRenderer(preset.require_path(), preset, trust_remote_code=preset.trust_remote_code)
+        renderer = ChatRenderer(
+            preset.require_path(), preset, trust_remote_code=preset.trust_remote_code
+        )
         _worker_fitters[key] = RequestFitter(preset, args, renderer)
     return _worker_fitters[key]
 
@@ -63,7 +65,9 @@ def _fitter(preset: Preset, args: dict) -> RequestFitter:
 def _cut_and_fit(request: Request, preset: Preset, args: dict) -> Fitted | str:
     """The request with its segment references cut and, since those were not fitted on the
     driver, fitted to the model; or the error its row carries."""
-    if not any(isinstance(m, SegmentRef) for m in request.media):  # held by the driver, fitted there
+    if not any(
+        isinstance(m, SegmentRef) for m in request.media
+    ):  # held by the driver, fitted there
         return Fitted(request)
     try:
         media = tuple(cut_ref(m) if isinstance(m, SegmentRef) else m for m in request.media)
@@ -81,12 +85,21 @@ def _preprocess(row: dict, fallback: list[int], preset: Preset, args: dict) -> d
     """On a worker: cut the row's segments, fit the request to the model (as the driver does for
     media it holds), and hand vLLM its prompt, media and sampling. A row that cannot go on gets
     a one-token stand-in prompt, which keeps its place in the batch, and its error."""
-    out = {"idx": row["idx"], "row_error": "", "note": "", "tokenized_prompt": [int(t) for t in row["prompt_ids"]],
-           "sampling_params": json.loads(row["sampling"])}
+    out = {
+        "idx": row["idx"],
+        "row_error": "",
+        "note": "",
+        "tokenized_prompt": [int(t) for t in row["prompt_ids"]],
+        "sampling_params": json.loads(row["sampling"]),
+    }
     request = pickle.loads(row["request"])
     fitted = _cut_and_fit(request, preset, args)
     if isinstance(fitted, str):
-        out.update(row_error=fitted, tokenized_prompt=fallback, sampling_params={"temperature": 0.0, "max_tokens": 1})
+        out.update(
+            row_error=fitted,
+            tokenized_prompt=fallback,
+            sampling_params={"temperature": 0.0, "max_tokens": 1},
+        )
         return out
     out["note"] = fitted.note or ""
     data, processor_kwargs = multimodal_inputs(fitted.request.media)
@@ -99,17 +112,27 @@ def _preprocess(row: dict, fallback: list[int], preset: Preset, args: dict) -> d
 
 def _postprocess(row: dict, placeholders: dict[int, str]) -> dict:
     ids = row.get("prompt_token_ids")  # vLLM's, its placeholders expanded: what reached the model
-    return {"idx": row["idx"], "text": row.get("generated_text") or "", "note": row.get("note") or "",
-            "reached": json.dumps(count(ids, placeholders)) if ids is not None else "",
-            "prompt_tokens": int(row.get("num_input_tokens") or 0),
-            "output_tokens": int(row.get("num_generated_tokens") or 0),
-            "row_error": row.get("row_error") or "", "engine_error": row.get("__inference_error__") or ""}
+    return {
+        "idx": row["idx"],
+        "text": row.get("generated_text") or "",
+        "note": row.get("note") or "",
+        "reached": json.dumps(count(ids, placeholders)) if ids is not None else "",
+        "prompt_tokens": int(row.get("num_input_tokens") or 0),
+        "output_tokens": int(row.get("num_generated_tokens") or 0),
+        "row_error": row.get("row_error") or "",
+        "engine_error": row.get("__inference_error__") or "",
+    }
 
 
 def _worker_env() -> dict:
     env = {**OFFLINE_ENV, **LOCAL_DEFAULTS}
-    for key in ("VLLM_CPU_KVCACHE_SPACE", "VLLM_HOST_IP", "VLLM_LOGGING_LEVEL", "VLLM_LOGGING_STREAM",
-                "MURGAT_MODELS_DIR"):
+    for key in (
+        "VLLM_CPU_KVCACHE_SPACE",
+        "VLLM_HOST_IP",
+        "VLLM_LOGGING_LEVEL",
+        "VLLM_LOGGING_STREAM",
+        "MURGAT_MODELS_DIR",
+    ):
         if key in os.environ:
             env[key] = os.environ[key]
     return env
@@ -118,9 +141,18 @@ def _worker_env() -> dict:
 class RayEngine:
     """Judges on a Ray cluster (`address`; none: a local Ray is started) with Ray Data LLM."""
 
-    def __init__(self, preset: Preset, *, temperature: float = 0.0, address: str | None = None,
-                 replicas: int = 1, replica_resources: dict | None = None, rows_per_batch: int = 16,
-                 local_cpus: int = 4, **engine_args):
+    def __init__(
+        self,
+        preset: Preset,
+        *,
+        temperature: float = 0.0,
+        address: str | None = None,
+        replicas: int = 1,
+        replica_resources: dict | None = None,
+        rows_per_batch: int = 16,
+        local_cpus: int = 4,
+        **engine_args,
+    ):
         import ray
         from ray.data.llm import build_processor, vLLMEngineProcessorConfig
         from vllm.config import StructuredOutputsConfig
@@ -142,31 +174,54 @@ class RayEngine:
             if address:
                 ray.init(address=address, runtime_env={"env_vars": env}, log_to_driver=False)
             else:  # a local Ray; resources declared logically (fewer than 4 CPUs deadlocks it)
-                ray.init(num_cpus=max(local_cpus, 4), include_dashboard=False,
-                         runtime_env={"env_vars": env}, log_to_driver=False)
+                ray.init(
+                    num_cpus=max(local_cpus, 4),
+                    include_dashboard=False,
+                    runtime_env={"env_vars": env},
+                    log_to_driver=False,
+                )
         ctx = ray.data.DataContext.get_current()
         ctx.wait_for_min_actors_s = 900  # every replica up before work is handed out
         ctx.enable_progress_bars = False
         kwargs = dict(self._args)
         kwargs["structured_outputs_config"] = StructuredOutputsConfig(
-            **structured_outputs_config(kwargs.pop("reasoning_parser", None)))
+            **structured_outputs_config(kwargs.pop("reasoning_parser", None))
+        )
         kwargs["trust_remote_code"] = preset.trust_remote_code
         cpu = vllm_cpu_build()
         config = vLLMEngineProcessorConfig(
-            model_source=str(path), engine_kwargs=kwargs, runtime_env={"env_vars": env},
-            concurrency=(replicas, replicas), batch_size=rows_per_batch, max_concurrent_batches=4,
-            max_tasks_in_flight_per_actor=4, accelerator_type=None, log_engine_metrics=False,
-            placement_group_config={"bundles": [replica_resources or {"CPU": 1}]} if cpu or replica_resources else None,
-            chat_template_stage=False, tokenize_stage=False, detokenize_stage=False,
-            prepare_multimodal_stage=False, should_continue_on_error=True)
+            model_source=str(path),
+            engine_kwargs=kwargs,
+            runtime_env={"env_vars": env},
+            concurrency=(replicas, replicas),
+            batch_size=rows_per_batch,
+            max_concurrent_batches=4,
+            max_tasks_in_flight_per_actor=4,
+            accelerator_type=None,
+            log_engine_metrics=False,
+            placement_group_config={"bundles": [replica_resources or {"CPU": 1}]}
+            if cpu or replica_resources
+            else None,
+            chat_template_stage=False,
+            tokenize_stage=False,
+            detokenize_stage=False,
+            prepare_multimodal_stage=False,
+            should_continue_on_error=True,
+        )
         self.fitter = RequestFitter(preset, self._args, self.renderer)
-        post = functools.partial(_postprocess, placeholders=placeholder_tokens(path, self.renderer.tokenizer))
+        post = functools.partial(
+            _postprocess, placeholders=placeholder_tokens(path, self.renderer.tokenizer)
+        )
         fallback = self.renderer.prompt_ids(build_messages(Request("Reply."), preset.quirks)[0])
         small = {"num_cpus": 0.25}
         prep = functools.partial(_preprocess, fallback=fallback, preset=preset, args=self._args)
-        self.processor = build_processor(config, preprocess=prep,
-                                         postprocess=post, preprocess_map_kwargs=small,
-                                         postprocess_map_kwargs=small)
+        self.processor = build_processor(
+            config,
+            preprocess=prep,
+            postprocess=post,
+            preprocess_map_kwargs=small,
+            postprocess_map_kwargs=small,
+        )
 
     @property
     def identity(self) -> str:
@@ -190,9 +245,14 @@ class RayEngine:
             req, notes[i] = ready
             try:
                 messages, _ = build_messages(req, self.preset.quirks)
-                rows.append({"idx": i, "prompt_ids": self.renderer.prompt_ids(messages),
-                             "sampling": json.dumps(_sampling(req, self.temperature, extra)),
-                             "request": pickle.dumps(req)})
+                rows.append(
+                    {
+                        "idx": i,
+                        "prompt_ids": self.renderer.prompt_ids(messages),
+                        "sampling": json.dumps(_sampling(req, self.temperature, extra)),
+                        "request": pickle.dumps(req),
+                    }
+                )
             except Exception as e:
                 results[i] = Result(error=f"could not build the prompt ({type(e).__name__}: {e})")
         if rows:
@@ -206,11 +266,18 @@ class RayEngine:
                 if row["row_error"]:
                     results[i] = Result(error=row["row_error"])
                 elif row["engine_error"]:
-                    results[i] = Result(error=f"the engine failed on this request ({row['engine_error']})")
+                    results[i] = Result(
+                        error=f"the engine failed on this request ({row['engine_error']})"
+                    )
                 else:
-                    res = finish(requests[i], row["text"], row["prompt_tokens"], row["output_tokens"])
-                    reach = {"reached": json.loads(row["reached"])} if row.get("reached") else \
-                        {"reached_unknown": "the Ray job returned no prompt token ids"}
+                    res = finish(
+                        requests[i], row["text"], row["prompt_tokens"], row["output_tokens"]
+                    )
+                    reach = (
+                        {"reached": json.loads(row["reached"])}
+                        if row.get("reached")
+                        else {"reached_unknown": "the Ray job returned no prompt token ids"}
+                    )
                     results[i] = dataclasses.replace(res, note=row["note"] or notes.get(i), **reach)
             missing = [i for i, r in enumerate(results) if r is None]
             for i in missing:  # never silently lost

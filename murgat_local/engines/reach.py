@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import pathlib
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 MODALITIES = ("image", "video", "audio")
 
@@ -25,13 +25,27 @@ _CONFIG_KEYS = {f"{m}_{suffix}": m for m in MODALITIES for suffix in ("token_id"
 _SKIP = ("talker", "code2wav", "token2wav")
 # Placeholder strings by family, for a config that names none.
 _TOKEN_NAMES = {
-    "<|IMAGE|>": "image", "<|image_pad|>": "image", "<image_soft_token>": "image", "<image>": "image",
-    "<|VIDEO|>": "video", "<|video_pad|>": "video", "<video>": "video", "<video_soft_token>": "video",
-    "<|AUDIO|>": "audio", "<|audio_pad|>": "audio", "<audio_soft_token>": "audio", "<audio>": "audio",
+    "<|IMAGE|>": "image",
+    "<|image_pad|>": "image",
+    "<image_soft_token>": "image",
+    "<image>": "image",
+    "<|VIDEO|>": "video",
+    "<|video_pad|>": "video",
+    "<video>": "video",
+    "<video_soft_token>": "video",
+    "<|AUDIO|>": "audio",
+    "<|audio_pad|>": "audio",
+    "<audio_soft_token>": "audio",
+    "<audio>": "audio",
 }
 # How an error names the engine a call ran on.
-ENGINE_LABELS = {"vllm": "in-process vLLM", "openai": "server", "replicas": "replicas", "ray": "Ray",
-                 "transformers": "transformers"}
+ENGINE_LABELS = {
+    "vllm": "in-process vLLM",
+    "openai": "server",
+    "replicas": "replicas",
+    "ray": "Ray",
+    "transformers": "transformers",
+}
 
 
 def _from_config(config: Mapping, found: dict[int, str]) -> None:
@@ -68,8 +82,14 @@ def count(ids: Iterable[int], placeholders: Mapping[int, str]) -> dict[str, int]
     return out
 
 
-def unreached(request, reached: Mapping[str, int] | None, model: str, engine: str, *,
-              video_as_images: bool = False) -> str | None:
+def unreached(
+    request,
+    reached: Mapping[str, int] | None,
+    model: str,
+    engine: str,
+    *,
+    video_as_images: bool = False,
+) -> str | None:
     """The error of a call whose cited modality arrived as zero tokens (None when each arrived,
     or when the count is unknown). A clip sent as separate frames (`video_as_images`) arrives
     as image tokens. A video part carrying its audio (Qwen-Omni's audio in video) would count

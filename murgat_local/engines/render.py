@@ -31,7 +31,9 @@ def tokenizer_special_tokens(folder: pathlib.Path, *, trust_remote_code: bool = 
     try:
         tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=trust_remote_code)
     except Exception as e:  # transformers raises many kinds for an unusable folder
-        raise ValueError(f"--tokenizer {folder}: no tokenizer could be loaded ({type(e).__name__}: {e})") from None
+        raise ValueError(
+            f"--tokenizer {folder}: no tokenizer could be loaded ({type(e).__name__}: {e})"
+        ) from None
     return special_tokens_of(tokenizer)
 
 
@@ -55,10 +57,14 @@ class ChatRenderer:
 
         self.processor = None
         if preset.modalities != {"text"}:
-            self.processor = AutoProcessor.from_pretrained(path, trust_remote_code=trust_remote_code)
+            self.processor = AutoProcessor.from_pretrained(
+                path, trust_remote_code=trust_remote_code
+            )
             self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
         else:
-            self.tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
+            self.tokenizer = AutoTokenizer.from_pretrained(
+                path, trust_remote_code=trust_remote_code
+            )
         self.special_tokens = special_tokens_of(self.tokenizer)
 
     def render(self, messages: list[dict]) -> str:
@@ -98,7 +104,9 @@ def audio_windows(part: AudioPart, seconds: float | None) -> int:
 
 def _split_audio(request: Request, seconds: float | None) -> Request:
     """Audio longer than the model hears whole, as consecutive windows (nothing left out)."""
-    if not seconds or not any(isinstance(m, AudioPart) and audio_windows(m, seconds) > 1 for m in request.media):
+    if not seconds or not any(
+        isinstance(m, AudioPart) and audio_windows(m, seconds) > 1 for m in request.media
+    ):
         return request
     media, captions = [], []
     for i, m in enumerate(request.media):
@@ -108,17 +116,22 @@ def _split_audio(request: Request, seconds: float | None) -> Request:
             media.append(m)
         else:
             step = int(seconds * m.sample_rate)
-            media.extend(AudioPart(m.waveform[k * step:(k + 1) * step], m.sample_rate) for k in range(n))
+            media.extend(
+                AudioPart(m.waveform[k * step : (k + 1) * step], m.sample_rate) for k in range(n)
+            )
         captions.extend([caption] + [None] * (n - 1))
-    return dataclasses.replace(request, media=tuple(media),
-                               captions=tuple(captions) if request.captions else ())
+    return dataclasses.replace(
+        request, media=tuple(media), captions=tuple(captions) if request.captions else ()
+    )
 
 
 def adapt_media(request: Request, preset: Preset) -> Request:
     """Send a video range as separate frames to a model that takes images but no video, and
     audio longer than the model hears whole (`max_audio_seconds`) as consecutive windows."""
     request = _split_audio(request, preset.quirks.max_audio_seconds)
-    if not preset.quirks.video_as_images or not any(isinstance(m, VideoPart) for m in request.media):
+    if not preset.quirks.video_as_images or not any(
+        isinstance(m, VideoPart) for m in request.media
+    ):
         return request
     media, captions = [], []
     for i, m in enumerate(request.media):
@@ -129,8 +142,9 @@ def adapt_media(request: Request, preset: Preset) -> Request:
         else:
             media.append(m)
             captions.append(caption)
-    return dataclasses.replace(request, media=tuple(media),
-                               captions=tuple(captions) if request.captions else ())
+    return dataclasses.replace(
+        request, media=tuple(media), captions=tuple(captions) if request.captions else ()
+    )
 
 
 def video_metadata(part: VideoPart) -> dict:
@@ -138,8 +152,12 @@ def video_metadata(part: VideoPart) -> dict:
     to be used (vLLM samples none when the metadata does not ask it to). Frame times count from
     the clip's start, as the model sees only the clip."""
     n = len(part.frames)
-    return {"fps": float(part.fps), "duration": n / part.fps if part.fps else 0.0, "total_num_frames": n,
-            "frames_indices": list(range(n))}
+    return {
+        "fps": float(part.fps),
+        "duration": n / part.fps if part.fps else 0.0,
+        "total_num_frames": n,
+        "frames_indices": list(range(n)),
+    }
 
 
 def processor_inputs(renderer: ChatRenderer, messages: list[dict], media: list[MediaPart]):

@@ -11,8 +11,8 @@ arguments as the in-process engine, so the identity, and the cache, are the in-p
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Sequence
 
 from .base import EngineStats, Request, Result
 from .identity import effective_args, engine_identity, vllm_cpu_build
@@ -36,8 +36,14 @@ def _layout(n: int, per: int) -> str:
     return f"--data-parallel {n}" + (f" at tensor parallel {per}" if per > 1 else "")
 
 
-def replica_devices(n: int, per: int = 1, *, visible: str | None = None, gpus: int | None = None,
-                    cores: Sequence[int] | None = None) -> list[dict]:
+def replica_devices(
+    n: int,
+    per: int = 1,
+    *,
+    visible: str | None = None,
+    gpus: int | None = None,
+    cores: Sequence[int] | None = None,
+) -> list[dict]:
     """The environment each of `n` replicas of `per` devices gets.
 
     GPUs: `per` consecutive devices each, taken from `visible` (CUDA_VISIBLE_DEVICES when not
@@ -48,7 +54,11 @@ def replica_devices(n: int, per: int = 1, *, visible: str | None = None, gpus: i
     vLLM binds each replica itself."""
     if vllm_cpu_build():
         if cores is None:
-            cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else range(os.cpu_count() or 1)
+            cores = (
+                sorted(os.sched_getaffinity(0))
+                if hasattr(os, "sched_getaffinity")
+                else range(os.cpu_count() or 1)
+            )
         cores = list(cores)
         if len(cores) < n * per:
             return [{} for _ in range(n)]
@@ -56,9 +66,11 @@ def replica_devices(n: int, per: int = 1, *, visible: str | None = None, gpus: i
         rank = share // per
         out = []
         for i in range(n):
-            mine = cores[i * share:(i + 1) * share]
-            ranks = [mine[r * rank:(r + 1) * rank] for r in range(per)]
-            out.append({"VLLM_CPU_OMP_THREADS_BIND": "|".join(",".join(map(str, r)) for r in ranks)})
+            mine = cores[i * share : (i + 1) * share]
+            ranks = [mine[r * rank : (r + 1) * rank] for r in range(per)]
+            out.append(
+                {"VLLM_CPU_OMP_THREADS_BIND": "|".join(",".join(map(str, r)) for r in ranks)}
+            )
         return out
     if visible is None:
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
@@ -71,8 +83,10 @@ def replica_devices(n: int, per: int = 1, *, visible: str | None = None, gpus: i
     else:
         devices = [d.strip() for d in visible.split(",") if d.strip()]
         if len(devices) < need:
-            raise ValueError(f"{_layout(n, per)} needs {need} GPUs; CUDA_VISIBLE_DEVICES names {len(devices)}")
-    return [{"CUDA_VISIBLE_DEVICES": ",".join(devices[i * per:(i + 1) * per])} for i in range(n)]
+            raise ValueError(
+                f"{_layout(n, per)} needs {need} GPUs; CUDA_VISIBLE_DEVICES names {len(devices)}"
+            )
+    return [{"CUDA_VISIBLE_DEVICES": ",".join(devices[i * per : (i + 1) * per])} for i in range(n)]
 
 
 def shards(n_items: int, n: int) -> list[range]:
@@ -90,8 +104,15 @@ def shards(n_items: int, n: int) -> list[range]:
 class ReplicaEngine:
     """N `vllm serve` replicas of one preset behind the engine interface."""
 
-    def __init__(self, preset: Preset, *, data_parallel: int, temperature: float = 0.0,
-                 max_concurrency: int = 64, **engine_args):
+    def __init__(
+        self,
+        preset: Preset,
+        *,
+        data_parallel: int,
+        temperature: float = 0.0,
+        max_concurrency: int = 64,
+        **engine_args,
+    ):
         from ..serving.launcher import API_KEY_VAR
         from ..serving.process import ServerProcess
 
@@ -102,8 +123,10 @@ class ReplicaEngine:
         self.modalities = preset.modalities
         self.temperature = temperature
         self._args = effective_args("replicas", preset, engine_args)
-        self.servers = [ServerProcess(preset, overrides=self._args, env={**os.environ, **extra})
-                        for extra in replica_devices(data_parallel, devices_per_replica(self._args))]
+        self.servers = [
+            ServerProcess(preset, overrides=self._args, env={**os.environ, **extra})
+            for extra in replica_devices(data_parallel, devices_per_replica(self._args))
+        ]
         try:
             for s in self.servers:  # all start at once; each is waited for
                 s.start()
@@ -112,8 +135,17 @@ class ReplicaEngine:
             # A key in the caller's environment reaches the replicas (they inherit it, and the
             # server's guard then asks it on every route): their clients must send it.
             keyed = API_KEY_VAR if (os.environ.get(API_KEY_VAR) or "").strip() else None
-            self.clients = [OpenAIEngine(preset, base_url=s.base_url, temperature=temperature, api_key_env=keyed,
-                                         max_concurrency=max_concurrency, **self._args) for s in self.servers]
+            self.clients = [
+                OpenAIEngine(
+                    preset,
+                    base_url=s.base_url,
+                    temperature=temperature,
+                    api_key_env=keyed,
+                    max_concurrency=max_concurrency,
+                    **self._args,
+                )
+                for s in self.servers
+            ]
         except BaseException:
             self.close()
             raise
@@ -129,13 +161,18 @@ class ReplicaEngine:
         for c in getattr(self, "clients", []):
             for k, v in c.stats.__dict__.items():
                 setattr(total, k, getattr(total, k) + v)
-        if getattr(self, "clients", None):  # the replicas run side by side: wall time is the longest
+        if getattr(
+            self, "clients", None
+        ):  # the replicas run side by side: wall time is the longest
             total.wall_s = max(c.stats.wall_s for c in self.clients)
         return total
 
     def judge(self, requests: Sequence[Request]) -> list[Result]:
         parts = shards(len(requests), len(self.clients))
-        futures = [self._pool.submit(c.judge, [requests[i] for i in r]) for c, r in zip(self.clients, parts)]
+        futures = [
+            self._pool.submit(c.judge, [requests[i] for i in r])
+            for c, r in zip(self.clients, parts)
+        ]
         out: list[Result] = []
         for f in futures:
             out.extend(f.result())

@@ -12,7 +12,7 @@ the same regex the vLLM engine uses; indexes are compiled once per verdict type.
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from collections.abc import Sequence
 
 from .base import (
     EngineStats,
@@ -24,10 +24,10 @@ from .base import (
     record,
     refusal,
 )
-from .presets import Preset
-from .render import ChatRenderer, adapt_media, processor_inputs
 from .identity import effective_args, engine_identity
+from .presets import Preset
 from .reach import count, placeholder_tokens
+from .render import ChatRenderer, adapt_media, processor_inputs
 
 
 def _load_model(preset: Preset, dtype, device_map: str | None):
@@ -58,7 +58,9 @@ class TransformersEngine:
     """Judges with `transformers` generate + outlines-core constraints. Slow; always available.
     `dtype`: none for the placement's (the preset's on a GPU, float32 on the CPU)."""
 
-    def __init__(self, preset: Preset, *, dtype: str | None = None, temperature: float = 0.0, seed: int = 0):
+    def __init__(
+        self, preset: Preset, *, dtype: str | None = None, temperature: float = 0.0, seed: int = 0
+    ):
         import torch
 
         self.preset = preset
@@ -74,7 +76,9 @@ class TransformersEngine:
         self.placeholders = placeholder_tokens(path, self.renderer.tokenizer)
         dtype = self._args["dtype"]
         device_map = "auto" if self._args["device"] == "cuda" else None
-        self.model = _load_model(preset, dtype if dtype == "auto" else getattr(torch, dtype), device_map).eval()
+        self.model = _load_model(
+            preset, dtype if dtype == "auto" else getattr(torch, dtype), device_map
+        ).eval()
         self._indexes: dict[str, object] = {}
         self._vocabulary = None
 
@@ -122,15 +126,17 @@ class TransformersEngine:
         # The processor's ids, its placeholders expanded: what the model's forward pass reads.
         reached = count(inputs["input_ids"][0].tolist(), self.placeholders)
         tok = self.renderer.tokenizer
-        eos = [t for t in {tok.eos_token_id, tok.convert_tokens_to_ids("<|im_end|>")} if t is not None]
+        eos = [
+            t for t in {tok.eos_token_id, tok.convert_tokens_to_ids("<|im_end|>")} if t is not None
+        ]
         s = request.sampling
         temperature = self.temperature if s is None else s.temperature
-        gen_kwargs = dict(
-            max_new_tokens=request.max_tokens() + self.preset.quirks.extra_output_tokens,
-            do_sample=temperature > 0,
-            eos_token_id=eos or None,
-            pad_token_id=tok.pad_token_id if tok.pad_token_id is not None else (eos or [0])[0],
-        )
+        gen_kwargs = {
+            "max_new_tokens": request.max_tokens() + self.preset.quirks.extra_output_tokens,
+            "do_sample": temperature > 0,
+            "eos_token_id": eos or None,
+            "pad_token_id": tok.pad_token_id if tok.pad_token_id is not None else (eos or [0])[0],
+        }
         regex = request.constraint()
         if regex is not None:
             gen_kwargs["logits_processor"] = LogitsProcessorList([self._logits_processor(regex)])
@@ -145,7 +151,9 @@ class TransformersEngine:
             out = self.model.generate(**inputs, **gen_kwargs)
         new = out[0, n_prompt:]
         raw = tok.decode(new, skip_special_tokens=True)
-        return dataclasses.replace(finish(request, raw, n_prompt, int(new.shape[0])), reached=reached)
+        return dataclasses.replace(
+            finish(request, raw, n_prompt, int(new.shape[0])), reached=reached
+        )
 
     def judge(self, requests: Sequence[Request]) -> list[Result]:
         results = []

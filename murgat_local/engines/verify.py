@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import json
 import pathlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 from . import manifest as manifests
 from .presets import ModelNotFound, Preset
@@ -25,10 +25,21 @@ from .shards import DTYPE_BYTES, Damaged, safetensors_header
 _SMALL_JSON = 1 << 20
 
 # A vocabulary: one of these beside tokenizer_config.json (tekken.json, Mistral's, stands alone).
-_VOCABULARIES = ("tokenizer.json", "tokenizer.model", "vocab.json", "vocab.txt", "spiece.model",
-                 "sentencepiece.bpe.model", "tekken.json")
+_VOCABULARIES = (
+    "tokenizer.json",
+    "tokenizer.model",
+    "vocab.json",
+    "vocab.txt",
+    "spiece.model",
+    "sentencepiece.bpe.model",
+    "tekken.json",
+)
 _STANDALONE_VOCABULARIES = ("tekken.json",)
-_PROCESSORS = ("preprocessor_config.json", "processor_config.json", "video_preprocessor_config.json")
+_PROCESSORS = (
+    "preprocessor_config.json",
+    "processor_config.json",
+    "video_preprocessor_config.json",
+)
 _WEIGHTS = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
 
 
@@ -54,9 +65,14 @@ class Report:
         return not self.problems
 
     def as_json(self) -> dict:
-        return {"path": str(self.folder), "whole": self.whole, "headers": self.headers,
-                "manifest": str(self.manifest) if self.manifest else None, "hashed": self.hashed,
-                "problems": [{"path": str(p.path), "reason": p.reason} for p in self.problems]}
+        return {
+            "path": str(self.folder),
+            "whole": self.whole,
+            "headers": self.headers,
+            "manifest": str(self.manifest) if self.manifest else None,
+            "hashed": self.hashed,
+            "problems": [{"path": str(p.path), "reason": p.reason} for p in self.problems],
+        }
 
 
 class ModelIncomplete(ModelNotFound):
@@ -75,7 +91,9 @@ def safetensors_tensors(path: pathlib.Path) -> set[str]:
             begin, stop = (int(x) for x in info["data_offsets"])
             shape = [int(d) for d in info["shape"]]
         except (KeyError, TypeError, ValueError):
-            raise Damaged(f"its header's entry for tensor {name} has no data_offsets or shape") from None
+            raise Damaged(
+                f"its header's entry for tensor {name} has no data_offsets or shape"
+            ) from None
         width = DTYPE_BYTES.get(info.get("dtype"))
         count = 1
         for d in shape:
@@ -105,7 +123,11 @@ def _json_problem(path: pathlib.Path) -> str | None:
         return f"does not parse as JSON ({e})"
     except OSError as e:
         return f"cannot be read ({e})"
-    return None if tail.endswith((b"}", b"]")) else "cut short: it does not end as a JSON document does"
+    return (
+        None
+        if tail.endswith((b"}", b"]"))
+        else "cut short: it does not end as a JSON document does"
+    )
 
 
 def _check_weights(folder: pathlib.Path, report: Report) -> None:
@@ -122,7 +144,11 @@ def _check_weights(folder: pathlib.Path, report: Report) -> None:
             shards.setdefault(shard, set()).add(tensor)
         for shard, tensors in sorted(shards.items()):
             if not (folder / shard).is_file():
-                found(Problem(folder / shard, f"missing: {index.name} names it ({len(tensors)} tensors)"))
+                found(
+                    Problem(
+                        folder / shard, f"missing: {index.name} names it ({len(tensors)} tensors)"
+                    )
+                )
             elif shard.endswith(".safetensors"):
                 indexed.setdefault(shard, set()).update(tensors)
     singles = {p.name for p in folder.glob("*.safetensors") if p.is_file()}
@@ -139,10 +165,20 @@ def _check_weights(folder: pathlib.Path, report: Report) -> None:
         absent = sorted(indexed.get(name, set()) - held)
         if absent:
             more = f" and {len(absent) - 1} more" if len(absent) > 1 else ""
-            found(Problem(path, f"the index puts tensor {absent[0]}{more} here; its header has none of that"))
+            found(
+                Problem(
+                    path,
+                    f"the index puts tensor {absent[0]}{more} here; its header has none of that",
+                )
+            )
     if not indexed and not any(p.is_file() and p.name.endswith(_WEIGHTS) for p in folder.iterdir()):
-        found(Problem(folder / "model.safetensors", "missing: the folder holds no weights "
-                      f"({', '.join('*' + s for s in _WEIGHTS)}) and no index naming them"))
+        found(
+            Problem(
+                folder / "model.safetensors",
+                "missing: the folder holds no weights "
+                f"({', '.join('*' + s for s in _WEIGHTS)}) and no index naming them",
+            )
+        )
 
 
 def _check_tokenizer(folder: pathlib.Path, report: Report) -> None:
@@ -150,20 +186,31 @@ def _check_tokenizer(folder: pathlib.Path, report: Report) -> None:
     if names & set(_STANDALONE_VOCABULARIES):
         return
     if "tokenizer_config.json" not in names:
-        report.problems.append(Problem(folder / "tokenizer_config.json", "missing: every tokenizer needs it"))
+        report.problems.append(
+            Problem(folder / "tokenizer_config.json", "missing: every tokenizer needs it")
+        )
     vocabularies = names & set(_VOCABULARIES)
     if not vocabularies:
         others = ", ".join(_VOCABULARIES[1:])
-        report.problems.append(Problem(folder / "tokenizer.json", f"missing, and no other vocabulary ({others})"))
+        report.problems.append(
+            Problem(folder / "tokenizer.json", f"missing, and no other vocabulary ({others})")
+        )
     elif vocabularies == {"vocab.json"} and "merges.txt" not in names:
-        report.problems.append(Problem(folder / "merges.txt", "missing: vocab.json without tokenizer.json needs it"))
+        report.problems.append(
+            Problem(folder / "merges.txt", "missing: vocab.json without tokenizer.json needs it")
+        )
 
 
 def _check_processor(folder: pathlib.Path, modalities: Iterable[str], report: Report) -> None:
     media = sorted(set(modalities) - {"text"})
     if media and not any((folder / n).is_file() for n in _PROCESSORS):
-        report.problems.append(Problem(folder / _PROCESSORS[0], f"missing: the model takes {', '.join(media)} "
-                                       f"and needs one of {', '.join(_PROCESSORS)}"))
+        report.problems.append(
+            Problem(
+                folder / _PROCESSORS[0],
+                f"missing: the model takes {', '.join(media)} "
+                f"and needs one of {', '.join(_PROCESSORS)}",
+            )
+        )
 
 
 def quick_check(folder: pathlib.Path, modalities: Iterable[str]) -> Report:
@@ -202,7 +249,9 @@ def _check_manifest_sizes(folder: pathlib.Path, report: Report) -> dict:
         if not path.is_file():
             report.problems.append(Problem(path, f"missing: {report.manifest} lists it"))
         elif path.stat().st_size != entry.size:
-            report.problems.append(Problem(path, f"{path.stat().st_size} bytes, {report.manifest} says {entry.size}"))
+            report.problems.append(
+                Problem(path, f"{path.stat().st_size} bytes, {report.manifest} says {entry.size}")
+            )
     return entries
 
 
@@ -215,9 +264,14 @@ def _one_per_file(report: Report) -> Report:
     return report
 
 
-def verify_folder(folder: pathlib.Path, modalities: Iterable[str], *,
-                  on_bytes: Callable[[int], None] | None = None, on_total: Callable[[int], None] | None = None,
-                  workers: int | None = None) -> Report:
+def verify_folder(
+    folder: pathlib.Path,
+    modalities: Iterable[str],
+    *,
+    on_bytes: Callable[[int], None] | None = None,
+    on_total: Callable[[int], None] | None = None,
+    workers: int | None = None,
+) -> Report:
     """The quick check, then the sha256 of every file the manifest lists and the quick check
     found nothing wrong with, several at a time; `on_total(bytes)` once, `on_bytes(n)` as read."""
     report = quick_check(folder, modalities)
@@ -229,7 +283,9 @@ def verify_folder(folder: pathlib.Path, modalities: Iterable[str], *,
     digests = manifests.hash_files([p for p, _ in todo], on_bytes, workers)
     for (path, entry), digest in zip(todo, digests):
         if digest != entry.sha256:
-            report.problems.append(Problem(path, f"sha256 {digest} differs from {report.manifest}'s {entry.sha256}"))
+            report.problems.append(
+                Problem(path, f"sha256 {digest} differs from {report.manifest}'s {entry.sha256}")
+            )
     report.hashed = len(todo)
     return report
 
@@ -242,5 +298,7 @@ def require_whole(preset: Preset) -> None:
     report = quick_check(preset.path, preset.modalities)
     if not report.whole:
         listed = "".join(f"\n  {p}" for p in report.problems)
-        raise ModelIncomplete(f"model folder {preset.path} (model {preset.name!r}) is not whole:{listed}\n"
-                              f"Copy it again; `murgat models --verify {preset.path}` checks it.")
+        raise ModelIncomplete(
+            f"model folder {preset.path} (model {preset.name!r}) is not whole:{listed}\n"
+            f"Copy it again; `murgat models --verify {preset.path}` checks it."
+        )

@@ -10,7 +10,7 @@ text part has been neutralized, so no message can forge a turn; vLLM gets the to
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..media.parts import AudioPart, ImagePart, VideoPart
 from .base import (
@@ -24,8 +24,8 @@ from .base import (
 )
 from .identity import effective_args, engine_identity, vllm_cpu_build
 from .limits import RequestFitter, prepare
-from .reach import count, placeholder_tokens
 from .presets import Preset
+from .reach import count, placeholder_tokens
 from .render import ChatRenderer, video_metadata
 
 # Engine arguments a preset may set; anything else in [engine] is refused early.
@@ -134,8 +134,14 @@ class VLLMEngine:
         s = request.sampling
         if s is None:  # a judge: the engine's decoding settings
             return SamplingParams(temperature=self.temperature, max_tokens=max_tokens, **extra)
-        return SamplingParams(temperature=s.temperature, top_p=s.top_p, top_k=s.top_k or -1,
-                              seed=s.seed, max_tokens=max_tokens, **extra)
+        return SamplingParams(
+            temperature=s.temperature,
+            top_p=s.top_p,
+            top_k=s.top_k or -1,
+            seed=s.seed,
+            max_tokens=max_tokens,
+            **extra,
+        )
 
     def _prompt(self, request: Request) -> dict:
         messages, media = build_messages(request, self.preset.quirks)
@@ -171,12 +177,16 @@ class VLLMEngine:
             outputs = self._generate(prompts, params) if prompts else []
         for i, out in zip(index, outputs):
             if isinstance(out, Exception):
-                results[i] = Result(error=f"the engine failed on this request ({type(out).__name__}: {out})")
+                results[i] = Result(
+                    error=f"the engine failed on this request ({type(out).__name__}: {out})"
+                )
                 continue
             completion = out.outputs[0]
             ids = out.prompt_token_ids or []  # as the processor expanded them: one per media token
             res = finish(requests[i], completion.text, len(ids), len(completion.token_ids))
-            results[i] = dataclasses.replace(res, note=notes.get(i), reached=count(ids, self.placeholders))
+            results[i] = dataclasses.replace(
+                res, note=notes.get(i), reached=count(ids, self.placeholders)
+            )
         final = [r for r in results if r is not None]
         assert len(final) == len(requests)
         record(self.stats, final)
@@ -194,8 +204,12 @@ class VLLMEngine:
         new = [r for r in dict.fromkeys(regexes) if r is not None and r not in self._warm]
         if not new:
             return
-        params = [SamplingParams(temperature=0.0, max_tokens=1, structured_outputs=StructuredOutputsParams(regex=r))
-                  for r in new]
+        params = [
+            SamplingParams(
+                temperature=0.0, max_tokens=1, structured_outputs=StructuredOutputsParams(regex=r)
+            )
+            for r in new
+        ]
         try:
             # A real chat prompt, as requests look (a one-token raw prompt kills some models).
             warm = self._prompt(Request("Reply with the requested format."))
@@ -214,7 +228,9 @@ class VLLMEngine:
                 return [e]
             self.stats.batch_splits += 1
             mid = len(prompts) // 2
-            return self._generate(prompts[:mid], params[:mid]) + self._generate(prompts[mid:], params[mid:])
+            return self._generate(prompts[:mid], params[:mid]) + self._generate(
+                prompts[mid:], params[mid:]
+            )
 
     def close(self) -> None:
         llm = getattr(self, "llm", None)

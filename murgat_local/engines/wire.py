@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import base64
 import io
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -28,7 +28,9 @@ def png_base64(pixels: np.ndarray) -> str:
     from PIL import Image
 
     buf = io.BytesIO()
-    Image.fromarray(np.ascontiguousarray(pixels, dtype=np.uint8)).save(buf, format="PNG", compress_level=1)
+    Image.fromarray(np.ascontiguousarray(pixels, dtype=np.uint8)).save(
+        buf, format="PNG", compress_level=1
+    )
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
@@ -36,19 +38,26 @@ def wav_base64(waveform: np.ndarray, sample_rate: int) -> str:
     import soundfile
 
     buf = io.BytesIO()
-    soundfile.write(buf, np.asarray(waveform, dtype=np.float32), sample_rate, format="WAV", subtype="FLOAT")
+    soundfile.write(
+        buf, np.asarray(waveform, dtype=np.float32), sample_rate, format="WAV", subtype="FLOAT"
+    )
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
 def media_content(part: MediaPart) -> dict:
     if isinstance(part, ImagePart):
-        return {"type": "image_url", "image_url": {"url": "data:image/png;base64," + png_base64(part.pixels)}}
+        return {
+            "type": "image_url",
+            "image_url": {"url": "data:image/png;base64," + png_base64(part.pixels)},
+        }
     if isinstance(part, VideoPart):
         frames = ",".join(png_base64(f) for f in part.frames)
         return {"type": "video_url", "video_url": {"url": "data:video/jpeg;base64," + frames}}
     if isinstance(part, AudioPart):
-        return {"type": "input_audio",
-                "input_audio": {"data": wav_base64(part.waveform, part.sample_rate), "format": "wav"}}
+        return {
+            "type": "input_audio",
+            "input_audio": {"data": wav_base64(part.waveform, part.sample_rate), "format": "wav"},
+        }
     raise TypeError(f"cannot send media of type {type(part).__name__}")
 
 
@@ -73,8 +82,14 @@ def chat_messages(request: Request, quirks, special_tokens: Sequence[str] = ()) 
     return out
 
 
-def body(request: Request, quirks, model: str, temperature: float,
-         special_tokens: Sequence[str] = (), extra_output_tokens: int = 0) -> dict:
+def body(
+    request: Request,
+    quirks,
+    model: str,
+    temperature: float,
+    special_tokens: Sequence[str] = (),
+    extra_output_tokens: int = 0,
+) -> dict:
     """The whole `/v1/chat/completions` body for one request."""
     data: dict = {
         "model": model,

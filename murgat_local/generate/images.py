@@ -10,7 +10,7 @@ shown. Either way the row's `media.images` says what happened.
 from __future__ import annotations
 
 import io
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -26,13 +26,19 @@ def attach(plan: ResponderPlan, images: Sequence[DatasetImage], preset: Preset) 
         return plan
     record = {**plan.record}
     if "image" not in preset.modalities:
-        record["images"] = {"shown": 0, "attached": len(images),
-                            "missing": f"model {preset.name} takes no images: the question's image was not shown"}
+        record["images"] = {
+            "shown": 0,
+            "attached": len(images),
+            "missing": f"model {preset.name} takes no images: the question's image was not shown",
+        }
         return ResponderPlan(plan.keys, plan.captions, record)
     captions = list(plan.captions) if plan.captions else [None] * _parts_before(plan)
     captions += [f"[image {i + 1}, the question's attached image]" for i in range(len(images))]
-    record["images"] = {"shown": len(images), "attached": len(images),
-                        "sha256": [im.sha256 for im in images]}
+    record["images"] = {
+        "shown": len(images),
+        "attached": len(images),
+        "sha256": [im.sha256 for im in images],
+    }
     keys = plan.keys + tuple(("image", im.sha256) for im in images)
     return ResponderPlan(keys, tuple(captions), record)
 
@@ -49,7 +55,9 @@ def _parts_before(plan: ResponderPlan) -> int:
     return n
 
 
-def image_parts(images: Sequence[DatasetImage], limits: InputLimits = DEFAULT_LIMITS) -> tuple[MediaPart, ...]:
+def image_parts(
+    images: Sequence[DatasetImage], limits: InputLimits = DEFAULT_LIMITS
+) -> tuple[MediaPart, ...]:
     """The images decoded to RGB pixels; ValueError naming the limit, before anything is decoded,
     for one whose header says it is larger than `limits` allow (the call's error)."""
     from PIL import Image
@@ -64,8 +72,12 @@ def image_parts(images: Sequence[DatasetImage], limits: InputLimits = DEFAULT_LI
     return tuple(parts)
 
 
-def with_images(media: Callable[[], tuple], plan: ResponderPlan, images: Sequence[DatasetImage],
-                limits: InputLimits = DEFAULT_LIMITS) -> Callable[[], tuple]:
+def with_images(
+    media: Callable[[], tuple],
+    plan: ResponderPlan,
+    images: Sequence[DatasetImage],
+    limits: InputLimits = DEFAULT_LIMITS,
+) -> Callable[[], tuple]:
     """The call's media: the video's parts, then the images when the plan shows them."""
     shown = (plan.record.get("images") or {}).get("shown", 0)
     if not shown:

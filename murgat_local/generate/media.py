@@ -51,7 +51,9 @@ def _whole(ref: MediaRef, modality: str) -> Citation:
     return Citation(modality, 0.0, ref.info.duration, f"(whole {modality})")
 
 
-def plan_media(cutter: SegmentCutter, ref: MediaRef, preset: Preset, reserve_images: int = 0) -> ResponderPlan:
+def plan_media(
+    cutter: SegmentCutter, ref: MediaRef, preset: Preset, reserve_images: int = 0
+) -> ResponderPlan:
     """What `preset` gets of the whole video. `reserve_images`: images the prompt carries beside
     the video (a question's attached image), which an image-only model's frames leave room for."""
     info = ref.info
@@ -61,8 +63,13 @@ def plan_media(cutter: SegmentCutter, ref: MediaRef, preset: Preset, reserve_ima
     keys: list = []
     captions: list[str | None] = []
     # What reached the model: the report counts citations of a modality it never received.
-    record: dict = {"duration": round(info.duration, 3), "visual": None, "audio": None, "heard_audio": hears,
-                    "saw_video": sees}
+    record: dict = {
+        "duration": round(info.duration, 3),
+        "visual": None,
+        "audio": None,
+        "heard_audio": hears,
+        "saw_video": sees,
+    }
     if sees:
         times = frame_times(0.0, info.duration, cutter.opts.fps, cutter.opts.max_frames)
         fps = sampled_rate(0.0, info.duration, cutter.opts)
@@ -75,9 +82,16 @@ def plan_media(cutter: SegmentCutter, ref: MediaRef, preset: Preset, reserve_ima
             captions.extend(f"[frame at {clock(t)}]" for t in times)
         else:
             captions.append(None)
-        keys.append(cutter.segment_key(ref, _whole(ref, VISUAL)) + (("as_images", len(times)) if as_images else ()))
-        record["visual"] = {"frames": len(times), "as_images": as_images, "fps": round(fps, 6),
-                            "max_side": cutter.opts.max_side}
+        keys.append(
+            cutter.segment_key(ref, _whole(ref, VISUAL))
+            + (("as_images", len(times)) if as_images else ())
+        )
+        record["visual"] = {
+            "frames": len(times),
+            "as_images": as_images,
+            "fps": round(fps, 6),
+            "max_side": cutter.opts.max_side,
+        }
     if hears:
         keys.append(cutter.segment_key(ref, _whole(ref, AUDIO)))
         captions.append(None)

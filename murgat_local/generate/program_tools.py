@@ -17,8 +17,8 @@ the runner batches across items (`pipeline.rounds`) and serves from the cache.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 from ..engines import Sampling
 from ..inputs.datasets import render_options
@@ -67,7 +67,9 @@ class VideoTools:
     def _sampling(self, tpl: PromptTemplate) -> Sampling:
         limit = tpl.verdict.max_tokens if tpl.verdict is not None else self.sampling.max_tokens
         s = self.sampling
-        return Sampling(max_tokens=limit, temperature=s.temperature, top_p=s.top_p, top_k=s.top_k, seed=s.seed)
+        return Sampling(
+            max_tokens=limit, temperature=s.temperature, top_p=s.top_p, top_k=s.top_k, seed=s.seed
+        )
 
     # ------------------------------------------------------------------ spans
 
@@ -77,7 +79,11 @@ class VideoTools:
             c = Citation(modality, when.start, when.end, f"({modality}, {when.text})")
         else:
             text = str(when).strip()
-            found = parse_citations(f"({modality}, {text})") if "(" not in text and ")" not in text else []
+            found = (
+                parse_citations(f"({modality}, {text})")
+                if "(" not in text and ")" not in text
+                else []
+            )
             if len(found) != 1 or found[0].error:
                 why = found[0].error if len(found) == 1 else "not a time or a span"
                 raise ToolError(f"{text[:80]!r} cannot be cut: {why}")
@@ -90,19 +96,30 @@ class VideoTools:
     def _segment_call(self, tpl: PromptTemplate, cits: list[Citation], **values: str) -> Call:
         cutter, ref = self.cutter, self.ref
         evidence = describe_evidence(cits)
-        return Call(tpl, tpl.render(evidence=evidence, **values),
-                    media_keys=tuple(cutter.segment_key(ref, c) for c in cits),
-                    media=lambda: tuple(cutter.cut(ref, c) for c in cits), evidence=evidence,
-                    sampling=self._sampling(tpl))
+        return Call(
+            tpl,
+            tpl.render(evidence=evidence, **values),
+            media_keys=tuple(cutter.segment_key(ref, c) for c in cits),
+            media=lambda: tuple(cutter.cut(ref, c) for c in cits),
+            evidence=evidence,
+            sampling=self._sampling(tpl),
+        )
 
     # ------------------------------------------------------------------ the tools
 
     def find(self, description: str, modality: str) -> list[Span]:
         tpl = self.prompts["tool_find"]
         cutter, ref, plan = self.cutter, self.ref, self.plan
-        call = Call(tpl, tpl.render(media_note=media_note(plan.record), modality=modality, description=description),
-                    media_keys=plan.keys, media=lambda: cut_media(cutter, ref, plan),
-                    sampling=self._sampling(tpl), captions=plan.captions)
+        call = Call(
+            tpl,
+            tpl.render(
+                media_note=media_note(plan.record), modality=modality, description=description
+            ),
+            media_keys=plan.keys,
+            media=lambda: cut_media(cutter, ref, plan),
+            sampling=self._sampling(tpl),
+            captions=plan.captions,
+        )
         (out,) = self._ask([call])
         if not out.ok:
             raise ToolError(f"find got no spans: {out.error or out.unparsed}")
@@ -114,11 +131,15 @@ class VideoTools:
                 continue  # a candidate outside the video is not evidence
         entail = self.prompts["entail"]
         checks = self._ask([self._segment_call(entail, [c], fact=description) for c in candidates])
-        return [Span(c.start, c.end) for c, chk in zip(candidates, checks) if chk.ok and chk.verdict.yes]
+        return [
+            Span(c.start, c.end) for c, chk in zip(candidates, checks) if chk.ok and chk.verdict.yes
+        ]
 
     def query(self, when: str | Span, question: str, modality: str) -> Evidence:
         c = self._citation(when, modality)
-        (out,) = self._ask([self._segment_call(self.prompts["tool_describe"], [c], instruction=question)])
+        (out,) = self._ask(
+            [self._segment_call(self.prompts["tool_describe"], [c], instruction=question)]
+        )
         if not out.ok:
             raise ToolError(f"no observation: {out.error or out.unparsed}")
         span = Span(c.start, c.end)
@@ -126,12 +147,20 @@ class VideoTools:
         self.observations.append(ev)
         return ev
 
-    def answer(self, question: str, evidence: list[Evidence | str], options: list[str] | None) -> str:
+    def answer(
+        self, question: str, evidence: list[Evidence | str], options: list[str] | None
+    ) -> str:
         tpl = self.prompts["tool_synthesize"]
-        numbered = "\n".join(f"[{k}] {e.text if isinstance(e, Evidence) else e}" for k, e in enumerate(evidence, 1))
+        numbered = "\n".join(
+            f"[{k}] {e.text if isinstance(e, Evidence) else e}" for k, e in enumerate(evidence, 1)
+        )
         # The options are the dataset's, whatever the plan passed: a plan cannot change the question.
-        user = tpl.render(question=self.question, options=render_options(self.options),
-                          evidence=numbered or "(none)", instruction=question)
+        user = tpl.render(
+            question=self.question,
+            options=render_options(self.options),
+            evidence=numbered or "(none)",
+            instruction=question,
+        )
         (out,) = self._ask([Call(tpl, user, sampling=self._sampling(tpl))])
         if not out.ok:
             raise ToolError(f"no synthesis: {out.error or out.unparsed}")

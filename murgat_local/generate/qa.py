@@ -8,8 +8,8 @@ graded, counted wrong and listed (`metrics.accuracy`, the one rule of QA accurac
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from ..inputs.datasets import render_options
 from ..judges import PromptTemplate
@@ -49,7 +49,9 @@ def judge_call(template: PromptTemplate, question: str, options: Sequence[str], 
 
 def judged(outcome, options: Sequence[str]) -> Answer:
     if not outcome.ok:
-        return Answer(None, None, f"the answer judge gave no choice ({outcome.error or outcome.unparsed})")
+        return Answer(
+            None, None, f"the answer judge gave no choice ({outcome.error or outcome.unparsed})"
+        )
     choice = outcome.text.strip()
     if choice == NONE:
         return Answer(None, None, "the answer judge found no option the response commits to")
@@ -73,9 +75,13 @@ def grade_open(row: dict, tolerance: float) -> None:
     said = open_answer(row["model_generation"])
     row["predicted"] = said
     row["answer_path"] = "open" if said is not None else None
-    row["unanswered"] = None if said is not None else "no short answer (no \\boxed{} and no Answer: line)"
+    row["unanswered"] = (
+        None if said is not None else "no short answer (no \\boxed{} and no Answer: line)"
+    )
     gold = row["gold"] = row.get("answer")
-    row["correct"] = graded_correct(bool(str(gold or "").strip()), said is not None, matches(said, gold, tolerance))
+    row["correct"] = graded_correct(
+        bool(str(gold or "").strip()), said is not None, matches(said, gold, tolerance)
+    )
 
 
 def accuracy(rows: Sequence[dict]) -> dict:

@@ -1,15 +1,15 @@
 """Responder strategies: what a model under test is asked, and how a post-hoc edit is checked.
 
-  base      answer with step-by-step reasoning, no citations
-  cite      the same, every observable sentence cited (+CITATION)
-  posthoc   an editor pass that adds, repairs and moves citations in an existing answer
-            (`posthoc` edits this run's `base` answer, `posthoc:cite` its `cite` answer, and with
-            `--from FILE` the answers in that file); the prose must come back unchanged
-  program:STYLE-VARIANT
-            program-aided: the model writes a plan (STYLE `logic`: a small Python-like program;
-            `narrative`: numbered tool calls), our interpreter runs it with tools backed by the
-            same engine, and the response is rendered from the calls that ran (VARIANT
-            `declarative`: the plan names its times; `imperative`: it must find them)
+base      answer with step-by-step reasoning, no citations
+cite      the same, every observable sentence cited (+CITATION)
+posthoc   an editor pass that adds, repairs and moves citations in an existing answer
+          (`posthoc` edits this run's `base` answer, `posthoc:cite` its `cite` answer, and with
+          `--from FILE` the answers in that file); the prose must come back unchanged
+program:STYLE-VARIANT
+          program-aided: the model writes a plan (STYLE `logic`: a small Python-like program;
+          `narrative`: numbered tool calls), our interpreter runs it with tools backed by the
+          same engine, and the response is rendered from the calls that ran (VARIANT
+          `declarative`: the plan names its times; `imperative`: it must find them)
 """
 
 from __future__ import annotations
@@ -22,8 +22,15 @@ from ..text.clean import remove_thinking
 
 PROMPTS = {"base": "respond_base", "cite": "respond_cite", "posthoc": "posthoc_attribution"}
 POSTHOC_SOURCES = ("base", "cite", "from")
-PROGRAM_VARIANTS = ("logic-imperative", "logic-declarative", "narrative-imperative", "narrative-declarative")
-CHOICES = "base, cite, posthoc, posthoc:cite, " + ", ".join(f"program:{v}" for v in PROGRAM_VARIANTS)
+PROGRAM_VARIANTS = (
+    "logic-imperative",
+    "logic-declarative",
+    "narrative-imperative",
+    "narrative-declarative",
+)
+CHOICES = "base, cite, posthoc, posthoc:cite, " + ", ".join(
+    f"program:{v}" for v in PROGRAM_VARIANTS
+)
 
 
 @dataclass(frozen=True)
@@ -58,7 +65,9 @@ def parse_strategy(text: str, *, from_file: bool = False) -> Strategy:
     name, _, arg = text.strip().partition(":")
     if name == "program":
         if arg not in PROGRAM_VARIANTS:
-            raise ValueError(f"program strategies are {', '.join('program:' + v for v in PROGRAM_VARIANTS)}; not {text!r}")
+            raise ValueError(
+                f"program strategies are {', '.join('program:' + v for v in PROGRAM_VARIANTS)}; not {text!r}"
+            )
         return Strategy("program", arg)
     if name not in PROMPTS:
         raise ValueError(f"unknown strategy {text!r} (choose from {CHOICES})")
@@ -68,7 +77,9 @@ def parse_strategy(text: str, *, from_file: bool = False) -> Strategy:
         return Strategy(name)
     source = "from" if from_file else (arg or "base")
     if source not in POSTHOC_SOURCES or (arg and from_file):
-        raise ValueError(f"posthoc edits 'base' or 'cite' answers of this run, or a --from file; not {arg!r}")
+        raise ValueError(
+            f"posthoc edits 'base' or 'cite' answers of this run, or a --from file; not {arg!r}"
+        )
     return Strategy("posthoc", source)
 
 
@@ -93,6 +104,10 @@ def posthoc_problem(original: str, edited: str) -> str | None:
     if before == after:
         return None
     # Name the first difference, so a reader sees what the editor changed.
-    i = next((k for k, (a, b) in enumerate(zip(before, after)) if a != b), min(len(before), len(after)))
-    return (f"the edit changed the prose, not only citations (first difference at character {i}: "
-            f"{before[i:i + 40]!r} became {after[i:i + 40]!r})")
+    i = next(
+        (k for k, (a, b) in enumerate(zip(before, after)) if a != b), min(len(before), len(after))
+    )
+    return (
+        f"the edit changed the prose, not only citations (first difference at character {i}: "
+        f"{before[i : i + 40]!r} became {after[i : i + 40]!r})"
+    )

@@ -17,8 +17,8 @@ import hashlib
 import pathlib
 import re
 import string
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Iterator, Sequence, Union
 
 from .jsontext import Unparsed, parse
 from .limits import DEFAULT_LIMITS, InputLimits, batch_oversize, image_problem
@@ -32,8 +32,19 @@ MULTIPLE_CHOICE = "multiple-choice"
 OPEN = "open"
 OPEN_TYPES = ("open", "open-ended", "open_ended", "short-answer", "short_answer", "free-form")
 # Grouping fields the known benchmarks carry; a generic row that has them keeps them as categories.
-CATEGORY_FIELDS = ("domain", "sub_category", "task_domain", "task_type", "duration", "audio_class",
-                   "track", "discipline", "subject", "category", "sub_task")
+CATEGORY_FIELDS = (
+    "domain",
+    "sub_category",
+    "task_domain",
+    "task_type",
+    "duration",
+    "audio_class",
+    "track",
+    "discipline",
+    "subject",
+    "category",
+    "sub_task",
+)
 
 
 @dataclass(frozen=True)
@@ -72,11 +83,12 @@ class DatasetItem:
     images: tuple[DatasetImage, ...] = ()
 
 
-DatasetRead = Union[DatasetItem, InputError]
+DatasetRead = DatasetItem | InputError
 
 
-def read_dataset(path: str | pathlib.Path, limit: int | None = None,
-                 limits: InputLimits = DEFAULT_LIMITS) -> Iterator[DatasetRead]:
+def read_dataset(
+    path: str | pathlib.Path, limit: int | None = None, limits: InputLimits = DEFAULT_LIMITS
+) -> Iterator[DatasetRead]:
     """Every question in input order, valid or not.
 
     Args:
@@ -91,7 +103,9 @@ def read_dataset(path: str | pathlib.Path, limit: int | None = None,
     """
     path = pathlib.Path(path)
     arrow = path.is_dir() or path.suffix.lower() in (".parquet", ".arrow")
-    return read_items(_records(path, limits), limit, item_maker(limits), limits, 0 if arrow else text_size(path))
+    return read_items(
+        _records(path, limits), limit, item_maker(limits), limits, 0 if arrow else text_size(path)
+    )
 
 
 def render_options(options: Sequence[str] | None) -> str:
@@ -108,7 +122,9 @@ def match_option(text: str, options: Sequence[str] | None) -> str | None:
     wanted = _normalize(text)
     if not wanted or not options:
         return None
-    hits = [i for i, opt in enumerate(options) if _normalize(_drop_own_prefix(str(opt), i)) == wanted]
+    hits = [
+        i for i, opt in enumerate(options) if _normalize(_drop_own_prefix(str(opt), i)) == wanted
+    ]
     return LETTERS[hits[0]] if len(hits) == 1 else None
 
 
@@ -138,7 +154,12 @@ def _item(index: int, source: str, obj: object, seen: set[str]) -> DatasetRead:
     if isinstance(rid, str) and not rid.strip():
         rid = None
     if rid is not None and (isinstance(rid, bool) or not isinstance(rid, (str, int))):
-        return InputError(index, None, source, f"field 'id' must be a string or an integer, not {type(rid).__name__}")
+        return InputError(
+            index,
+            None,
+            source,
+            f"field 'id' must be a string or an integer, not {type(rid).__name__}",
+        )
     rid = str(rid).strip() if rid is not None else None
     texts = {}
     for name in ("video", "question"):
@@ -146,7 +167,9 @@ def _item(index: int, source: str, obj: object, seen: set[str]) -> DatasetRead:
         if value is None or (isinstance(value, str) and not value.strip()):
             return InputError(index, rid, source, f"missing field {name!r}")
         if not isinstance(value, str):
-            return InputError(index, rid, source, f"field {name!r} is not a string ({type(value).__name__})")
+            return InputError(
+                index, rid, source, f"field {name!r} is not a string ({type(value).__name__})"
+            )
         texts[name] = value.strip()
     if rid is None:
         # Stable across runs and machines: the reference keys an item by (video, question) too.
@@ -165,7 +188,12 @@ def _item(index: int, source: str, obj: object, seen: set[str]) -> DatasetRead:
     else:
         gold = _gold_letter(answer, options)
         if answer is not None and gold is None and obj.get("_strict_answer"):
-            return InputError(index, rid, source, f"field 'answer' {answer!r} names no option (A-{LETTERS[len(options or ()) - 1]})")
+            return InputError(
+                index,
+                rid,
+                source,
+                f"field 'answer' {answer!r} names no option (A-{LETTERS[len(options or ()) - 1]})",
+            )
     images = obj.get("_images") or ()
     row = {k: v for k, v in obj.items() if not k.startswith("_")}
     return DatasetItem(
@@ -217,20 +245,31 @@ def _options(value: object) -> tuple[tuple[str, ...] | None, str | None]:
         return None, None
     if isinstance(value, dict):
         # A parquet struct column gives every row every key; the ones a row lacks are None.
-        keyed = {str(k).strip().strip("()[].:").upper(): v for k, v in value.items() if v is not None}
+        keyed = {
+            str(k).strip().strip("()[].:").upper(): v for k, v in value.items() if v is not None
+        }
         if any(len(k) != 1 or k not in LETTERS for k in keyed):
             return None, f"field 'options' has keys that are not letters: {sorted(keyed)}"
         if sorted(keyed) != list(LETTERS[: len(keyed)]):
-            return None, f"field 'options' letters must run A, B, C, ... without gaps, got {sorted(keyed)}"
+            return (
+                None,
+                f"field 'options' letters must run A, B, C, ... without gaps, got {sorted(keyed)}",
+            )
         value = [keyed[k] for k in sorted(keyed)]
     if not isinstance(value, (list, tuple)):
-        return None, f"field 'options' must be a list of strings or an object keyed by letters, not {type(value).__name__}"
+        return (
+            None,
+            f"field 'options' must be a list of strings or an object keyed by letters, not {type(value).__name__}",
+        )
     if len(value) > len(LETTERS):
         return None, f"field 'options' has {len(value)} options, more than there are letters"
     texts = []
     for i, opt in enumerate(value):
         if isinstance(opt, bool) or not isinstance(opt, (str, int, float)):
-            return None, f"option {LETTERS[i] if i < len(LETTERS) else i} is not a string ({type(opt).__name__})"
+            return (
+                None,
+                f"option {LETTERS[i] if i < len(LETTERS) else i} is not a string ({type(opt).__name__})",
+            )
         texts.append(str(opt))
     return (tuple(texts) or None), None
 
@@ -256,7 +295,7 @@ def _gold_letter(value: object, options: tuple[str, ...] | None) -> str | None:
 
 def _drop_own_prefix(option: str, index: int) -> str:
     m = re.match(r"\s*[(\[]?([A-Za-z])\s*[)\].:]\s*", option)
-    return option[m.end():] if m and m.group(1).upper() == LETTERS[index] else option
+    return option[m.end() :] if m and m.group(1).upper() == LETTERS[index] else option
 
 
 def _normalize(text: str) -> str:
@@ -267,7 +306,9 @@ def _normalize(text: str) -> str:
 # ---------------------------------------------------------------- formats
 
 
-def _records(path: pathlib.Path, limits: InputLimits = DEFAULT_LIMITS) -> Iterator[tuple[int, str, object]]:
+def _records(
+    path: pathlib.Path, limits: InputLimits = DEFAULT_LIMITS
+) -> Iterator[tuple[int, str, object]]:
     if path.is_dir():
         yield from _saved_dataset(path, limits)
     elif not path.is_file():
@@ -288,7 +329,9 @@ def _json_file(path: pathlib.Path) -> object:
         return Unparsed(f"{type(e).__name__}: {e}")
 
 
-def _saved_dataset(folder: pathlib.Path, limits: InputLimits = DEFAULT_LIMITS) -> Iterator[tuple[int, str, object]]:
+def _saved_dataset(
+    folder: pathlib.Path, limits: InputLimits = DEFAULT_LIMITS
+) -> Iterator[tuple[int, str, object]]:
     state = folder / "state.json"
     if not state.is_file():
         splits = folder / "dataset_dict.json"
@@ -296,12 +339,20 @@ def _saved_dataset(folder: pathlib.Path, limits: InputLimits = DEFAULT_LIMITS) -
             listed = _json_file(splits)
             names = listed.get("splits") if isinstance(listed, dict) else None
             names = [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
-            yield 0, str(folder), Unparsed(
-                f"{folder} holds several splits ({', '.join(names) or 'unreadable dataset_dict.json'}); "
-                f"give one split's folder, e.g. {folder / (names[0] if names else 'test')}"
+            yield (
+                0,
+                str(folder),
+                Unparsed(
+                    f"{folder} holds several splits ({', '.join(names) or 'unreadable dataset_dict.json'}); "
+                    f"give one split's folder, e.g. {folder / (names[0] if names else 'test')}"
+                ),
             )
         else:
-            yield 0, str(folder), Unparsed(f"{folder} is not a folder written by save_to_disk (no state.json)")
+            yield (
+                0,
+                str(folder),
+                Unparsed(f"{folder} is not a folder written by save_to_disk (no state.json)"),
+            )
         return
     listed = _json_file(state)
     if isinstance(listed, Unparsed):
@@ -311,13 +362,20 @@ def _saved_dataset(folder: pathlib.Path, limits: InputLimits = DEFAULT_LIMITS) -
         names = [f["filename"] for f in listed["_data_files"]]
         files = [folder / _data_file_name(n) for n in names]
     except (ValueError, KeyError, TypeError) as e:
-        yield 0, str(state), Unparsed(f"{state} does not list the data files ({type(e).__name__}: {e})")
+        yield (
+            0,
+            str(state),
+            Unparsed(f"{state} does not list the data files ({type(e).__name__}: {e})"),
+        )
         return
     # state.json is part of the input, not trusted: its names may not lead out of the folder.
     inside = folder.resolve()
     for name, file in zip(names, files):
-        if pathlib.PurePath(name).is_absolute() or ".." in pathlib.PurePath(name).parts \
-                or inside not in file.resolve().parents:
+        if (
+            pathlib.PurePath(name).is_absolute()
+            or ".." in pathlib.PurePath(name).parts
+            or inside not in file.resolve().parents
+        ):
             yield 0, str(state), Unparsed(f"{state} names a data file outside its folder: {name!r}")
             return
     start = 0
@@ -335,8 +393,9 @@ def _data_file_name(name: object) -> str:
     return name
 
 
-def _rows(path: pathlib.Path, batches: Iterator, start: int = 0,
-          limits: InputLimits = DEFAULT_LIMITS) -> Iterator[tuple[int, str, object]]:
+def _rows(
+    path: pathlib.Path, batches: Iterator, start: int = 0, limits: InputLimits = DEFAULT_LIMITS
+) -> Iterator[tuple[int, str, object]]:
     """Rows numbered from `start`; an unreadable file ends with one `Unparsed` and no more rows:
     where its rows would have been is unknown, so later ones could not keep their numbers. A row
     holding a value over `limits` is an `Invalid`, found from Arrow's lengths before the batch
@@ -367,8 +426,11 @@ def _arrow_id(batch, row: int) -> str | None:
     if "id" not in batch.schema.names:
         return None
     column = batch.column("id")
-    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
-            or pa.types.is_integer(column.type)):
+    if not (
+        pa.types.is_string(column.type)
+        or pa.types.is_large_string(column.type)
+        or pa.types.is_integer(column.type)
+    ):
         return None
     value = column[row]
     if pa.types.is_integer(column.type):

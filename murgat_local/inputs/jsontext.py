@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 # Input rows nest a few levels (a row, its options or categories, a list inside those); the
 # interpreter's stack gives out near 1,000.
@@ -55,8 +55,10 @@ _WHITESPACE = re.compile(r"[ \t\n\r]*")
 def _reason(e: BaseException) -> str:
     """Why a value did not parse, for the item's error."""
     if isinstance(e, _TooManyDigits):
-        return (f"a number with {e.digits:,} digits (Python reads at most {sys.get_int_max_str_digits():,} "
-                "from text; write a long id as a string)")
+        return (
+            f"a number with {e.digits:,} digits (Python reads at most {sys.get_int_max_str_digits():,} "
+            "from text; write a long id as a string)"
+        )
     if isinstance(e, (RecursionError, MemoryError)):
         return f"nested too deeply (more than {MAX_DEPTH} levels)"
     if isinstance(e, json.JSONDecodeError):
@@ -97,7 +99,9 @@ def too_deep(value: object, limit: int = MAX_DEPTH) -> bool:
             continue
         if depth > limit:
             return True
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list, tuple)))
+        stack.extend(
+            (child, depth + 1) for child in children if isinstance(child, (dict, list, tuple))
+        )
     return False
 
 
@@ -114,7 +118,7 @@ def entries(text: str) -> Iterator[tuple[object, int, object]]:
     `Unparsed` with the key None saying where the text stopped parsing. Text that is not a list
     or an object is one entry (key None) with its value."""
     pos = _WHITESPACE.match(text, 0).end()
-    opener = text[pos:pos + 1]
+    opener = text[pos : pos + 1]
     if opener not in ("[", "{"):
         yield None, line_of(text, pos), parse(text)
         return
@@ -138,7 +142,9 @@ def entries(text: str) -> Iterator[tuple[object, int, object]]:
             if opener == "{":
                 key, pos = _DECODER.raw_decode(text, pos)
                 if not isinstance(key, str):
-                    raise json.JSONDecodeError("Expecting property name enclosed in double quotes", text, start)
+                    raise json.JSONDecodeError(
+                        "Expecting property name enclosed in double quotes", text, start
+                    )
                 pos = _WHITESPACE.match(text, pos).end()
                 if not text.startswith(":", pos):
                     raise json.JSONDecodeError("Expecting ':' delimiter", text, pos)
@@ -146,21 +152,33 @@ def entries(text: str) -> Iterator[tuple[object, int, object]]:
             else:
                 key = index
         except json.JSONDecodeError as e:
-            yield None, e.lineno, Unparsed(f"does not parse: {e.msg} (line {e.lineno}, column {e.colno})")
+            yield (
+                None,
+                e.lineno,
+                Unparsed(f"does not parse: {e.msg} (line {e.lineno}, column {e.colno})"),
+            )
             return
         value_at = pos
         try:
             value, pos = _DECODER.raw_decode(text, pos)
             value = _checked(value, text, value_at, pos)
         except json.JSONDecodeError as e:
-            yield None, e.lineno, Unparsed(f"does not parse: {e.msg} (line {e.lineno}, column {e.colno})")
+            yield (
+                None,
+                e.lineno,
+                Unparsed(f"does not parse: {e.msg} (line {e.lineno}, column {e.colno})"),
+            )
             return
         except (ValueError, RecursionError, MemoryError) as e:
             end = _skip(text, value_at)
             if end is None:
                 at = line_at(value_at)
                 yield key, at, Unparsed(_reason(e))
-                yield None, at, Unparsed(f"does not parse past line {at}: the entry there never closes")
+                yield (
+                    None,
+                    at,
+                    Unparsed(f"does not parse past line {at}: the entry there never closes"),
+                )
                 return
             value, pos = Unparsed(_reason(e)), end
         yield key, line_at(value_at), value
@@ -191,7 +209,7 @@ _SCALAR_END = re.compile(r"[^,\]}]*")
 def _skip(text: str, pos: int) -> int | None:
     """Where the JSON value starting at `pos` ends, by its brackets alone (strings skipped), or
     None when they never balance."""
-    if text[pos:pos + 1] not in ("[", "{"):
+    if text[pos : pos + 1] not in ("[", "{"):
         return _SCALAR_END.match(text, pos).end()  # a number too long for Python
     depth = 0
     for m in _TOKEN.finditer(text, pos):

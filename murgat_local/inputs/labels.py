@@ -20,8 +20,8 @@ line and, when known, its id; the other lines are read. A duplicate id keeps the
 from __future__ import annotations
 
 import pathlib
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from ..text.citations import Citation, parse_citations, strip_citations
 from .responses import Unparsed, iter_records
@@ -31,7 +31,9 @@ from .responses import Unparsed, iter_records
 class LabelledFact:
     text: str
     entailed: bool
-    precise: tuple[bool, ...] | None  # one per citation of the sentence; None when not entailed and not given
+    precise: (
+        tuple[bool, ...] | None
+    )  # one per citation of the sentence; None when not entailed and not given
 
 
 @dataclass(frozen=True)
@@ -78,11 +80,15 @@ def compare_sentences(labels: LabelledResponse, sentences: Sequence[str]) -> str
             return f"sentence {i} differs from the labels: {normalize_ws(ours)!r} vs {normalize_ws(theirs.text)!r}"
     n, m = len(sentences), len(labels.sentences)
     if n > m:
-        return f"sentence {m + 1} is missing from the labels: {normalize_ws(sentences[m])!r} " \
-               f"(the response has {n} sentences, the labels {m})"
+        return (
+            f"sentence {m + 1} is missing from the labels: {normalize_ws(sentences[m])!r} "
+            f"(the response has {n} sentences, the labels {m})"
+        )
     if m > n:
-        return f"the labels have a sentence {n + 1} the response does not: {normalize_ws(labels.sentences[n].text)!r} " \
-               f"(the response has {n} sentences, the labels {m})"
+        return (
+            f"the labels have a sentence {n + 1} the response does not: {normalize_ws(labels.sentences[n].text)!r} "
+            f"(the response has {n} sentences, the labels {m})"
+        )
     return None
 
 
@@ -105,8 +111,13 @@ def _bool(obj: dict, name: str, where: str) -> bool:
 def _text(obj: dict, name: str, where: str) -> str:
     value = obj.get(name)
     if not isinstance(value, str) or not value.strip():
-        what = "is missing" if name not in obj else \
-            "is empty" if isinstance(value, str) else f"must be a string, not {_type(value)}"
+        what = (
+            "is missing"
+            if name not in obj
+            else "is empty"
+            if isinstance(value, str)
+            else f"must be a string, not {_type(value)}"
+        )
         raise _Bad(f"{where}field {name!r} {what}")
     return value
 
@@ -119,13 +130,17 @@ def _fact(obj: object, n_citations: int, where: str) -> LabelledFact:
     precise = obj.get("precise")
     if precise is None:
         if entailed:
-            raise _Bad(f"{where}field 'precise' is missing (one true/false per citation, required when entailed)")
+            raise _Bad(
+                f"{where}field 'precise' is missing (one true/false per citation, required when entailed)"
+            )
         return LabelledFact(text, entailed, None)
     if not isinstance(precise, list) or not all(isinstance(p, bool) for p in precise):
         raise _Bad(f"{where}field 'precise' must be a list of true/false, one per citation")
     if len(precise) != n_citations:
-        raise _Bad(f"{where}field 'precise' has {len(precise)} entries; the sentence has {n_citations} citation"
-                   f"{'s' if n_citations != 1 else ''}")
+        raise _Bad(
+            f"{where}field 'precise' has {len(precise)} entries; the sentence has {n_citations} citation"
+            f"{'s' if n_citations != 1 else ''}"
+        )
     return LabelledFact(text, entailed, tuple(precise))
 
 
@@ -145,7 +160,9 @@ def _sentence(obj: object, k: int) -> LabelledSentence:
         raise _Bad(f"{where}'facts' given for a sentence without citations")
     if not isinstance(facts, list) or not facts:
         raise _Bad(f"{where}field 'facts' must be a non-empty list (omit it when there is none)")
-    parsed = tuple(_fact(f, len(citations), f"{where}fact {j}: ") for j, f in enumerate(facts, start=1))
+    parsed = tuple(
+        _fact(f, len(citations), f"{where}fact {j}: ") for j, f in enumerate(facts, start=1)
+    )
     seen: set[str] = set()
     for j, f in enumerate(parsed, start=1):
         key = normalize_ws(f.text)
@@ -163,8 +180,12 @@ def _response(obj: object, source: str) -> LabelledResponse:
     annotator = obj.get("annotator")
     if annotator is not None and not isinstance(annotator, str):
         raise _Bad(f"field 'annotator' must be a string, not {_type(annotator)}")
-    return LabelledResponse(str(obj["id"]), tuple(_sentence(s, k) for k, s in enumerate(sentences, start=1)),
-                            annotator, source)
+    return LabelledResponse(
+        str(obj["id"]),
+        tuple(_sentence(s, k) for k, s in enumerate(sentences, start=1)),
+        annotator,
+        source,
+    )
 
 
 def read_labels(path: str | pathlib.Path) -> tuple[dict[str, LabelledResponse], list[LabelError]]:
@@ -179,19 +200,29 @@ def read_labels(path: str | pathlib.Path) -> tuple[dict[str, LabelledResponse], 
             errors.append(LabelError(index, None, source, obj.reason))
             continue
         if not isinstance(obj, dict):
-            errors.append(LabelError(index, None, source, f"expected a JSON object, got {_type(obj)}"))
+            errors.append(
+                LabelError(index, None, source, f"expected a JSON object, got {_type(obj)}")
+            )
             continue
         rid = obj.get("id")
         if rid is None or (isinstance(rid, str) and not rid.strip()):
             errors.append(LabelError(index, None, source, "missing field 'id'"))
             continue
         if isinstance(rid, bool) or not isinstance(rid, (str, int)):
-            errors.append(LabelError(index, None, source,
-                                     f"field 'id' must be a string or an integer, not {_type(rid)}"))
+            errors.append(
+                LabelError(
+                    index,
+                    None,
+                    source,
+                    f"field 'id' must be a string or an integer, not {_type(rid)}",
+                )
+            )
             continue
         rid = str(rid)
         if rid in seen:
-            errors.append(LabelError(index, rid, source, f"duplicate id {rid!r} (first occurrence kept)"))
+            errors.append(
+                LabelError(index, rid, source, f"duplicate id {rid!r} (first occurrence kept)")
+            )
             continue
         seen.add(rid)
         try:
@@ -202,6 +233,11 @@ def read_labels(path: str | pathlib.Path) -> tuple[dict[str, LabelledResponse], 
 
 
 __all__ = [
-    "LabelError", "LabelledFact", "LabelledResponse", "LabelledSentence", "compare_sentences", "normalize_ws",
+    "LabelError",
+    "LabelledFact",
+    "LabelledResponse",
+    "LabelledSentence",
+    "compare_sentences",
+    "normalize_ws",
     "read_labels",
 ]

@@ -22,12 +22,16 @@ class InputLimits:
     max_image_pixels: int = 25_000_000  # width x height of an image, read from its header
 
     def text_over(self, what: str, chars: int) -> str:
-        return (f"{what} has {chars:,} characters, over the limit of {self.max_text_chars:,} "
-                "(inputs.max_text_chars)")
+        return (
+            f"{what} has {chars:,} characters, over the limit of {self.max_text_chars:,} "
+            "(inputs.max_text_chars)"
+        )
 
     def binary_over(self, what: str, size: int) -> str:
-        return (f"{what} has {size:,} bytes, over the limit of {self.max_binary_bytes:,} "
-                "(inputs.max_binary_mb)")
+        return (
+            f"{what} has {size:,} bytes, over the limit of {self.max_binary_bytes:,} "
+            "(inputs.max_binary_mb)"
+        )
 
 
 DEFAULT_LIMITS = InputLimits()
@@ -88,8 +92,10 @@ def image_problem(what: str, data: bytes, limits: InputLimits) -> str | None:
         return f"{what} {size}"
     width, height = size
     if width * height > limits.max_image_pixels:
-        return (f"{what} is {width:,} x {height:,} = {width * height:,} pixels, over the limit of "
-                f"{limits.max_image_pixels:,} (inputs.max_image_pixels)")
+        return (
+            f"{what} is {width:,} x {height:,} = {width * height:,} pixels, over the limit of "
+            f"{limits.max_image_pixels:,} (inputs.max_image_pixels)"
+        )
     return None
 
 
@@ -101,8 +107,10 @@ def batch_oversize(batch, limits: InputLimits) -> dict[int, str]:
     found: dict[int, str] = {}
     for name, column in zip(batch.schema.names, batch.columns):
         chars, size = _sizes(column)
-        for sizes, cap, over in ((chars, limits.max_text_chars, limits.text_over),
-                                 (size, limits.max_binary_bytes, limits.binary_over)):
+        for sizes, cap, over in (
+            (chars, limits.max_text_chars, limits.text_over),
+            (size, limits.max_binary_bytes, limits.binary_over),
+        ):
             if sizes is None:
                 continue
             for row in np.flatnonzero(sizes > cap):
@@ -123,7 +131,10 @@ def _sizes(array):
         chars, size = _sizes(array.dictionary)
         indices = array.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
         valid = array.is_valid().to_numpy(zero_copy_only=False)
-        pick = (lambda s: np.where(valid, s[indices], 0) if len(s) else np.zeros(n, np.int64))
+
+        def pick(s):
+            return np.where(valid, s[indices], 0) if len(s) else np.zeros(n, np.int64)
+
         return (None if chars is None else pick(chars)), (None if size is None else pick(size))
     if pa.types.is_string(t) or pa.types.is_large_string(t):
         return _filled(pc.utf8_length(array)), None
@@ -139,7 +150,12 @@ def _sizes(array):
         children = [(child, np.repeat(np.arange(n), np.diff(offsets)))]
         valid = array.is_valid().to_numpy(zero_copy_only=False)
     elif pa.types.is_fixed_size_list(t):
-        children = [(array.flatten(), pc.list_parent_indices(array).to_numpy(zero_copy_only=False).astype(np.int64))]
+        children = [
+            (
+                array.flatten(),
+                pc.list_parent_indices(array).to_numpy(zero_copy_only=False).astype(np.int64),
+            )
+        ]
     else:
         return None, None
     chars = size = None

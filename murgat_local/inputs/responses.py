@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import pathlib
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator, Union
 
 from .jsontext import Malformed, Unparsed, entries, parse
 from .limits import DEFAULT_LIMITS, InputLimits, oversize
@@ -51,7 +51,7 @@ class InputError:
     reason: str
 
 
-ReadItem = Union[ResponseItem, InputError]
+ReadItem = ResponseItem | InputError
 
 
 def _item(index: int, source: str, obj: object, seen: set[str]) -> ReadItem:
@@ -61,7 +61,12 @@ def _item(index: int, source: str, obj: object, seen: set[str]) -> ReadItem:
     if rid is None or (isinstance(rid, str) and not rid.strip()):
         return InputError(index, None, source, "missing field 'id'")
     if isinstance(rid, bool) or not isinstance(rid, (str, int)):
-        return InputError(index, None, source, f"field 'id' must be a string or an integer, not {type(rid).__name__}")
+        return InputError(
+            index,
+            None,
+            source,
+            f"field 'id' must be a string or an integer, not {type(rid).__name__}",
+        )
     rid = str(rid)
     if rid in seen:
         return InputError(index, rid, source, f"duplicate id {rid!r} (first occurrence kept)")
@@ -73,17 +78,27 @@ def _item(index: int, source: str, obj: object, seen: set[str]) -> ReadItem:
         why = "is empty" if present else "is missing"
         return InputError(index, rid, source, f"field 'model_generation' {why}")
     if not isinstance(generation, str):
-        return InputError(index, rid, source, f"field 'model_generation' is not a string ({type(generation).__name__})")
+        return InputError(
+            index,
+            rid,
+            source,
+            f"field 'model_generation' is not a string ({type(generation).__name__})",
+        )
     if not generation.strip():
         return InputError(index, rid, source, "empty response")
     video = obj.get("video")
     if video is None or (isinstance(video, str) and not video.strip()):
         return InputError(index, rid, source, "missing field 'video'")
     if not isinstance(video, str):
-        return InputError(index, rid, source, f"field 'video' is not a string ({type(video).__name__})")
+        return InputError(
+            index, rid, source, f"field 'video' is not a string ({type(video).__name__})"
+        )
     answer = obj.get("answer")
-    wrong = (_wrong_type(obj, ("question", "model", "benchmark"), str) or _wrong_type(obj, ("answer",), (str, int))
-             or _wrong_labels(obj))
+    wrong = (
+        _wrong_type(obj, ("question", "model", "benchmark"), str)
+        or _wrong_type(obj, ("answer",), (str, int))
+        or _wrong_labels(obj)
+    )
     if wrong:
         return InputError(index, rid, source, wrong)
     return ResponseItem(
@@ -158,7 +173,9 @@ def _undo_escaped_bytes(text: str) -> tuple[str, int]:
     and how many U+FFFD that made."""
     if not _ESCAPED_BYTES.search(text):
         return text, 0
-    fixed = _ESCAPED_BYTES.sub(lambda m: m.group().encode("utf-8", "surrogateescape").decode("utf-8", "replace"), text)
+    fixed = _ESCAPED_BYTES.sub(
+        lambda m: m.group().encode("utf-8", "surrogateescape").decode("utf-8", "replace"), text
+    )
     return fixed, fixed.count("\ufffd") - text.count("\ufffd")
 
 
@@ -214,8 +231,14 @@ def iter_records(path: pathlib.Path) -> Iterator[tuple[int, str, object]]:
     with path.open("rb") as fh:
         head = fh.read(4)
     if head.startswith((b"\xff\xfe", b"\xfe\xff")):  # a UTF-16 byte-order mark
-        yield 0, "line 1", Unparsed("the file is UTF-16 (it starts with a UTF-16 byte-order mark); "
-                                    "the input must be UTF-8")
+        yield (
+            0,
+            "line 1",
+            Unparsed(
+                "the file is UTF-16 (it starts with a UTF-16 byte-order mark); "
+                "the input must be UTF-8"
+            ),
+        )
         return
     if _first_char(path) == "[":
         text = path.read_text(encoding="utf-8-sig", errors="surrogateescape")
@@ -248,8 +271,13 @@ def iter_records(path: pathlib.Path) -> Iterator[tuple[int, str, object]]:
             index += 1
 
 
-def read_items(records: Iterator[tuple[int, str, object]], limit: int | None, make,
-               limits: InputLimits = DEFAULT_LIMITS, text_bytes: int | None = None) -> Iterator:
+def read_items(
+    records: Iterator[tuple[int, str, object]],
+    limit: int | None,
+    make,
+    limits: InputLimits = DEFAULT_LIMITS,
+    text_bytes: int | None = None,
+) -> Iterator:
     """`make(index, source, obj, seen_ids)` for each record, an `InputError` for each unreadable
     one or one holding a value over `limits`, stopping after `limit` records; shared by the
     response and dataset readers. `text_bytes`: the size of the JSON or TSV text every record was
@@ -278,8 +306,9 @@ def _small_id(obj: object) -> str | None:
     return rid if rid and len(rid) <= 200 else None
 
 
-def read_responses(path: str | pathlib.Path, limit: int | None = None,
-                   limits: InputLimits = DEFAULT_LIMITS) -> Iterator[ReadItem]:
+def read_responses(
+    path: str | pathlib.Path, limit: int | None = None, limits: InputLimits = DEFAULT_LIMITS
+) -> Iterator[ReadItem]:
     """Every response in input order, valid or not; a value over `limits` is its item's error."""
     path = pathlib.Path(path)
     return read_items(iter_records(path), limit, _item, limits, text_size(path))

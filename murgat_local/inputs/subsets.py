@@ -10,8 +10,8 @@ are drawn like the others: a chosen one shows up as that row's error, nothing is
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from .datasets import DatasetItem
 
@@ -28,8 +28,15 @@ class Subset:
     strata: dict[str, tuple[int, int]]  # value -> (chosen, available)
 
     def provenance(self) -> dict:
-        return {"sample": self.size, "seed": self.seed, "stratify": self.stratify, "population": self.population,
-                "strata": {k: {"chosen": c, "available": a} for k, (c, a) in sorted(self.strata.items())}}
+        return {
+            "sample": self.size,
+            "seed": self.seed,
+            "stratify": self.stratify,
+            "population": self.population,
+            "strata": {
+                k: {"chosen": c, "available": a} for k, (c, a) in sorted(self.strata.items())
+            },
+        }
 
 
 def _rank(seed: int, key: str) -> bytes:
@@ -70,7 +77,7 @@ def _shares(n: int, sizes: dict[str, int]) -> dict[str, int]:
     """`n` split in proportion to `sizes`, by largest remainders, never more than a group holds."""
     total = sum(sizes.values())
     if total == 0:
-        return {k: 0 for k in sizes}
+        return dict.fromkeys(sizes, 0)
     exact = {k: n * size / total for k, size in sizes.items()}
     quotas = {k: min(int(v), sizes[k]) for k, v in exact.items()}
     left = n - sum(quotas.values())

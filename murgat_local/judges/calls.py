@@ -3,8 +3,8 @@ stage runner keys, caches and batches, and the protocol and the responders build
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ..engines import MediaPart, Request, Sampling, Verdict
 from ..text.clean import remove_thinking
@@ -58,9 +58,17 @@ class Call:
         return m
 
     def request(self, media: tuple[MediaPart, ...]) -> Request:
-        return Request(self.user, self.template.verdict, self.template.system, media,
-                       choices=self.choices, sampling=self.sampling, captions=self.captions,
-                       pattern=self.pattern, item=self.item)
+        return Request(
+            self.user,
+            self.template.verdict,
+            self.template.system,
+            media,
+            choices=self.choices,
+            sampling=self.sampling,
+            captions=self.captions,
+            pattern=self.pattern,
+            item=self.item,
+        )
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..text.citations import Citation, format_time
 
@@ -10,7 +10,9 @@ from ..text.citations import Citation, format_time
 def describe_evidence(citations: Sequence[Citation]) -> str:
     parts = []
     for c in citations:
-        when = format_time(c.start) if c.is_point else f"{format_time(c.start)}-{format_time(c.end)}"
+        when = (
+            format_time(c.start) if c.is_point else f"{format_time(c.start)}-{format_time(c.end)}"
+        )
         if c.modality == "visual":
             what = "a video frame at" if c.is_point else "video frames from"
         else:

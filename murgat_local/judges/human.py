@@ -34,14 +34,21 @@ import hashlib
 import json
 import pathlib
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from pydantic import ValidationError
 
 from ..engines.base import EngineStats, Request, Result, Timer, finish, record
 from ..engines.constraints import ParseFailure, parse_verdict
-from ..inputs.labels import (LabelError, LabelledFact, LabelledResponse, LabelledSentence, compare_sentences,
-                             normalize_ws, read_labels)
+from ..inputs.labels import (
+    LabelError,
+    LabelledFact,
+    LabelledResponse,
+    LabelledSentence,
+    compare_sentences,
+    normalize_ws,
+    read_labels,
+)
 from .evidence import describe_evidence
 from .prompts import escape_fences
 
@@ -90,7 +97,9 @@ class HumanLabels:
     def __init__(self, path: str | pathlib.Path):
         self.path = pathlib.Path(path)
         if not self.path.is_file():
-            raise ValueError(f"human labels {str(self.path)!r} do not exist (model 'human:{self.path}')")
+            raise ValueError(
+                f"human labels {str(self.path)!r} do not exist (model 'human:{self.path}')"
+            )
         digest = hashlib.sha256(self.path.read_bytes()).hexdigest()
         self.labels, self.errors = read_labels(self.path)
         # Why each id that has no usable labels has none (its first bad line).
@@ -101,23 +110,29 @@ class HumanLabels:
         self.name = f"{PREFIX}{self.path}"
         self.identity = f"{RULES}:{digest}"
         self.identity_detail = {
-            "kind": "human", "rules": RULES, "path": str(self.path.resolve()), "sha256": digest,
-            "responses": len(self.labels), "label_errors": [str(e) for e in self.errors],
+            "kind": "human",
+            "rules": RULES,
+            "path": str(self.path.resolve()),
+            "sha256": digest,
+            "responses": len(self.labels),
+            "label_errors": [str(e) for e in self.errors],
         }
         self.stats = EngineStats()
         self.started = True
         self._describe_cache: dict[int, tuple[str | None, ...]] = {}
 
     @classmethod
-    def from_model(cls, model: str, compat: str | None = None) -> "HumanLabels":
+    def from_model(cls, model: str, compat: str | None = None) -> HumanLabels:
         if compat:
-            raise ValueError(f"{model!r}: human labels hold default-mode sentences; they cannot judge "
-                             f"with --compat {compat}")
-        return cls(model[len(PREFIX):])
+            raise ValueError(
+                f"{model!r}: human labels hold default-mode sentences; they cannot judge "
+                f"with --compat {compat}"
+            )
+        return cls(model[len(PREFIX) :])
 
     # ------------------------------------------------------------ the holder's side
 
-    def get(self) -> "HumanLabels":
+    def get(self) -> HumanLabels:
         return self
 
     def close(self) -> None:
@@ -149,9 +164,13 @@ class HumanLabels:
     def _answer(self, req: Request) -> Result:
         kind = req.verdict.__name__ if req.verdict is not None else None
         if kind == "RewrittenText":
-            raise Refuse("they hold default-mode sentences, not a whole-text rewrite (--compat reference)")
+            raise Refuse(
+                "they hold default-mode sentences, not a whole-text rewrite (--compat reference)"
+            )
         if kind not in ("Rewrite", "YesNo", "ReasonedYesNo", "AtomicFacts"):
-            raise Refuse("they answer only the scoring stages (decontext, verifiable, decompose, entail)")
+            raise Refuse(
+                "they answer only the scoring stages (decontext, verifiable, decompose, entail)"
+            )
         if kind == "Rewrite":
             sentence = _fenced(req.prompt, "SENTENCE")
             if sentence is None:
@@ -179,15 +198,19 @@ class HumanLabels:
             req.verdict.model_validate(answer)
         except ValidationError as e:
             first = e.errors()[0]
-            raise Refuse(f"the labelled answer does not fit the {req.verdict.__name__} verdict: "
-                         f"{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+            raise Refuse(
+                f"the labelled answer does not fit the {req.verdict.__name__} verdict: "
+                f"{'.'.join(map(str, first['loc']))}: {first['msg']}"
+            ) from None
         raw = json.dumps(answer, separators=(",", ":"), ensure_ascii=False)
         if isinstance(parse_verdict(req.verdict, raw), ParseFailure):
             # A model's verdict is generated under the verdict's grammar, whose strings admit no
             # quote, backslash or control character: a label holding one could never be a
             # model's answer, and must not read as a parse failure.
-            raise Refuse(f"the labelled answer cannot be written as the {req.verdict.__name__} verdict "
-                         f"(its grammar admits no quote, backslash or control character in a text): {raw[:160]}")
+            raise Refuse(
+                f"the labelled answer cannot be written as the {req.verdict.__name__} verdict "
+                f"(its grammar admits no quote, backslash or control character in a text): {raw[:160]}"
+            )
         return finish(req, raw, 0, 0)
 
     def _response(self, req: Request) -> LabelledResponse:
@@ -202,15 +225,19 @@ class HumanLabels:
     def _sentences(self, labels: LabelledResponse, fenced: str) -> list[LabelledSentence]:
         found = [s for s in labels.sentences if _key(s.claim) == normalize_ws(fenced)]
         if not found:
-            raise Refuse(f"no sentence of response {labels.id!r} reads {normalize_ws(fenced)!r} (was it rewritten "
-                         "by a decontextualizer? the labels judge the sentences as `murgat segment` prints them)")
+            raise Refuse(
+                f"no sentence of response {labels.id!r} reads {normalize_ws(fenced)!r} (was it rewritten "
+                "by a decontextualizer? the labels judge the sentences as `murgat segment` prints them)"
+            )
         return found
 
     def _verifiable(self, labels: LabelledResponse, fenced: str) -> bool:
         answers = {s.verifiable for s in self._sentences(labels, fenced)}
         if len(answers) > 1:
-            raise Refuse(f"sentences of response {labels.id!r} that read {normalize_ws(fenced)!r} are labelled "
-                         "both verifiable and not")
+            raise Refuse(
+                f"sentences of response {labels.id!r} that read {normalize_ws(fenced)!r} are labelled "
+                "both verifiable and not"
+            )
         return answers.pop()
 
     def _facts(self, labels: LabelledResponse, prompt: str) -> list[str]:
@@ -221,12 +248,19 @@ class HumanLabels:
         options = {tuple(f.text for f in s.facts) for s in found if s.facts is not None}
         if not options:
             s = found[0]
-            why = "labelled not verifiable" if not s.verifiable else \
-                "it has no citations" if not s.citations else "no facts were given"
+            why = (
+                "labelled not verifiable"
+                if not s.verifiable
+                else "it has no citations"
+                if not s.citations
+                else "no facts were given"
+            )
             raise Refuse(f"no human facts for the sentence {normalize_ws(fenced)!r} ({why})")
         if len(options) > 1:
-            raise Refuse(f"sentences of response {labels.id!r} that read {normalize_ws(fenced)!r} have different "
-                         "human facts")
+            raise Refuse(
+                f"sentences of response {labels.id!r} that read {normalize_ws(fenced)!r} have different "
+                "human facts"
+            )
         return list(options.pop())
 
     def _descriptions(self, s: LabelledSentence) -> tuple[str | None, ...]:
@@ -258,17 +292,25 @@ class HumanLabels:
         if refusals:
             raise Refuse(refusals[0])
         if not with_fact:
-            raise Refuse(f"{claim_key!r} is not a human fact of response {labels.id!r} (a human entailer judges "
-                         "the labels' facts: use the labels as the decomposer too)")
+            raise Refuse(
+                f"{claim_key!r} is not a human fact of response {labels.id!r} (a human entailer judges "
+                "the labels' facts: use the labels as the decomposer too)"
+            )
         if not answers:
-            raise Refuse(f"the attached evidence ({'; '.join(attached)}) is not among the citations of the "
-                         f"sentence with the fact {claim_key!r}")
+            raise Refuse(
+                f"the attached evidence ({'; '.join(attached)}) is not among the citations of the "
+                f"sentence with the fact {claim_key!r}"
+            )
         if len(answers) > 1:
-            raise Refuse(f"sentences of response {labels.id!r} with the fact {claim_key!r} and this evidence "
-                         "are labelled differently")
+            raise Refuse(
+                f"sentences of response {labels.id!r} with the fact {claim_key!r} and this evidence "
+                "are labelled differently"
+            )
         return answers.pop()
 
-    def _subset(self, s: LabelledSentence, fact: LabelledFact, attached: list[str]) -> frozenset[int] | None:
+    def _subset(
+        self, s: LabelledSentence, fact: LabelledFact, attached: list[str]
+    ) -> frozenset[int] | None:
         """The citations of `s` a call attaches (the protocol keeps their order), or None when
         they are not a subsequence of its citations."""
         described = self._descriptions(s)
@@ -289,12 +331,16 @@ class HumanLabels:
             group = [j for j, d in enumerate(described) if d == part]
             mixed = len({fact.precise[j] for j in group}) > 1
             if mixed and attached.count(part) < len(group):
-                raise Refuse(f"citations {', '.join(str(j + 1) for j in group)} of the sentence both cite "
-                             f"{part!r} but are labelled differently; a judge cannot tell them apart")
+                raise Refuse(
+                    f"citations {', '.join(str(j + 1) for j in group)} of the sentence both cite "
+                    f"{part!r} but are labelled differently; a judge cannot tell them apart"
+                )
         return frozenset(chosen)
 
 
-def _entail_answer(entailed: bool, precise: tuple[bool, ...] | None, n: int, subset: frozenset[int]) -> bool:
+def _entail_answer(
+    entailed: bool, precise: tuple[bool, ...] | None, n: int, subset: frozenset[int]
+) -> bool:
     """Whether the citations `subset` (of a sentence with `n`) entail a fact with these labels
     (see the module doc)."""
     if not entailed:
@@ -303,8 +349,10 @@ def _entail_answer(entailed: bool, precise: tuple[bool, ...] | None, n: int, sub
     if needed:
         return needed <= subset
     if n < 3:
-        raise Refuse(f"the labels say the fact is entailed but none of its {n} citation{'s' if n > 1 else ''} "
-                     "is needed; with fewer than 3 citations one must be")
+        raise Refuse(
+            f"the labels say the fact is entailed but none of its {n} citation{'s' if n > 1 else ''} "
+            "is needed; with fewer than 3 citations one must be"
+        )
     return len(subset) >= 2
 
 

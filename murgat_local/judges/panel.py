@@ -15,8 +15,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 PREFIX = "panel:"
 # Bumped when a rule's meaning changes: part of every panel's identity.
@@ -44,9 +44,11 @@ def members_of(model: str) -> tuple[str, ...]:
     """The members of `panel:M1,M2,...`; ValueError naming what is wrong with the spec."""
     if not is_panel(model):
         raise ValueError(f"{model!r} is not a panel (panel:M1,M2,...)")
-    names = tuple(m.strip() for m in model[len(PREFIX):].split(","))
+    names = tuple(m.strip() for m in model[len(PREFIX) :].split(","))
     if any(not m for m in names):
-        raise ValueError(f"{model!r}: an empty member name (members are separated by single commas)")
+        raise ValueError(
+            f"{model!r}: an empty member name (members are separated by single commas)"
+        )
     if len(names) < 2:
         raise ValueError(f"{model!r}: a panel needs at least 2 members")
     nested = [m for m in names if is_panel(m)]
@@ -54,8 +56,10 @@ def members_of(model: str) -> tuple[str, ...]:
         raise ValueError(f"{model!r}: a member cannot itself be a panel")
     twice = sorted({m for m in names if names.count(m) > 1})
     if twice:
-        raise ValueError(f"{model!r}: {', '.join(twice)} named twice (one model answers the same "
-                         "question the same way; a second copy only adds a vote)")
+        raise ValueError(
+            f"{model!r}: {', '.join(twice)} named twice (one model answers the same "
+            "question the same way; a second copy only adds a vote)"
+        )
     return names
 
 
@@ -79,7 +83,11 @@ class Rule:
     def __post_init__(self):
         if self.vote not in VOTES:
             raise ValueError(f"vote must be one of {', '.join(VOTES)}, not {self.vote!r}")
-        bad = [f"{m}={w!r}" for m, w in self.weights if not (isinstance(w, (int, float)) and math.isfinite(w) and w >= 0)]
+        bad = [
+            f"{m}={w!r}"
+            for m, w in self.weights
+            if not (isinstance(w, (int, float)) and math.isfinite(w) and w >= 0)
+        ]
         if bad:
             raise ValueError(f"panel weights must be finite and >= 0 ({', '.join(bad)})")
 
@@ -96,7 +104,9 @@ class Rule:
         if missing:
             raise ValueError(f"weighted vote: no weight for {', '.join(missing)}")
         if extra:
-            raise ValueError(f"weighted vote: weights for {', '.join(extra)}, which is not a member")
+            raise ValueError(
+                f"weighted vote: weights for {', '.join(extra)}, which is not a member"
+            )
 
     def as_dict(self) -> dict:
         d: dict = {"vote": self.vote}
@@ -110,7 +120,10 @@ class Rule:
 def panel_identity(rule: Rule, members: Sequence[tuple[str, str]]) -> str:
     """The panel's identity from its rule and its members' (name, identity) pairs: what its
     decision depends on. Members' order does not change a vote, so it does not change this."""
-    body = {"vote": rule.vote, "members": sorted([ident, rule.weight(name)] for name, ident in members)}
+    body = {
+        "vote": rule.vote,
+        "members": sorted([ident, rule.weight(name)] for name, ident in members),
+    }
     digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
     return f"{RULES}:{rule.vote}:{digest}"
 
@@ -128,8 +141,13 @@ class Tally:
     tie: bool = False
 
     def as_dict(self) -> dict:
-        d = {"decision": None if self.yes is None else ("YES" if self.yes else "NO"),
-             "yes": self.votes_yes, "no": self.votes_no, "dropped": self.dropped, "tie": self.tie}
+        d = {
+            "decision": None if self.yes is None else ("YES" if self.yes else "NO"),
+            "yes": self.votes_yes,
+            "no": self.votes_no,
+            "dropped": self.dropped,
+            "tie": self.tie,
+        }
         if self.weight_yes or self.weight_no:
             d["weight_yes"], d["weight_no"] = self.weight_yes, self.weight_no
         return d
@@ -170,15 +188,34 @@ def weights_from_meta(report: Mapping, stage: str, members: Sequence[str]) -> di
     subtask = SUBTASK_OF[stage]
     out: dict[str, float] = {}
     for m in members:
-        found = [r[subtask].get("balanced_accuracy") for r in (report.get("runs") or {}).values()
-                 if (r.get("judges") or {}).get(stage) == m and r.get(subtask)]
+        found = [
+            r[subtask].get("balanced_accuracy")
+            for r in (report.get("runs") or {}).values()
+            if (r.get("judges") or {}).get(stage) == m and r.get(subtask)
+        ]
         found = [v for v in found if v is not None]
         if not found:
-            raise ValueError(f"the meta-eval report measures no run whose {stage} judge is {m!r} "
-                             f"(no {subtask} balanced accuracy to weigh it by)")
+            raise ValueError(
+                f"the meta-eval report measures no run whose {stage} judge is {m!r} "
+                f"(no {subtask} balanced accuracy to weigh it by)"
+            )
         out[m] = reliability_weight(sum(found) / len(found))
     return out
 
 
-__all__ = ["PREFIX", "RULES", "Rule", "SUBTASK_OF", "Tally", "VOTED_STAGES", "VOTES", "is_panel", "members_of",
-           "panel_identity", "reliability_weight", "vote", "voted_stage", "weights_from_meta"]
+__all__ = [
+    "PREFIX",
+    "RULES",
+    "Rule",
+    "SUBTASK_OF",
+    "Tally",
+    "VOTED_STAGES",
+    "VOTES",
+    "is_panel",
+    "members_of",
+    "panel_identity",
+    "reliability_weight",
+    "vote",
+    "voted_stage",
+    "weights_from_meta",
+]

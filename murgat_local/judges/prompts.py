@@ -19,8 +19,8 @@ import string
 import tomllib
 from dataclasses import dataclass
 
-from .verdicts import VERDICT_TYPES, Verdict
 from ..engines.presets import package_data
+from .verdicts import VERDICT_TYPES, Verdict
 
 PROMPTS_DIR = package_data("prompts")
 
@@ -72,7 +72,9 @@ def load_prompt(name: str, prompts_dir: pathlib.Path = PROMPTS_DIR) -> PromptTem
     kind = data.get("verdict", "")
     verdict = VERDICT_TYPES.get(kind)
     if verdict is None and kind not in FREE_OUTPUTS:
-        raise ValueError(f"{path}: verdict must be one of {sorted(VERDICT_TYPES) + list(FREE_OUTPUTS)}")
+        raise ValueError(
+            f"{path}: verdict must be one of {sorted(VERDICT_TYPES) + list(FREE_OUTPUTS)}"
+        )
     schema = verdict.schema_json() if verdict is not None else kind
     digest = hashlib.sha256(raw + schema.encode()).hexdigest()[:16]
     return PromptTemplate(name, data["system"].strip(), data["user"], verdict, digest)

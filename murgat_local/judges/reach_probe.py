@@ -22,8 +22,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import pathlib
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -31,7 +31,7 @@ from ..engines import Request, Result
 from ..engines.limits import prepare
 from ..engines.reach import placeholder_tokens
 from ..engines.wire import body
-from ..media.parts import AudioPart, ImagePart, MediaPart, VideoPart
+from ..media.parts import ImagePart, MediaPart, VideoPart
 from ..media.segments import SegmentCutter
 from ..text.citations import AUDIO, VISUAL, Citation
 
@@ -40,8 +40,12 @@ TOLERANCE = 1e-4
 CHOICES = ("YES", "NO")
 AUDIO_IN_VIDEO = "audio in video"
 SYSTEM = "You check claims against evidence. Answer with YES or NO."
-CLAIMS = {"image": "Claim: the frame is green.", "video": "Claim: the screen turns green.",
-          "audio": "Claim: someone speaks.", AUDIO_IN_VIDEO: "Claim: a tone plays while the screen turns green."}
+CLAIMS = {
+    "image": "Claim: the frame is green.",
+    "video": "Claim: the screen turns green.",
+    "audio": "Claim: someone speaks.",
+    AUDIO_IN_VIDEO: "Claim: a tone plays while the screen turns green.",
+}
 
 
 @dataclass(frozen=True)
@@ -84,7 +88,11 @@ def reach_probes(media_root: pathlib.Path, modalities: frozenset[str]) -> list[P
     cutter = SegmentCutter(media_root)
     try:
         colors = cutter.source("colors.mp4")
-        speech = cutter.source("speech.mp4") if (pathlib.Path(media_root) / "speech.mp4").is_file() else colors
+        speech = (
+            cutter.source("speech.mp4")
+            if (pathlib.Path(media_root) / "speech.mp4").is_file()
+            else colors
+        )
         frame = cutter.cut(colors, Citation(VISUAL, 1.0, 1.0, "visual, 0:01"))
         clip = cutter.cut(colors, Citation(VISUAL, 0.0, 2.0, "visual, 0:00-0:02"))
         voice = cutter.cut(speech, Citation(AUDIO, 0.0, 3.0, "audio, 0:00-0:03"))
@@ -94,10 +102,17 @@ def reach_probes(media_root: pathlib.Path, modalities: frozenset[str]) -> list[P
     probes = []
     for modality, part in (("image", frame), ("video", clip), ("audio", voice)):
         if modality in modalities:
-            probes.append(Probe(modality, _request(modality, (part,)), _request(modality, (blanked(part),))))
+            probes.append(
+                Probe(modality, _request(modality, (part,)), _request(modality, (blanked(part),)))
+            )
     if {"video", "audio"} <= modalities:
-        probes.append(Probe(AUDIO_IN_VIDEO, _request(AUDIO_IN_VIDEO, (clip, track)),
-                            _request(AUDIO_IN_VIDEO, (clip, blanked(track)))))
+        probes.append(
+            Probe(
+                AUDIO_IN_VIDEO,
+                _request(AUDIO_IN_VIDEO, (clip, track)),
+                _request(AUDIO_IN_VIDEO, (clip, blanked(track))),
+            )
+        )
     return probes
 
 
@@ -136,8 +151,10 @@ def decide(engine, requests: Sequence[Request]) -> list[Decision]:
         return _decide_in_process(engine, requests)
     if getattr(engine, "base_url", None) is not None:
         return _decide_served(engine, requests)
-    raise ValueError(f"--reach needs the log-probabilities of vLLM: engine vllm or openai, not {engine.name!r}'s "
-                     f"{type(engine).__name__}")
+    raise ValueError(
+        f"--reach needs the log-probabilities of vLLM: engine vllm or openai, not {engine.name!r}'s "
+        f"{type(engine).__name__}"
+    )
 
 
 def _decide_in_process(engine, requests: Sequence[Request]) -> list[Decision]:
@@ -152,16 +169,26 @@ def _decide_in_process(engine, requests: Sequence[Request]) -> list[Decision]:
             out[i] = Decision(error=ready.error)
             continue
         prompts.append(engine._prompt(ready[0]))
-        params.append(SamplingParams(temperature=0.0, max_tokens=1, logprobs=TOP_K,
-                                     structured_outputs=StructuredOutputsParams(regex=req.constraint())))
+        params.append(
+            SamplingParams(
+                temperature=0.0,
+                max_tokens=1,
+                logprobs=TOP_K,
+                structured_outputs=StructuredOutputsParams(regex=req.constraint()),
+            )
+        )
         index.append(i)
     # A cold grammar holds its request back and changes which requests share a forward step.
     engine._warm_grammars([requests[i].constraint() for i in index])
-    for i, res in zip(index, engine.llm.generate(prompts, params, use_tqdm=False) if prompts else []):
+    for i, res in zip(
+        index, engine.llm.generate(prompts, params, use_tqdm=False) if prompts else []
+    ):
         completion = res.outputs[0]
         ids = tuple(res.prompt_token_ids or ())
         first = completion.logprobs[0] if completion.logprobs else {}
-        out[i] = Decision({int(t): float(lp.logprob) for t, lp in first.items()}, completion.text, ids, len(ids))
+        out[i] = Decision(
+            {int(t): float(lp.logprob) for t, lp in first.items()}, completion.text, ids, len(ids)
+        )
     return [d for d in out if d is not None]
 
 
@@ -171,15 +198,28 @@ def _decide_served(engine, requests: Sequence[Request]) -> list[Decision]:
     import httpx
 
     out = []
-    with httpx.Client(base_url=engine.base_url, headers=engine.headers, timeout=engine.timeout_s) as client:
+    with httpx.Client(
+        base_url=engine.base_url, headers=engine.headers, timeout=engine.timeout_s
+    ) as client:
         for req in requests:
             ready = prepare(req, engine.preset, engine.fitter)
             if isinstance(ready, Result):
                 out.append(Decision(error=ready.error))
                 continue
-            payload = body(ready[0], engine.preset.quirks, engine.server_model["id"], 0.0, engine.special_tokens)
-            payload.update(max_tokens=1, logprobs=True, top_logprobs=TOP_K, return_tokens_as_token_ids=True,
-                           return_token_ids=True)
+            payload = body(
+                ready[0],
+                engine.preset.quirks,
+                engine.server_model["id"],
+                0.0,
+                engine.special_tokens,
+            )
+            payload.update(
+                max_tokens=1,
+                logprobs=True,
+                top_logprobs=TOP_K,
+                return_tokens_as_token_ids=True,
+                return_token_ids=True,
+            )
             r = client.post("/chat/completions", json=payload)
             if r.status_code >= 400:
                 out.append(Decision(error=f"HTTP {r.status_code}: {r.text[:300]}"))
@@ -187,16 +227,29 @@ def _decide_served(engine, requests: Sequence[Request]) -> list[Decision]:
             data = r.json()
             choice = data["choices"][0]
             first = (choice.get("logprobs") or {}).get("content") or [{}]
-            logprobs = {int(e["token"].removeprefix("token_id:")): float(e["logprob"])
-                        for e in first[0].get("top_logprobs") or []}
+            logprobs = {
+                int(e["token"].removeprefix("token_id:")): float(e["logprob"])
+                for e in first[0].get("top_logprobs") or []
+            }
             ids = tuple(data.get("prompt_token_ids") or ())
-            out.append(Decision(logprobs, choice["message"].get("content") or "", ids,
-                                int((data.get("usage") or {}).get("prompt_tokens") or len(ids))))
+            out.append(
+                Decision(
+                    logprobs,
+                    choice["message"].get("content") or "",
+                    ids,
+                    int((data.get("usage") or {}).get("prompt_tokens") or len(ids)),
+                )
+            )
     return out
 
 
-def reach_rows(model: str, engine, probes: Sequence[Probe], placeholders: dict[str, int],
-               tolerance: float = TOLERANCE) -> list[dict]:
+def reach_rows(
+    model: str,
+    engine,
+    probes: Sequence[Probe],
+    placeholders: dict[str, int],
+    tolerance: float = TOLERANCE,
+) -> list[dict]:
     """One row per probe: whether neutralising the modality moved the decision token
     (`moved`: None when a request failed), the difference, the control's noise, and the prompt
     length and placeholder counts of the cut and the neutralised request."""
@@ -204,16 +257,27 @@ def reach_rows(model: str, engine, probes: Sequence[Probe], placeholders: dict[s
     decisions = decide(engine, requests) if requests else []
     rows = []
     for k, probe in enumerate(probes):
-        cut, blank, again = decisions[3 * k:3 * k + 3]
-        row = {"model": model, "modality": probe.modality, "moved": None,
-               "tokens": [cut.prompt_tokens, blank.prompt_tokens], "decision": [cut.token, blank.token],
-               "placeholders": {m: [cut.prompt_ids.count(t), blank.prompt_ids.count(t)]
-                                for m, t in placeholders.items() if cut.prompt_ids.count(t)}}
+        cut, blank, again = decisions[3 * k : 3 * k + 3]
+        row = {
+            "model": model,
+            "modality": probe.modality,
+            "moved": None,
+            "tokens": [cut.prompt_tokens, blank.prompt_tokens],
+            "decision": [cut.token, blank.token],
+            "placeholders": {
+                m: [cut.prompt_ids.count(t), blank.prompt_ids.count(t)]
+                for m, t in placeholders.items()
+                if cut.prompt_ids.count(t)
+            },
+        }
         error = cut.error or blank.error or again.error
         if error:
             rows.append({**row, "error": error})
             continue
-        delta, noise = difference(cut.logprobs, blank.logprobs), difference(cut.logprobs, again.logprobs)
+        delta, noise = (
+            difference(cut.logprobs, blank.logprobs),
+            difference(cut.logprobs, again.logprobs),
+        )
         row.update(delta=delta, noise=noise, moved=bool(delta > tolerance and delta > noise))
         rows.append(row)
     return rows
@@ -237,7 +301,9 @@ def sample_media(work: pathlib.Path) -> pathlib.Path:
     return work
 
 
-def run_reach(models: Sequence[str], engine: str, media_root: pathlib.Path, **options) -> list[dict]:
+def run_reach(
+    models: Sequence[str], engine: str, media_root: pathlib.Path, **options
+) -> list[dict]:
     """Start each model on `engine` (vllm, or openai with `base_url`) and probe every media
     modality it takes. A model that takes none gets one skipped row; a modality this engine
     cannot run, one skipped row with the reason; a model that cannot start, one row naming why."""
@@ -248,20 +314,41 @@ def run_reach(models: Sequence[str], engine: str, media_root: pathlib.Path, **op
     for name in models:
         preset = load_preset(name)
         runtime = preset.on_runtime(cpu=engine == "vllm" and vllm_cpu_build())
-        rows.extend({"model": name, "modality": m, "moved": None, "skipped": True,
-                     "error": f"not run on this engine: {why}"} for m, why in sorted(runtime.unavailable.items()))
+        rows.extend(
+            {
+                "model": name,
+                "modality": m,
+                "moved": None,
+                "skipped": True,
+                "error": f"not run on this engine: {why}",
+            }
+            for m, why in sorted(runtime.unavailable.items())
+        )
         probes = reach_probes(media_root, runtime.modalities)
         if not probes:
-            rows.append({"model": name, "modality": "(text only)", "moved": None, "skipped": True,
-                         "error": "takes no media: nothing to neutralise"})
+            rows.append(
+                {
+                    "model": name,
+                    "modality": "(text only)",
+                    "moved": None,
+                    "skipped": True,
+                    "error": "takes no media: nothing to neutralise",
+                }
+            )
             continue
         eng = None
         try:
             eng = make_engine(engine, preset, **options)
             rows.extend(reach_rows(name, eng, probes, placeholder_ids(preset.path)))
-        except Exception as e:  # noqa: BLE001  (the engine's reason, reported as this model's row)
-            rows.append({"model": name, "modality": "(start)" if eng is None else "(all)", "moved": None,
-                         "error": f"{type(e).__name__}: {e}"})
+        except Exception as e:
+            rows.append(
+                {
+                    "model": name,
+                    "modality": "(start)" if eng is None else "(all)",
+                    "moved": None,
+                    "error": f"{type(e).__name__}: {e}",
+                }
+            )
         finally:
             if eng is not None:
                 eng.close()

@@ -15,7 +15,7 @@ import json
 import os
 import pathlib
 import tempfile
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..engines.folder import read_object
 
@@ -39,8 +39,13 @@ def folder_stamp(folder: pathlib.Path) -> str | None:
     return h.hexdigest()[:16]
 
 
-def record_reach(name: str, folder: pathlib.Path, engine: str, rows: Sequence[dict],
-                 today: datetime.date | None = None) -> pathlib.Path:
+def record_reach(
+    name: str,
+    folder: pathlib.Path,
+    engine: str,
+    rows: Sequence[dict],
+    today: datetime.date | None = None,
+) -> pathlib.Path:
     """Add the rows' outcomes (`moved` True or False; rows that could not be probed are left
     out) for `engine` to the record beside `folder`; returns the record's path."""
     path = record_path(folder)
@@ -52,7 +57,10 @@ def record_reach(name: str, folder: pathlib.Path, engine: str, rows: Sequence[di
     date = (today or datetime.date.today()).isoformat()
     for row in rows:
         if isinstance(row.get("moved"), bool):
-            entry["modalities"].setdefault(row["modality"], {})[engine] = {"reached": row["moved"], "date": date}
+            entry["modalities"].setdefault(row["modality"], {})[engine] = {
+                "reached": row["moved"],
+                "date": date,
+            }
     data[name] = entry
     # Written whole, then moved into place: a reader never sees half a file.
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=RECORD + ".")
@@ -68,7 +76,11 @@ def reach_status(name: str, folder: pathlib.Path, modalities: Sequence[str]) -> 
     the latest `date` and the `engines` behind that state, and `text` as `murgat models` shows it."""
     entry = read_object(record_path(folder)).get(name)
     found = {}
-    if isinstance(entry, dict) and entry.get("stamp") is not None and entry.get("stamp") == folder_stamp(folder):
+    if (
+        isinstance(entry, dict)
+        and entry.get("stamp") is not None
+        and entry.get("stamp") == folder_stamp(folder)
+    ):
         found = entry.get("modalities") or {}
     out = {}
     for modality in [*modalities, *(m for m in found if m not in modalities)]:
@@ -77,9 +89,18 @@ def reach_status(name: str, folder: pathlib.Path, modalities: Sequence[str]) -> 
             engines = sorted(e for e, v in by_engine.items() if v.get("reached") is reached)
             if engines:
                 date = max(by_engine[e]["date"] for e in engines)
-                out[modality] = {"state": state, "date": date, "engines": engines,
-                                 "text": f"{state} {date} ({', '.join(engines)})"}
+                out[modality] = {
+                    "state": state,
+                    "date": date,
+                    "engines": engines,
+                    "text": f"{state} {date} ({', '.join(engines)})",
+                }
                 break
         else:
-            out[modality] = {"state": NOT_VERIFIED, "date": None, "engines": [], "text": NOT_VERIFIED}
+            out[modality] = {
+                "state": NOT_VERIFIED,
+                "date": None,
+                "engines": [],
+                "text": NOT_VERIFIED,
+            }
     return out

@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import numpy as np
 
-
-from ..media.parts import AudioPart, ImagePart, VideoPart
 from ..engines import JudgeRequest, make_engine
 from ..engines.identity import vllm_cpu_build
 from ..engines.presets import available_presets, load_preset
+from ..media.parts import AudioPart, ImagePart, VideoPart
 from .verdicts import YesNo
 
-LOCAL_TEST_MODELS = ("tiny-qwen3-omni", "tiny-gemma3", "tiny-gemma4", "tiny-qwen3-vl", "tiny-qwen2-audio",
-                     "tiny-qwen2.5-omni", "smollm2-135m-instruct", "gemma3-270m")
+LOCAL_TEST_MODELS = (
+    "tiny-qwen3-omni",
+    "tiny-gemma3",
+    "tiny-gemma4",
+    "tiny-qwen3-vl",
+    "tiny-qwen2-audio",
+    "tiny-qwen2.5-omni",
+    "smollm2-135m-instruct",
+    "gemma3-270m",
+)
 
 
 def probe_requests(modalities: frozenset[str]) -> list[tuple[str, JudgeRequest]]:
@@ -24,11 +31,20 @@ def probe_requests(modalities: frozenset[str]) -> list[tuple[str, JudgeRequest]]
     system = "You check claims against evidence. Answer with YES or NO."
     out = [("text", JudgeRequest("Claim: the sky is blue.", YesNo, system))]
     if "image" in modalities:
-        out.append(("image", JudgeRequest("Claim: the image is red.", YesNo, system, (ImagePart(image),))))
+        out.append(
+            ("image", JudgeRequest("Claim: the image is red.", YesNo, system, (ImagePart(image),)))
+        )
     if "video" in modalities:
-        out.append(("video", JudgeRequest("Claim: the clip is red.", YesNo, system, (VideoPart(frames, 2.0),))))
+        out.append(
+            (
+                "video",
+                JudgeRequest("Claim: the clip is red.", YesNo, system, (VideoPart(frames, 2.0),)),
+            )
+        )
     if "audio" in modalities:
-        out.append(("audio", JudgeRequest("Claim: a tone plays.", YesNo, system, (AudioPart(tone),))))
+        out.append(
+            ("audio", JudgeRequest("Claim: a tone plays.", YesNo, system, (AudioPart(tone),)))
+        )
     return out
 
 
@@ -47,25 +63,46 @@ def run_smoke(models: list[str] | None, engine: str = "vllm", **options) -> list
         # towers) is not probed: its row says why.
         runtime = preset.on_runtime(cpu=engine == "vllm" and vllm_cpu_build())
         probes = probe_requests(runtime.modalities)
-        rows.extend({"model": name, "modality": m, "verdict": None, "skipped": True,
-                     "raw": f"not run on this engine: {why}", "prompt_tokens": 0, "output_tokens": 0}
-                    for m, why in sorted(runtime.unavailable.items()))
+        rows.extend(
+            {
+                "model": name,
+                "modality": m,
+                "verdict": None,
+                "skipped": True,
+                "raw": f"not run on this engine: {why}",
+                "prompt_tokens": 0,
+                "output_tokens": 0,
+            }
+            for m, why in sorted(runtime.unavailable.items())
+        )
         eng = None
         try:
             eng = make_engine(engine, preset, **options)
             results = eng.judge([r for _, r in probes])
-        except Exception as e:  # noqa: BLE001  (the engine's reason, reported as this model's row)
-            rows.append({"model": name, "modality": "(start)" if eng is None else "(all)", "verdict": None,
-                         "raw": f"{type(e).__name__}: {e}", "prompt_tokens": 0, "output_tokens": 0})
+        except Exception as e:
+            rows.append(
+                {
+                    "model": name,
+                    "modality": "(start)" if eng is None else "(all)",
+                    "verdict": None,
+                    "raw": f"{type(e).__name__}: {e}",
+                    "prompt_tokens": 0,
+                    "output_tokens": 0,
+                }
+            )
             continue
         finally:
             if eng is not None:
                 eng.close()
         for (modality, _), res in zip(probes, results):
-            rows.append({
-                "model": name, "modality": modality,
-                "verdict": res.verdict.label if res.ok else None,
-                "raw": res.raw or (res.error or ""),
-                "prompt_tokens": res.prompt_tokens, "output_tokens": res.output_tokens,
-            })
+            rows.append(
+                {
+                    "model": name,
+                    "modality": modality,
+                    "verdict": res.verdict.label if res.ok else None,
+                    "raw": res.raw or (res.error or ""),
+                    "prompt_tokens": res.prompt_tokens,
+                    "output_tokens": res.output_tokens,
+                }
+            )
     return rows

@@ -71,7 +71,9 @@ class RewrittenText(Verdict):
 # ---------------------------------------------------------------- program-aided responders' tools
 
 # A time or a span as a citation writes it: 0:05, 1:02:03, 0:05-0:12.
-SpanText = Annotated[str, StringConstraints(pattern=r"^\d{1,2}(:\d{2}){1,2}(-\d{1,2}(:\d{2}){1,2})?$")]
+SpanText = Annotated[
+    str, StringConstraints(pattern=r"^\d{1,2}(:\d{2}){1,2}(-\d{1,2}(:\d{2}){1,2})?$")
+]
 
 
 class Spans(Verdict):
@@ -101,7 +103,17 @@ class Synthesis(Verdict):
 
 
 VERDICT_TYPES: dict[str, type[Verdict]] = {
-    t.__name__: t for t in (YesNo, ReasonedYesNo, AtomicFacts, Rewrite, RewrittenText, Spans, Observation, Synthesis)
+    t.__name__: t
+    for t in (
+        YesNo,
+        ReasonedYesNo,
+        AtomicFacts,
+        Rewrite,
+        RewrittenText,
+        Spans,
+        Observation,
+        Synthesis,
+    )
 }
 
 __all__ = ["ParseFailure", "Verdict", "parse_verdict", "VERDICT_TYPES"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 import numpy as np
 
@@ -43,4 +42,4 @@ class AudioPart:
     modality = "audio"
 
 
-MediaPart = Union[ImagePart, VideoPart, AudioPart]
+MediaPart = ImagePart | VideoPart | AudioPart

@@ -27,7 +27,9 @@ def _within(path: pathlib.PurePath, roots: tuple[pathlib.Path, ...]) -> pathlib.
     return None
 
 
-def resolve_within(root: pathlib.Path, name: str, allowed: tuple[pathlib.Path, ...] = ()) -> pathlib.Path:
+def resolve_within(
+    root: pathlib.Path, name: str, allowed: tuple[pathlib.Path, ...] = ()
+) -> pathlib.Path:
     """The real path of `name` (relative to `root`, or absolute), if it stays within `root` or
     one of `allowed` (all already resolved). Raises PathRefused, or FileNotFoundError when a
     component inside the roots is missing."""
@@ -50,10 +52,14 @@ def resolve_within(root: pathlib.Path, name: str, allowed: tuple[pathlib.Path, .
         links += 1
         if links > _MAX_LINKS:
             raise PathRefused("too many symbolic links")
-        target = pathlib.PurePath(os.path.normpath(os.path.join(current, os.readlink(nxt), *pending)))
+        target = pathlib.PurePath(
+            os.path.normpath(os.path.join(current, os.readlink(nxt), *pending))
+        )
         base = _within(target, roots)
         if base is None:
-            raise PathRefused(f"a symbolic link ({nxt.relative_to(root) if root in nxt.parents else nxt}) "
-                              f"leads out of the allowed roots")
+            raise PathRefused(
+                f"a symbolic link ({nxt.relative_to(root) if root in nxt.parents else nxt}) "
+                f"leads out of the allowed roots"
+            )
         current, pending = base, list(target.relative_to(base).parts)
     return current

@@ -21,10 +21,22 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from .parts import AudioPart, ImagePart, MediaPart, VideoPart
 from ..text.citations import AUDIO, VISUAL, Citation, format_time
-from .source import (AUDIO_SEEK_AFTER, NEXT, SHOWN, TARGET_SR, MediaError, MediaInfo, MediaRef, VideoSource,
-                     content_hash, probe, resolve_video, seeks_audio)
+from .parts import AudioPart, ImagePart, MediaPart, VideoPart
+from .source import (
+    AUDIO_SEEK_AFTER,
+    NEXT,
+    SHOWN,
+    TARGET_SR,
+    MediaError,
+    MediaInfo,
+    MediaRef,
+    VideoSource,
+    content_hash,
+    probe,
+    resolve_video,
+    seeks_audio,
+)
 
 
 @dataclass(frozen=True)
@@ -122,7 +134,7 @@ class SegmentRef:
         return "image" if self.citation.is_point else "video"
 
 
-_worker_cutters: dict[SegmentOptions, "SegmentCutter"] = {}
+_worker_cutters: dict[SegmentOptions, SegmentCutter] = {}
 _worker_lock = threading.Lock()
 
 
@@ -132,7 +144,9 @@ def cut_ref(ref: SegmentRef) -> MediaPart:
     with _worker_lock:
         cutter = _worker_cutters.get(ref.options)
         if cutter is None:
-            cutter = _worker_cutters[ref.options] = SegmentCutter(ref.source.path.parent, ref.options)
+            cutter = _worker_cutters[ref.options] = SegmentCutter(
+                ref.source.path.parent, ref.options
+            )
     return cutter.cut(ref.source, ref.citation)
 
 
@@ -144,9 +158,16 @@ class SegmentCutter:
     video closes it everywhere, so the bounds hold however many videos a chunk names.
     """
 
-    def __init__(self, media_root: pathlib.Path, opts: SegmentOptions | None = None,
-                 *, max_open: int = 8, max_bytes: int = 512 << 20, max_audio_bytes: int = 1 << 30,
-                 allow_outside: tuple[pathlib.Path, ...] = ()):
+    def __init__(
+        self,
+        media_root: pathlib.Path,
+        opts: SegmentOptions | None = None,
+        *,
+        max_open: int = 8,
+        max_bytes: int = 512 << 20,
+        max_audio_bytes: int = 1 << 30,
+        allow_outside: tuple[pathlib.Path, ...] = (),
+    ):
         # Resolved once: a media root that is itself a symlink works; paths under it are then
         # walked without ever leaving it (or the user's --allow-outside roots).
         self.media_root = pathlib.Path(media_root).resolve()
@@ -183,8 +204,12 @@ class SegmentCutter:
             if src is not None and src.hash == ref.hash:
                 self._sources.move_to_end(ref.path)
                 return src
-            src = VideoSource(ref.path, max_side=self.opts.max_side, ref=ref,
-                              audio_seek_after=self.opts.audio_seek_after)
+            src = VideoSource(
+                ref.path,
+                max_side=self.opts.max_side,
+                ref=ref,
+                audio_seek_after=self.opts.audio_seek_after,
+            )
             self._sources[ref.path] = src
             evicted = []
             while len(self._sources) > self._max_open:
@@ -211,7 +236,16 @@ class SegmentCutter:
         decoding began). Audio of a short file keeps the key it always had."""
         o = self.opts
         if c.modality == VISUAL:
-            how = ("fps", o.fps, "max_frames", o.max_frames, "max_side", o.max_side, "frame", o.frame_rule)
+            how = (
+                "fps",
+                o.fps,
+                "max_frames",
+                o.max_frames,
+                "max_side",
+                o.max_side,
+                "frame",
+                o.frame_rule,
+            )
         else:
             how = ("sr", TARGET_SR, "point_window", o.audio_point_window)
             if seeks_audio(src.info, o.audio_seek_after):
@@ -244,16 +278,27 @@ class SegmentCutter:
         info = src.info
         end_of_file = to_ms(info.duration)
         start, end = min(to_ms(c.start), end_of_file), min(to_ms(c.end), end_of_file)
-        past = (f"{format_time(c.start)} is past the end ({info.duration:.2f}s): the end is used"
-                if to_ms(c.start) > end_of_file else None)
+        past = (
+            f"{format_time(c.start)} is past the end ({info.duration:.2f}s): the end is used"
+            if to_ms(c.start) > end_of_file
+            else None
+        )
         if c.modality == VISUAL:
             rule = self.opts.frame_rule
             if c.is_point:
                 return ImagePart(src.frames_at([start], rule)[0], t=start / 1000, note=past)
             end = max(end, start)
-            times = [to_ms(t) for t in frame_times(start / 1000, end / 1000, self.opts.fps, self.opts.max_frames)]
-            return VideoPart(src.frames_at(times, rule), fps=sampled_rate(start / 1000, end / 1000, self.opts),
-                             start=start / 1000, times=tuple(t / 1000 for t in times), note=past)
+            times = [
+                to_ms(t)
+                for t in frame_times(start / 1000, end / 1000, self.opts.fps, self.opts.max_frames)
+            ]
+            return VideoPart(
+                src.frames_at(times, rule),
+                fps=sampled_rate(start / 1000, end / 1000, self.opts),
+                start=start / 1000,
+                times=tuple(t / 1000 for t in times),
+                note=past,
+            )
         if c.modality == AUDIO:
             a, b, note = start / 1000, end / 1000, past
             if c.is_point:  # the window, moved back inside the file where it would run past it

@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 import pathlib
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Sequence
 
 import numpy as np
 
@@ -40,14 +40,18 @@ class MediaError(Exception):
     """A media problem that belongs to one item (missing file, corrupt file, no audio...)."""
 
 
-def resolve_video(media_root: pathlib.Path, video: str, allowed: tuple[pathlib.Path, ...] = ()) -> pathlib.Path:
+def resolve_video(
+    media_root: pathlib.Path, video: str, allowed: tuple[pathlib.Path, ...] = ()
+) -> pathlib.Path:
     """The video's real path under `media_root` (or an `allowed` root, all already resolved);
     refuses any path that leaves them before opening or stat'ing anything outside."""
     name = video if pathlib.PurePath(video).suffix else f"{video}.mp4"
     try:
         path = resolve_within(media_root, name, allowed)
     except PathRefused as e:
-        raise MediaError(f"video path {video!r} escapes the media root {media_root} ({e}); refused") from None
+        raise MediaError(
+            f"video path {video!r} escapes the media root {media_root} ({e}); refused"
+        ) from None
     except FileNotFoundError:
         raise MediaError(f"video {video!r} not found under {media_root}") from None
     except OSError as e:
@@ -146,8 +150,14 @@ class VideoSource:
     track decoded once, or for a file longer than `audio_seek_after` seconds, each window
     decoded by seeking to it."""
 
-    def __init__(self, path: pathlib.Path, *, max_side: int = 448, ref: MediaRef | None = None,
-                 audio_seek_after: float = AUDIO_SEEK_AFTER):
+    def __init__(
+        self,
+        path: pathlib.Path,
+        *,
+        max_side: int = 448,
+        ref: MediaRef | None = None,
+        audio_seek_after: float = AUDIO_SEEK_AFTER,
+    ):
         self.path = path
         self.info = ref.info if ref is not None else probe(path)
         self.hash = ref.hash if ref is not None else content_hash(path)
@@ -195,8 +205,9 @@ class VideoSource:
             # the timeline's 0, as `probe` places it: the earliest of the first video and audio
             # streams' starts, here exact
             first = [container.streams.video[0]] + list(container.streams.audio[:1])
-            self._origin = min((Fraction(s.start_time or 0) * s.time_base for s in first),
-                               default=Fraction(0))
+            self._origin = min(
+                (Fraction(s.start_time or 0) * s.time_base for s in first), default=Fraction(0)
+            )
             self._video = container
             self._cursor = None
         return self._video
@@ -233,14 +244,19 @@ class VideoSource:
                 raise
             except Exception as e:  # PyAV raises many types for damaged files
                 self._cursor = None
-                raise MediaError(f"{self.path.name}: frame decode failed near {times_ms[0] / 1000:.2f}s ({e})") from e
+                raise MediaError(
+                    f"{self.path.name}: frame decode failed near {times_ms[0] / 1000:.2f}s ({e})"
+                ) from e
             return np.stack([pictures[i] for i in wanted])
 
     def _size(self) -> dict:
         w, h = self.info.width or 0, self.info.height or 0
         if w and h and max(w, h) > self.max_side:
             scale = self.max_side / max(w, h)
-            return {"width": max(2, int(w * scale) // 2 * 2), "height": max(2, int(h * scale) // 2 * 2)}
+            return {
+                "width": max(2, int(w * scale) // 2 * 2),
+                "height": max(2, int(h * scale) // 2 * 2),
+            }
         return {}
 
     def _decode(self, container, stream, indices: list[int]) -> dict[int, np.ndarray]:
@@ -250,7 +266,9 @@ class VideoSource:
         size = self._size()
         for i in indices:
             target = int(self._frame_pts[i])
-            key = int(self._key_pts[max(int(np.searchsorted(self._key_pts, target, side="right")) - 1, 0)])
+            key = int(
+                self._key_pts[max(int(np.searchsorted(self._key_pts, target, side="right")) - 1, 0)]
+            )
             cursor = self._cursor
             if cursor is None or not (key <= cursor[1] < target):
                 container.seek(target, stream=stream, backward=True)
@@ -266,7 +284,9 @@ class VideoSource:
             else:
                 self._cursor = None
                 if i not in out:
-                    raise MediaError(f"{self.path.name}: the decoder delivered no frame at {float(target * stream.time_base):.3f}s")
+                    raise MediaError(
+                        f"{self.path.name}: the decoder delivered no frame at {float(target * stream.time_base):.3f}s"
+                    )
                 continue
             self._cursor = (frames, last)
         return out
@@ -342,7 +362,9 @@ class VideoSource:
                 if frame is None:
                     raise MediaError(f"{self.path.name}: the audio track holds no samples")
                 if frame.pts is None or frame.time_base is None:
-                    raise MediaError(f"{self.path.name}: the audio frames carry no timestamps; cannot seek")
+                    raise MediaError(
+                        f"{self.path.name}: the audio frames carry no timestamps; cannot seek"
+                    )
                 self._audio_head = (frame.pts, frame.time_base, frame.sample_rate)
             return self._audio_head
 
@@ -355,7 +377,7 @@ class VideoSource:
         begin = max(n0 - int(SEEK_WARMUP * rate), 0)
         out = np.zeros(n1 - n0, dtype=np.float32)
         end = n0  # one past the last sample found
-        for seek in ((True, False) if begin > 0 else (False,)):
+        for seek in (True, False) if begin > 0 else (False,):
             try:
                 with av.open(str(self.path)) as container:
                     stream = container.streams.audio[0]

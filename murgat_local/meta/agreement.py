@@ -17,17 +17,19 @@ statistics and counted, with the first sentence that differs.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 from ..metrics.agreement import cohen_kappa, krippendorff_alpha
 from ..metrics.stats import correlation
 from .views import ResponseView, norm
 
 FACT_THRESHOLD = 0.6
-FACT_MATCH = (f"a judge fact matches a truth fact of the same sentence when their word sets (lower case, "
-              f"\\w+ tokens) have Jaccard similarity >= {FACT_THRESHOLD}; one to one, greedily by "
-              f"similarity")
+FACT_MATCH = (
+    f"a judge fact matches a truth fact of the same sentence when their word sets (lower case, "
+    f"\\w+ tokens) have Jaccard similarity >= {FACT_THRESHOLD}; one to one, greedily by "
+    f"similarity"
+)
 _WORD = re.compile(r"\w+")
 
 
@@ -42,8 +44,10 @@ def jaccard(a: str, b: str) -> float:
 
 def match_facts(judge: Sequence[str], truth: Sequence[str]) -> list[tuple[int, int]]:
     """(judge index, truth index) pairs under `FACT_MATCH`."""
-    pairs = sorted(((jaccard(a, b), i, j) for i, a in enumerate(judge) for j, b in enumerate(truth)),
-                   key=lambda t: (-t[0], t[1], t[2]))
+    pairs = sorted(
+        ((jaccard(a, b), i, j) for i, a in enumerate(judge) for j, b in enumerate(truth)),
+        key=lambda t: (-t[0], t[1], t[2]),
+    )
     used_i, used_j, out = set(), set(), []
     for sim, i, j in pairs:
         if sim < FACT_THRESHOLD:
@@ -77,9 +81,13 @@ def binary(pairs: Sequence[tuple[bool, bool]]) -> dict:
     fp = sum(1 for t, p in pairs if not t and p)
     fn = sum(1 for t, p in pairs if t and not p)
     tpr, tnr = _ratio(tp, tp + fn), _ratio(tn, tn + fp)
-    out = {"n": len(pairs), "accuracy": _ratio(tp + tn, len(pairs)),
-           "balanced_accuracy": (tpr + tnr) / 2 if tpr is not None and tnr is not None else None,
-           "precision": _ratio(tp, tp + fp), "recall": tpr}
+    out = {
+        "n": len(pairs),
+        "accuracy": _ratio(tp + tn, len(pairs)),
+        "balanced_accuracy": (tpr + tnr) / 2 if tpr is not None and tnr is not None else None,
+        "precision": _ratio(tp, tp + fp),
+        "recall": tpr,
+    }
     notes = []
     if tpr is None or tnr is None:
         notes.append("balanced accuracy needs both classes in the truth")
@@ -98,7 +106,9 @@ class Aligned:
     shared: list[str]
     subtask1: list[tuple[bool, bool]] = field(default_factory=list)
     subtask3: list[tuple[bool, bool]] = field(default_factory=list)
-    precise: list[tuple[bool, bool]] = field(default_factory=list)  # citations of facts both call entailed
+    precise: list[tuple[bool, bool]] = field(
+        default_factory=list
+    )  # citations of facts both call entailed
     n_sentences: int = 0
     judge_facts: int = 0
     truth_facts: int = 0
@@ -132,30 +142,66 @@ def align(judge: Mapping[str, ResponseView], truth: Mapping[str, ResponseView]) 
                     continue
                 out.subtask3.append((tf.entailed, jf.entailed))
                 if tf.entailed and jf.entailed and len(tf.precise) == len(jf.precise):
-                    out.precise.extend((a, b) for a, b in zip(tf.precise, jf.precise)
-                                       if a is not None and b is not None)
+                    out.precise.extend(
+                        (a, b)
+                        for a, b in zip(tf.precise, jf.precise)
+                        if a is not None and b is not None
+                    )
     return out
 
 
-def evaluate(judge: Mapping[str, ResponseView], truth: Mapping[str, ResponseView], *,
-             resamples: int = 10_000, seed: int = 0, aligned: Aligned | None = None) -> dict:
+def evaluate(
+    judge: Mapping[str, ResponseView],
+    truth: Mapping[str, ResponseView],
+    *,
+    resamples: int = 10_000,
+    seed: int = 0,
+    aligned: Aligned | None = None,
+) -> dict:
     """Every statistic of one judge against the truth, over the responses both annotated
     (`aligned`: their `align`, when the caller has it already)."""
     a = aligned or align(judge, truth)
     shared, s1, s3, misaligned = a.shared, a.subtask1, a.subtask3, a.misaligned
-    judged_facts, truth_facts, matched, n_sentences = a.judge_facts, a.truth_facts, a.matched, a.n_sentences
+    judged_facts, truth_facts, matched, n_sentences = (
+        a.judge_facts,
+        a.truth_facts,
+        a.matched,
+        a.n_sentences,
+    )
     p, r = _ratio(matched, judged_facts), _ratio(matched, truth_facts)
     subtask3 = binary(s3)
     out = {
-        "responses": {"shared": len(shared), "only_judge": len(set(judge) - set(truth)),
-                      "only_truth": len(set(truth) - set(judge)), "misaligned": len(misaligned),
-                      "misaligned_examples": dict(list(misaligned.items())[:5])},
+        "responses": {
+            "shared": len(shared),
+            "only_judge": len(set(judge) - set(truth)),
+            "only_truth": len(set(truth) - set(judge)),
+            "misaligned": len(misaligned),
+            "misaligned_examples": dict(list(misaligned.items())[:5]),
+        },
         "subtask1": binary(s1),
-        "subtask2": {"n_sentences": n_sentences, "judge_facts": judged_facts, "truth_facts": truth_facts,
-                     "matched": matched, "precision": p, "recall": r,
-                     "f1": (2 * p * r / (p + r) if p and r else (0.0 if p is not None and r is not None else None)),
-                     "rule": FACT_MATCH},
-        "subtask3": {k: subtask3[k] for k in ("n", "accuracy", "balanced_accuracy", *(("note",) if "note" in subtask3 else ()))},
+        "subtask2": {
+            "n_sentences": n_sentences,
+            "judge_facts": judged_facts,
+            "truth_facts": truth_facts,
+            "matched": matched,
+            "precision": p,
+            "recall": r,
+            "f1": (
+                2 * p * r / (p + r)
+                if p and r
+                else (0.0 if p is not None and r is not None else None)
+            ),
+            "rule": FACT_MATCH,
+        },
+        "subtask3": {
+            k: subtask3[k]
+            for k in (
+                "n",
+                "accuracy",
+                "balanced_accuracy",
+                *(("note",) if "note" in subtask3 else ()),
+            )
+        },
     }
     for metric in ("murgat_s", "coverage", "f1"):
         pairs = [(judge[rid].scores.get(metric), truth[rid].scores.get(metric)) for rid in shared]
@@ -173,8 +219,13 @@ def evaluate(judge: Mapping[str, ResponseView], truth: Mapping[str, ResponseView
     return out
 
 
-def with_chance_agreement(truth: Mapping[str, ResponseView], other: Mapping[str, ResponseView], *,
-                          resamples: int = 10_000, seed: int = 0) -> dict:
+def with_chance_agreement(
+    truth: Mapping[str, ResponseView],
+    other: Mapping[str, ResponseView],
+    *,
+    resamples: int = 10_000,
+    seed: int = 0,
+) -> dict:
     """`evaluate` of `other` against `truth`, with Cohen's kappa and Krippendorff's alpha
     (`metrics.agreement`) added to the yes/no subtasks and to `precise` (the citations'
     necessity): one annotator against another (`murgat annotate`'s agreement view, `murgat

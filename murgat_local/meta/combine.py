@@ -16,8 +16,8 @@ from that vote, as an unparsed verdict would.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from ..judges.panel import Rule, vote
 from ..pipeline.records import rescore_record
@@ -45,15 +45,21 @@ def single(model: str, run: str) -> Judge:
 
 def panel(members: Sequence[tuple[str, str]], rule: Rule) -> Judge:
     """A panel of (model, run) members."""
-    return Judge("panel:" + ",".join(m for m, _ in members), tuple(m for m, _ in members),
-                 tuple(r for _, r in members), rule)
+    return Judge(
+        "panel:" + ",".join(m for m, _ in members),
+        tuple(m for m, _ in members),
+        tuple(r for _, r in members),
+        rule,
+    )
 
 
 def _aligned(records: Sequence[Mapping]) -> str | None:
     """Why these records of one response cannot be combined (None when they can)."""
     for rec in records:
         if rec.get("status") != "ok" or rec.get("mode", "default") != "default":
-            return f"not scored in default mode in every run ({rec.get('status')}, {rec.get('mode')})"
+            return (
+                f"not scored in default mode in every run ({rec.get('status')}, {rec.get('mode')})"
+            )
     texts = [[norm(s.get("text", "")) for s in rec["trace"]["sentences"]] for rec in records]
     if any(t != texts[0] for t in texts[1:]):
         return "the runs split the response into different sentences"
@@ -66,9 +72,15 @@ NOT_JUDGED = {"value": None, "error": "not judged in this member's run"}
 def _voted(rule: Rule, members: Sequence[tuple[str, Mapping | None]]) -> dict:
     """A panel's verdict dict, as a panel run records it, from its members' recorded verdicts."""
     dicts = {name: dict(v) if v is not None else dict(NOT_JUDGED) for name, v in members}
-    answers = {n: (d.get("value") if isinstance(d.get("value"), bool) else None) for n, d in dicts.items()}
+    answers = {
+        n: (d.get("value") if isinstance(d.get("value"), bool) else None) for n, d in dicts.items()
+    }
     tally = vote(rule, answers)
-    out: dict = {"value": tally.yes, "raw": "", "panel": {"vote": rule.vote, **tally.as_dict(), "members": dicts}}
+    out: dict = {
+        "value": tally.yes,
+        "raw": "",
+        "panel": {"vote": rule.vote, **tally.as_dict(), "members": dicts},
+    }
     if tally.yes is None:
         out["error"] = "no panel member gave a verdict"
     return out
@@ -96,17 +108,26 @@ def _entail(fact: dict, usable: list[bool], entailer: Judge, sentences: Sequence
     text = norm(fact.get("text", ""))
     found = [_fact_in(s, text, usable) for s in sentences]
     fact["alone"], fact["without"] = {}, {}
-    if any(f is None for f in found):  # some member never judged this fact: the panel did not either
+    if any(
+        f is None for f in found
+    ):  # some member never judged this fact: the panel did not either
         missing = [m for m, f in zip(entailer.members, found) if f is None]
-        fact["joint"] = {"value": None, "error": f"not judged by {', '.join(missing)} (its run has no such fact)"}
+        fact["joint"] = {
+            "value": None,
+            "error": f"not judged by {', '.join(missing)} (its run has no such fact)",
+        }
         return
     fact["joint"] = _verdict(entailer, [f.get("joint") for f in found])
     for slot in ("alone", "without"):
         keys = sorted({k for f in found for k in (f.get(slot) or {})}, key=int)
-        fact[slot] = {k: _verdict(entailer, [(f.get(slot) or {}).get(k) for f in found]) for k in keys}
+        fact[slot] = {
+            k: _verdict(entailer, [(f.get(slot) or {}).get(k) for f in found]) for k in keys
+        }
 
 
-def combine(records: Mapping[str, Mapping], verifier: Judge, decomposer: str, entailer: Judge) -> dict | str:
+def combine(
+    records: Mapping[str, Mapping], verifier: Judge, decomposer: str, entailer: Judge
+) -> dict | str:
     """One response's record under this combination (rescored), or why it cannot be had.
 
     `records`: the response's record per run name; `decomposer`: the run whose facts are used
@@ -123,15 +144,20 @@ def combine(records: Mapping[str, Mapping], verifier: Judge, decomposer: str, en
     for i, sent in enumerate(out["trace"]["sentences"]):
         usable = [bool(c.get("usable")) for c in sent.get("citations") or []]
         if verifier.sources != (decomposer,) or verifier.rule is not None:
-            sent["verifiable"] = _verdict(verifier, [per_run[r][i].get("verifiable") for r in verifier.sources])
+            sent["verifiable"] = _verdict(
+                verifier, [per_run[r][i].get("verifiable") for r in verifier.sources]
+            )
         yes = (sent.get("verifiable") or {}).get("value") is True
         if not (yes and usable):
             sent.pop("decomposition", None)
             sent.pop("facts", None)
             continue
         if "decomposition" not in sent:
-            sent["decomposition"] = {"value": None, "error": f"not decomposed in run {decomposer} (its verifier "
-                                                             "did not find the sentence verifiable)"}
+            sent["decomposition"] = {
+                "value": None,
+                "error": f"not decomposed in run {decomposer} (its verifier "
+                "did not find the sentence verifiable)",
+            }
             sent["facts"] = []
             continue
         if entailer.sources == (decomposer,) and entailer.rule is None:
@@ -141,14 +167,17 @@ def combine(records: Mapping[str, Mapping], verifier: Judge, decomposer: str, en
     return rescore_record(out, "default")
 
 
-def combine_all(runs: Mapping[str, Mapping[str, Mapping]], verifier: Judge, decomposer: str,
-                entailer: Judge) -> tuple[dict[str, dict], dict[str, str]]:
+def combine_all(
+    runs: Mapping[str, Mapping[str, Mapping]], verifier: Judge, decomposer: str, entailer: Judge
+) -> tuple[dict[str, dict], dict[str, str]]:
     """Every response of the decomposer's run under this combination: (records by id, why each
     response that could not be combined could not)."""
     out, skipped = {}, {}
     names = {decomposer, *verifier.sources, *entailer.sources}
     for rid in runs[decomposer]:
-        rec = combine({r: runs[r][rid] for r in names if rid in runs[r]}, verifier, decomposer, entailer)
+        rec = combine(
+            {r: runs[r][rid] for r in names if rid in runs[r]}, verifier, decomposer, entailer
+        )
         if isinstance(rec, str):
             skipped[rid] = rec
         else:

@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 _BARE = re.compile(r"^[A-Za-z0-9_-]+$")
 
@@ -33,13 +34,19 @@ def _value(v: Any) -> str:
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_value(x) for x in v if x is not None) + "]"
     if isinstance(v, Mapping):  # inside a list, or a table of tables' leaves: inline
-        return "{" + ", ".join(f"{_key(k)} = {_value(x)}" for k, x in v.items() if x is not None) + "}"
+        return (
+            "{" + ", ".join(f"{_key(k)} = {_value(x)}" for k, x in v.items() if x is not None) + "}"
+        )
     raise ValueError(f"{type(v).__name__} has no TOML form")
 
 
 def dumps(data: Mapping[str, Any], _prefix: tuple[str, ...] = ()) -> str:
     """TOML text for `data`: its plain values first, then each table under its header."""
-    lines = [f"{_key(k)} = {_value(v)}" for k, v in data.items() if v is not None and not isinstance(v, Mapping)]
+    lines = [
+        f"{_key(k)} = {_value(v)}"
+        for k, v in data.items()
+        if v is not None and not isinstance(v, Mapping)
+    ]
     out = "\n".join(lines) + ("\n" if lines else "")
     for k, v in data.items():
         if isinstance(v, Mapping) and v:

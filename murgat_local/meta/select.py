@@ -17,16 +17,19 @@ every choice made here is.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from ..judges.panel import VOTES, Rule, is_panel, reliability_weight
 from .agreement import evaluate
 from .combine import Judge, combine_all, panel, single
 from .views import ResponseView, from_record
 
-STAT = {"verifiable": ("subtask1", "balanced_accuracy"), "decompose": ("subtask2", "f1"),
-        "entail": ("subtask3", "balanced_accuracy")}
+STAT = {
+    "verifiable": ("subtask1", "balanced_accuracy"),
+    "decompose": ("subtask2", "f1"),
+    "entail": ("subtask3", "balanced_accuracy"),
+}
 # Panels are built from at most this many judges per stage (the best by the subtask): 57 subsets.
 POOL = 6
 # What best.toml takes from the decomposer's run besides the judges: the settings that change a
@@ -36,7 +39,9 @@ POOL = 6
 # are, and how much work a run may do are not copied; they come from the user's own
 # configuration and flags when `murgat score --config best.toml` runs.
 VERDICT_KEYS: dict[str, tuple[str, ...] | None] = {
-    "compat": None, "decontextualize": None, "parse_reasoning": None,
+    "compat": None,
+    "decontextualize": None,
+    "parse_reasoning": None,
     "sampling": ("temperature", "seed"),
     # Not the memory bounds (max_open_videos, max_*_mb) nor audio_seek_after: they change how
     # media is held and decoded, never what a judge is shown.
@@ -56,15 +61,25 @@ def _views(records: Mapping[str, dict]) -> dict[str, ResponseView]:
     return {rid: v for rid, rec in records.items() if (v := from_record(rec)) is not None}
 
 
-def _score(runs: Mapping[str, Run], v: Judge, d: str, e: Judge, truth, resamples: int, seed: int) -> dict:
+def _score(
+    runs: Mapping[str, Run], v: Judge, d: str, e: Judge, truth, resamples: int, seed: int
+) -> dict:
     records = {name: r.records for name, r in runs.items()}
     combined, skipped = combine_all(records, v, d, e)
     result = evaluate(_views(combined), truth, resamples=resamples, seed=seed)
-    facts = [f for rec in combined.values() for s in rec["trace"]["sentences"] for f in s.get("facts") or []]
-    result["combined"] = {"responses": len(combined), "skipped": len(skipped),
-                          "skipped_examples": dict(list(skipped.items())[:5]),
-                          "facts": len(facts),
-                          "facts_judged": sum(1 for f in facts if (f.get("joint") or {}).get("value") is not None)}
+    facts = [
+        f
+        for rec in combined.values()
+        for s in rec["trace"]["sentences"]
+        for f in s.get("facts") or []
+    ]
+    result["combined"] = {
+        "responses": len(combined),
+        "skipped": len(skipped),
+        "skipped_examples": dict(list(skipped.items())[:5]),
+        "facts": len(facts),
+        "facts_judged": sum(1 for f in facts if (f.get("joint") or {}).get("value") is not None),
+    }
     return result
 
 
@@ -97,18 +112,29 @@ def _panels(singles: list[Judge], stat: dict[str, float | None]) -> list[Judge]:
 
 
 def _rank_key(row: dict) -> tuple:
-    return (-(row["value"] if row["value"] is not None else -1.0),
-            -(row["murgat_s_pearson"] if row["murgat_s_pearson"] is not None else -2.0),
-            len(row["members"]), VOTES.index(row["vote"]) if row["vote"] else -1, row["model"])
+    return (
+        -(row["value"] if row["value"] is not None else -1.0),
+        -(row["murgat_s_pearson"] if row["murgat_s_pearson"] is not None else -2.0),
+        len(row["members"]),
+        VOTES.index(row["vote"]) if row["vote"] else -1,
+        row["model"],
+    )
 
 
 def _row(judge: Judge, result: dict, stage: str) -> dict:
     block, key = STAT[stage]
-    return {"model": judge.model, "members": list(judge.members), "runs": list(judge.sources),
-            "vote": judge.rule.vote if judge.rule else None,
-            "weights": dict(judge.rule.weights) if judge.rule and judge.rule.vote == "weighted" else None,
-            "value": result[block].get(key), "n": result[block].get("n", result[block].get("n_sentences")),
-            "murgat_s_pearson": result["murgat_s"].get("pearson")}
+    return {
+        "model": judge.model,
+        "members": list(judge.members),
+        "runs": list(judge.sources),
+        "vote": judge.rule.vote if judge.rule else None,
+        "weights": dict(judge.rule.weights)
+        if judge.rule and judge.rule.vote == "weighted"
+        else None,
+        "value": result[block].get(key),
+        "n": result[block].get("n", result[block].get("n_sentences")),
+        "murgat_s_pearson": result["murgat_s"].get("pearson"),
+    }
 
 
 def _choose(runs: Mapping[str, Run], stage: str, truth) -> tuple[Judge, dict, list[dict]]:
@@ -136,18 +162,35 @@ def _choose(runs: Mapping[str, Run], stage: str, truth) -> tuple[Judge, dict, li
     return best, best_row, [r for r, _ in rows]
 
 
-def select(runs: Mapping[str, Run], truth: Mapping[str, ResponseView], *, resamples: int = 10_000,
-           seed: int = 0) -> dict:
+def select(
+    runs: Mapping[str, Run],
+    truth: Mapping[str, ResponseView],
+    *,
+    resamples: int = 10_000,
+    seed: int = 0,
+) -> dict:
     """Each stage's best judge and the chosen combination measured as a whole (with intervals)."""
     chosen, stages = {}, {}
     for stage in ("verifiable", "decompose", "entail"):
         judge, row, ranked = _choose(runs, stage, truth)
         chosen[stage] = judge
         block, key = STAT[stage]
-        stages[stage] = {**row, "statistic": f"{block}.{key}", "candidates": len(ranked), "ranking": ranked[:10],
-                         "singles": [r for r in ranked if r["vote"] is None]}
-    combination = _score(runs, chosen["verifiable"], chosen["decompose"].home, chosen["entail"], truth,
-                         resamples, seed)
+        stages[stage] = {
+            **row,
+            "statistic": f"{block}.{key}",
+            "candidates": len(ranked),
+            "ranking": ranked[:10],
+            "singles": [r for r in ranked if r["vote"] is None],
+        }
+    combination = _score(
+        runs,
+        chosen["verifiable"],
+        chosen["decompose"].home,
+        chosen["entail"],
+        truth,
+        resamples,
+        seed,
+    )
     return {"stages": stages, "combination": combination, "chosen": chosen}
 
 
@@ -175,13 +218,22 @@ def best_config(runs: Mapping[str, Run], chosen: Mapping[str, Judge]) -> dict:
 
     d = chosen["decompose"]
     out = measured_settings(runs[d.home].config or {})
-    out.update({"judge": d.model, "verifier": chosen["verifiable"].model, "decomposer": d.model,
-                "entailer": chosen["entail"].model})
+    out.update(
+        {
+            "judge": d.model,
+            "verifier": chosen["verifiable"].model,
+            "decomposer": d.model,
+            "entailer": chosen["entail"].model,
+        }
+    )
     panels = {}
     for stage in ("verifiable", "entail"):
         rule = chosen[stage].rule
         if rule is not None:
-            panels[stage] = {"vote": rule.vote, **({"weights": dict(rule.weights)} if rule.vote == "weighted" else {})}
+            panels[stage] = {
+                "vote": rule.vote,
+                **({"weights": dict(rule.weights)} if rule.vote == "weighted" else {}),
+            }
     if panels:
         out["panel"] = panels
     try:

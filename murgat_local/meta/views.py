@@ -7,8 +7,8 @@ Sentences are the default-mode sentences; texts are compared after whitespace no
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from ..inputs.labels import LabelledResponse, read_labels
 from ..metrics.scores import FactScore, SentenceScore, score_response
@@ -51,9 +51,17 @@ def from_record(record: Mapping) -> ResponseView | None:
         verdict = (s.get("verifiable") or {}).get("value")
         facts = None
         if "facts" in s:
-            facts = tuple(FactView(f.get("text", ""), (f.get("joint") or {}).get("value"),
-                                   tuple(f.get("precise") or ())) for f in s["facts"])
-        sentences.append(SentenceView(s.get("text", ""), verdict, len(s.get("citations") or []), facts))
+            facts = tuple(
+                FactView(
+                    f.get("text", ""),
+                    (f.get("joint") or {}).get("value"),
+                    tuple(f.get("precise") or ()),
+                )
+                for f in s["facts"]
+            )
+        sentences.append(
+            SentenceView(s.get("text", ""), verdict, len(s.get("citations") or []), facts)
+        )
     scores = {k: record.get(k) for k in ("coverage", "precision", "recall", "f1", "murgat_s")}
     return ResponseView(str(record.get("id")), tuple(sentences), scores)
 
@@ -78,12 +86,17 @@ def from_labels(labels: LabelledResponse) -> ResponseView:
                 fact_scores.append(FactScore(share, 1.0, f.precise))
         scored.append(SentenceScore(s.verifiable, n > 0, tuple(fact_scores)))
     result = score_response(scored)
-    return ResponseView(labels.id, tuple(views), {k: getattr(result, k) for k in
-                                                   ("coverage", "precision", "recall", "f1", "murgat_s")})
+    return ResponseView(
+        labels.id,
+        tuple(views),
+        {k: getattr(result, k) for k in ("coverage", "precision", "recall", "f1", "murgat_s")},
+    )
 
 
 def label_views(path) -> tuple[dict[str, ResponseView], list[str]]:
     """Every labelled response of a label file as a view, and the reasons of its bad lines."""
     labels, errors = read_labels(path)
-    return ({rid: from_labels(r) for rid, r in labels.items()},
-            [f"{e.source}: {e.reason}" for e in errors])
+    return (
+        {rid: from_labels(r) for rid, r in labels.items()},
+        [f"{e.source}: {e.reason}" for e in errors],
+    )

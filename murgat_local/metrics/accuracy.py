@@ -12,7 +12,7 @@ when it need not (`base`).
 
 from __future__ import annotations
 
-from typing import Hashable, Iterable
+from collections.abc import Hashable, Iterable
 
 WITHOUT, WITH = "base", "cite"  # the strategies the reasoning tax compares
 
@@ -55,8 +55,13 @@ class QaTally:
         self.unanswered += not answered
 
     def result(self) -> dict:
-        return {"accuracy": _ratio(self.correct, self.graded), "graded": self.graded, "correct": self.correct,
-                "unanswered": self.unanswered, "unanswered_rate": _ratio(self.unanswered, self.graded)}
+        return {
+            "accuracy": _ratio(self.correct, self.graded),
+            "graded": self.graded,
+            "correct": self.correct,
+            "unanswered": self.unanswered,
+            "unanswered_rate": _ratio(self.unanswered, self.graded),
+        }
 
 
 def qa_accuracy(outcomes: Iterable[tuple[bool | None, bool]]) -> dict:
@@ -73,7 +78,9 @@ def reasoning_tax(base: float | None, cite: float | None) -> float | None:
     return None if base is None or cite is None else cite - base
 
 
-def reasoning_taxes(accuracies: Iterable[tuple[Hashable, str, float | None]]) -> dict[Hashable, dict]:
+def reasoning_taxes(
+    accuracies: Iterable[tuple[Hashable, str, float | None]],
+) -> dict[Hashable, dict]:
     """Per key (a model, or a model and a benchmark) with both a `base` and a `cite` accuracy:
     {"base", "cite", "tax"}, in the order the keys first appear.
 
@@ -83,5 +90,8 @@ def reasoning_taxes(accuracies: Iterable[tuple[Hashable, str, float | None]]) ->
     by: dict[Hashable, dict[str, float | None]] = {}
     for key, strategy, acc in accuracies:
         by.setdefault(key, {})[strategy] = acc
-    return {key: {"base": a[WITHOUT], "cite": a[WITH], "tax": reasoning_tax(a[WITHOUT], a[WITH])}
-            for key, a in by.items() if WITHOUT in a and WITH in a}
+    return {
+        key: {"base": a[WITHOUT], "cite": a[WITH], "tax": reasoning_tax(a[WITHOUT], a[WITH])}
+        for key, a in by.items()
+        if WITHOUT in a and WITH in a
+    }

@@ -8,8 +8,8 @@ note, never 0 and never NaN.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Hashable, Sequence
 from itertools import permutations
-from typing import Hashable, Sequence
 
 
 def cohen_kappa(pairs: Sequence[tuple[Hashable, Hashable]]) -> dict:

@@ -19,7 +19,7 @@ AUROC is undefined (one label only) is left out of the AUROC interval, counted i
 from __future__ import annotations
 
 import math
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -57,14 +57,21 @@ def reliability(p_yes: Sequence, human: Sequence, n_bins: int = BINS) -> list[di
     count = np.bincount(b, minlength=n_bins)
     sum_p = np.bincount(b, weights=p, minlength=n_bins)
     sum_y = np.bincount(b, weights=y, minlength=n_bins)
-    return [{"low": k / n_bins, "high": (k + 1) / n_bins, "count": int(count[k]),
-             "mean_confidence": float(sum_p[k] / count[k]) if count[k] else None,
-             "observed_frequency": float(sum_y[k] / count[k]) if count[k] else None}
-            for k in range(n_bins)]
+    return [
+        {
+            "low": k / n_bins,
+            "high": (k + 1) / n_bins,
+            "count": int(count[k]),
+            "mean_confidence": float(sum_p[k] / count[k]) if count[k] else None,
+            "observed_frequency": float(sum_y[k] / count[k]) if count[k] else None,
+        }
+        for k in range(n_bins)
+    ]
 
 
 # Statistics over rows of resampled pair indices `idx` (b, n) -> (b,): every one also serves the
 # point estimate (idx = one row of 0..n-1).
+
 
 def _ece_rows(p: np.ndarray, y: np.ndarray, n_bins: int) -> Callable[[np.ndarray], np.ndarray]:
     bins = bin_index(p, n_bins)
@@ -72,8 +79,9 @@ def _ece_rows(p: np.ndarray, y: np.ndarray, n_bins: int) -> Callable[[np.ndarray
     def ece(idx: np.ndarray) -> np.ndarray:
         rows, n = idx.shape
         key = (np.arange(rows)[:, None] * n_bins + bins[idx]).ravel()
-        gap = (np.bincount(key, weights=p[idx].ravel(), minlength=rows * n_bins)
-               - np.bincount(key, weights=y[idx].ravel(), minlength=rows * n_bins))
+        gap = np.bincount(key, weights=p[idx].ravel(), minlength=rows * n_bins) - np.bincount(
+            key, weights=y[idx].ravel(), minlength=rows * n_bins
+        )
         return np.abs(gap).reshape(rows, n_bins).sum(axis=1) / n
 
     return ece
@@ -102,8 +110,14 @@ def _auroc_rows(p: np.ndarray, y: np.ndarray) -> Callable[[np.ndarray], np.ndarr
     return auroc
 
 
-def bootstrap_rows(n: int, statistic: Callable[[np.ndarray], np.ndarray], *, n_resamples: int = RESAMPLES,
-                   confidence_level: float = CONFIDENCE, seed: int = SEED) -> tuple[list[float] | None, int]:
+def bootstrap_rows(
+    n: int,
+    statistic: Callable[[np.ndarray], np.ndarray],
+    *,
+    n_resamples: int = RESAMPLES,
+    confidence_level: float = CONFIDENCE,
+    seed: int = SEED,
+) -> tuple[list[float] | None, int]:
     """Percentile bootstrap interval of `statistic` over resampled indices of n paired values,
     drawn as `stats.mean_ci` draws them (scipy's paired bootstrap). Returns (interval or None,
     resamples left out because the statistic is NaN there)."""
@@ -112,7 +126,7 @@ def bootstrap_rows(n: int, statistic: Callable[[np.ndarray], np.ndarray], *, n_r
     step = batch_size(n, n_resamples)
     for k in range(0, n_resamples, step):
         b = min(step, n_resamples - k)
-        values[k:k + b] = statistic(rng.integers(0, n, (b, n)))
+        values[k : k + b] = statistic(rng.integers(0, n, (b, n)))
     defined = np.sort(values[~np.isnan(values)])
     left_out = n_resamples - defined.size
     if defined.size < 2:
@@ -122,15 +136,32 @@ def bootstrap_rows(n: int, statistic: Callable[[np.ndarray], np.ndarray], *, n_r
     return ([low, high] if math.isfinite(low) and math.isfinite(high) else None), left_out
 
 
-def calibration(p_yes: Sequence, human: Sequence, *, n_bins: int = BINS, n_resamples: int = RESAMPLES,
-                confidence_level: float = CONFIDENCE, seed: int = SEED) -> dict:
+def calibration(
+    p_yes: Sequence,
+    human: Sequence,
+    *,
+    n_bins: int = BINS,
+    n_resamples: int = RESAMPLES,
+    confidence_level: float = CONFIDENCE,
+    seed: int = SEED,
+) -> dict:
     """Calibration of one yes/no stage: `n`, `n_yes`, `ece`, `brier`, `auroc`, each with
     `<name>_ci` ([low, high] or None), `bins` (the reliability diagram, see `reliability`) and
     `notes` ({name: why a value or an interval is missing}). No pairs: every value None."""
     p, y = labelled_pairs(p_yes, human)
     n, n_yes = int(p.size), int(y.sum())
-    out: dict = {"n": n, "n_yes": n_yes, "ece": None, "ece_ci": None, "brier": None, "brier_ci": None,
-                 "auroc": None, "auroc_ci": None, "bins": reliability(p, y, n_bins), "notes": {}}
+    out: dict = {
+        "n": n,
+        "n_yes": n_yes,
+        "ece": None,
+        "ece_ci": None,
+        "brier": None,
+        "brier_ci": None,
+        "auroc": None,
+        "auroc_ci": None,
+        "bins": reliability(p, y, n_bins),
+        "notes": {},
+    }
     notes = out["notes"]
     if n == 0:
         notes.update(ece="no labelled pairs", brier="no labelled pairs", auroc="no labelled pairs")
@@ -140,7 +171,9 @@ def calibration(p_yes: Sequence, human: Sequence, *, n_bins: int = BINS, n_resam
     for name, statistic in stats.items():
         value = float(statistic(whole)[0])
         if math.isnan(value):
-            notes[name] = f"undefined: the human labels are all {'YES' if n_yes else 'NO'} (AUROC needs both)"
+            notes[name] = (
+                f"undefined: the human labels are all {'YES' if n_yes else 'NO'} (AUROC needs both)"
+            )
             continue
         out[name] = value
         if n_resamples <= 0:
@@ -148,10 +181,12 @@ def calibration(p_yes: Sequence, human: Sequence, *, n_bins: int = BINS, n_resam
         elif n == 1:
             notes[name] = "one pair: an interval needs at least two"
         else:
-            ci, left_out = bootstrap_rows(n, statistic, n_resamples=n_resamples,
-                                          confidence_level=confidence_level, seed=seed)
+            ci, left_out = bootstrap_rows(
+                n, statistic, n_resamples=n_resamples, confidence_level=confidence_level, seed=seed
+            )
             out[f"{name}_ci"] = ci
             if left_out:
-                notes[name] = (f"{left_out} of {n_resamples} resamples have one label only: "
-                               + ("the interval is over the others" if ci else "no interval"))
+                notes[name] = f"{left_out} of {n_resamples} resamples have one label only: " + (
+                    "the interval is over the others" if ci else "no interval"
+                )
     return out

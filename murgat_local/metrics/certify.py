@@ -22,7 +22,7 @@ sets, the risk at t is at most 1 - target:
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -33,8 +33,9 @@ ALPHA = 0.1
 THRESHOLDS = tuple([round(0.5 + k / 100, 2) for k in range(50)] + [0.995, 0.999])
 
 
-def clopper_pearson(k: int, n: int, *, confidence_level: float = 0.95, alternative: str = "two-sided"
-                    ) -> tuple[float, float]:
+def clopper_pearson(
+    k: int, n: int, *, confidence_level: float = 0.95, alternative: str = "two-sided"
+) -> tuple[float, float]:
     """Exact (Clopper-Pearson) interval of a binomial proportion, k successes in n trials (n >= 1),
     as `scipy.stats.binomtest(k, n, alternative=...).proportion_ci(method="exact")` gives it:
     `alternative` "less" gives the one-sided upper bound (0, u), "greater" (l, 1)."""
@@ -50,8 +51,9 @@ def clopper_pearson(k: int, n: int, *, confidence_level: float = 0.95, alternati
     return low, high
 
 
-def verdict_counts(p_yes: np.ndarray, human: np.ndarray, thresholds: Sequence[float]
-                   ) -> tuple[np.ndarray, np.ndarray]:
+def verdict_counts(
+    p_yes: np.ndarray, human: np.ndarray, thresholds: Sequence[float]
+) -> tuple[np.ndarray, np.ndarray]:
     """Per threshold: verdicts kept (confidence >= t) and kept verdicts that disagree with the
     label. `p_yes` and `human` may carry leading axes (one row per calibration set)."""
     p = np.asarray(p_yes, np.float64)
@@ -62,8 +64,14 @@ def verdict_counts(p_yes: np.ndarray, human: np.ndarray, thresholds: Sequence[fl
     return kept.sum(axis=-1), (kept & wrong[..., None, :]).sum(axis=-1)
 
 
-def fixed_sequence(kept: np.ndarray, wrong: np.ndarray, thresholds: Sequence[float], *, target: float = TARGET,
-                   alpha: float = ALPHA) -> tuple[np.ndarray, np.ndarray]:
+def fixed_sequence(
+    kept: np.ndarray,
+    wrong: np.ndarray,
+    thresholds: Sequence[float],
+    *,
+    target: float = TARGET,
+    alpha: float = ALPHA,
+) -> tuple[np.ndarray, np.ndarray]:
     """The fixed-sequence test over `thresholds` (any order; tested strictest first) given their
     counts (last axis: thresholds). Returns (index of the certified threshold or -1 per row,
     p-values, NaN where untestable)."""
@@ -72,7 +80,7 @@ def fixed_sequence(kept: np.ndarray, wrong: np.ndarray, thresholds: Sequence[flo
     t = np.asarray(thresholds, np.float64)
     order = np.argsort(-t, kind="stable")
     kept, wrong = np.asarray(kept)[..., order], np.asarray(wrong)[..., order]
-    testable = target ** kept <= alpha
+    testable = target**kept <= alpha
     pvalue = np.where(testable, binom.cdf(wrong, np.maximum(kept, 1), 1 - target), np.nan)
     failed = testable & (pvalue > alpha)
     passed = testable & ~failed
@@ -86,8 +94,14 @@ def fixed_sequence(kept: np.ndarray, wrong: np.ndarray, thresholds: Sequence[flo
     return certified, pvalues
 
 
-def certify(p_yes: Sequence, human: Sequence, *, target: float = TARGET, alpha: float = ALPHA,
-            thresholds: Sequence[float] = THRESHOLDS) -> dict:
+def certify(
+    p_yes: Sequence,
+    human: Sequence,
+    *,
+    target: float = TARGET,
+    alpha: float = ALPHA,
+    thresholds: Sequence[float] = THRESHOLDS,
+) -> dict:
     """The certified confidence threshold of one yes/no stage on a calibration set (p_yes, human
     label; pairs with None left out).
 
@@ -101,8 +115,18 @@ def certify(p_yes: Sequence, human: Sequence, *, target: float = TARGET, alpha: 
         raise ValueError(f"target and alpha must lie in (0, 1), got {target}, {alpha}")
     p, y = labelled_pairs(p_yes, human)
     n = int(p.size)
-    out = {"threshold": None, "target": target, "alpha": alpha, "n": n, "coverage": 0.0, "kept": 0,
-           "agreement": None, "risk_upper": None, "tests": [], "note": None}
+    out = {
+        "threshold": None,
+        "target": target,
+        "alpha": alpha,
+        "n": n,
+        "coverage": 0.0,
+        "kept": 0,
+        "agreement": None,
+        "risk_upper": None,
+        "tests": [],
+        "note": None,
+    }
     if n == 0:
         out["note"] = "no labelled pairs: nothing certified, every verdict escalated"
         return out
@@ -120,14 +144,29 @@ def certify(p_yes: Sequence, human: Sequence, *, target: float = TARGET, alpha: 
             result = "rejected"
         else:
             result, stopped = "failed", True
-        out["tests"].append({"threshold": float(thresholds[i]), "kept": int(kept[i]), "disagree": int(wrong[i]),
-                             "p_value": None if math.isnan(pv) else float(pv), "result": result})
+        out["tests"].append(
+            {
+                "threshold": float(thresholds[i]),
+                "kept": int(kept[i]),
+                "disagree": int(wrong[i]),
+                "p_value": None if math.isnan(pv) else float(pv),
+                "result": result,
+            }
+        )
     if best < 0:
-        reason = ("no threshold keeps enough verdicts to test" if not stopped
-                  else "the strictest testable threshold failed")
+        reason = (
+            "no threshold keeps enough verdicts to test"
+            if not stopped
+            else "the strictest testable threshold failed"
+        )
         out["note"] = f"nothing certified ({reason}): every verdict escalated"
         return out
     k, m = int(wrong[best]), int(kept[best])
-    out.update(threshold=float(thresholds[best]), coverage=m / n, kept=m, agreement=1 - k / m,
-               risk_upper=clopper_pearson(k, m, confidence_level=1 - alpha, alternative="less")[1])
+    out.update(
+        threshold=float(thresholds[best]),
+        coverage=m / n,
+        kept=m,
+        agreement=1 - k / m,
+        risk_upper=clopper_pearson(k, m, confidence_level=1 - alpha, alternative="less")[1],
+    )
     return out

@@ -10,8 +10,8 @@ read from run A's record.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
 
 from .groups import NO_VALUE, group_values
 from .stats import CONFIDENCE, PERMUTATION, RESAMPLES, SEED, method, paired_difference
@@ -34,7 +34,9 @@ class RunRecords:
     group_by: tuple[str, ...] = ()
     records: int = 0
     scored: dict[str, tuple] = field(default_factory=dict)
-    groups: dict[str, tuple[tuple[str, ...], ...]] = field(default_factory=dict)  # per scored id, per field
+    groups: dict[str, tuple[tuple[str, ...], ...]] = field(
+        default_factory=dict
+    )  # per scored id, per field
     errored: set[str] = field(default_factory=set)
     answer_checked: int = 0  # scored records that carry an answer check
 
@@ -55,7 +57,7 @@ class RunRecords:
             self.errored.add(rid)
 
     @classmethod
-    def of(cls, records: Iterable[Mapping], group_by: Iterable[str] = ()) -> "RunRecords":
+    def of(cls, records: Iterable[Mapping], group_by: Iterable[str] = ()) -> RunRecords:
         run = cls(tuple(dict.fromkeys(group_by)))
         for r in records:
             run.add(r)
@@ -71,8 +73,10 @@ def _differences(a: RunRecords, b: RunRecords, ids: list[str], options: dict) ->
         res = paired_difference(vb, va, **options)
         res["mean_a"], res["mean_b"] = res["mean_b"], res["mean_a"]  # computed as B - A
         if m == "accuracy" and res["n"] == 0:
-            res["note"] = ("no matched response has an answer check (`correct`: a gold answer and an answer "
-                           "read from the response) in both runs")
+            res["note"] = (
+                "no matched response has an answer check (`correct`: a gold answer and an answer "
+                "read from the response) in both runs"
+            )
         metrics[m] = res
     return metrics
 
@@ -85,13 +89,21 @@ def _by_group(a: RunRecords, b: RunRecords, matched: list[str], options: dict) -
         for i in matched:
             for v in a.groups[i][k]:
                 members.setdefault(v, []).append(i)
-        out[name] = {v: {"matched": len(ids), "metrics": _differences(a, b, ids, options)}
-                     for v, ids in sorted(members.items(), key=lambda kv: (kv[0] == NO_VALUE, kv[0]))}
+        out[name] = {
+            v: {"matched": len(ids), "metrics": _differences(a, b, ids, options)}
+            for v, ids in sorted(members.items(), key=lambda kv: (kv[0] == NO_VALUE, kv[0]))
+        }
     return out
 
 
-def compare_runs(a: RunRecords, b: RunRecords, *, n_resamples: int = RESAMPLES,
-                 confidence_level: float = CONFIDENCE, seed: int = SEED) -> dict:
+def compare_runs(
+    a: RunRecords,
+    b: RunRecords,
+    *,
+    n_resamples: int = RESAMPLES,
+    confidence_level: float = CONFIDENCE,
+    seed: int = SEED,
+) -> dict:
     """The comparison report: counts of matched and unmatched ids, and per metric the paired
     difference B - A (`n`, `mean_a`, `mean_b`, `difference`, `ci`, `p_value`, `note`); with
     A's `group_by`, `by_group[FIELD][VALUE]` holds each group's `matched` and `metrics`."""
@@ -103,7 +115,9 @@ def compare_runs(a: RunRecords, b: RunRecords, *, n_resamples: int = RESAMPLES,
         "only_b": len(ids_b - ids_a),
         "errored_a": len(a.errored),
         "errored_b": len(b.errored),
-        "errored_either": len((ids_a & ids_b) & (a.errored | b.errored)),  # ids both hold, one or both erred
+        "errored_either": len(
+            (ids_a & ids_b) & (a.errored | b.errored)
+        ),  # ids both hold, one or both erred
         "scored_by_one_run": len(set(a.scored) ^ set(b.scored)),
     }
     options = {"n_resamples": n_resamples, "confidence_level": confidence_level, "seed": seed}
@@ -112,11 +126,16 @@ def compare_runs(a: RunRecords, b: RunRecords, *, n_resamples: int = RESAMPLES,
         "counts": counts,
         "records": {"a": a.records, "b": b.records},
         "metrics": _differences(a, b, matched, options),
-        "method": {**method(n_resamples, confidence_level, seed), "p_value": PERMUTATION,
-                   "pairs": "responses scored (status ok) by both runs, matched by id; per metric "
-                            "the pairs where both values are known"},
+        "method": {
+            **method(n_resamples, confidence_level, seed),
+            "p_value": PERMUTATION,
+            "pairs": "responses scored (status ok) by both runs, matched by id; per metric "
+            "the pairs where both values are known",
+        },
     }
     if a.group_by:
         report["by_group"] = _by_group(a, b, matched, options)
-        report["method"]["groups"] = "each pair in the groups of run A's record (`(none)`: no value)"
+        report["method"]["groups"] = (
+            "each pair in the groups of run A's record (`(none)`: no value)"
+        )
     return report

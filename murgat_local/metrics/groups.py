@@ -10,7 +10,8 @@ null, empty) is in the group `(none)`, so every record is counted under every fi
 
 from __future__ import annotations
 
-from typing import Callable, Generic, Iterable, Mapping, Protocol, TypeVar
+from collections.abc import Callable, Iterable, Mapping
+from typing import Generic, Protocol, TypeVar
 
 NO_VALUE = "(none)"
 # Fields every record may carry at its top level, grouped on when `categories` lacks them.

@@ -10,7 +10,7 @@ complete responses, and `add_intervals` writes `<metric>_ci` next to each mean o
 from __future__ import annotations
 
 from array import array
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 
@@ -61,21 +61,30 @@ class IntervalValues:
         self.by_group.add(r)
 
     @classmethod
-    def of(cls, records: Iterable[Mapping], group_by: Iterable[str] = ()) -> "IntervalValues":
+    def of(cls, records: Iterable[Mapping], group_by: Iterable[str] = ()) -> IntervalValues:
         values = cls(group_by)
         for r in records:
             values.add(r)
         return values
 
 
-def _section(section: dict, values: Mapping[str, array], metrics: Iterable[str], reuse: dict | None,
-             **options) -> dict:
+def _section(
+    section: dict,
+    values: Mapping[str, array],
+    metrics: Iterable[str],
+    reuse: dict | None,
+    **options,
+) -> dict:
     """Add `<metric>_ci` (and `ci_notes`) to one section; returns the results by metric."""
     results = {}
     for m in metrics:
         if m not in section:
             continue
-        res = reuse[m] if reuse and m in reuse else mean_ci(np.frombuffer(values[m], np.float64), **options)
+        res = (
+            reuse[m]
+            if reuse and m in reuse
+            else mean_ci(np.frombuffer(values[m], np.float64), **options)
+        )
         results[m] = res
         section[f"{m}_ci"] = res["ci"]
     section["ci_notes"] = {m: r["note"] for m, r in results.items() if r["note"]}
@@ -90,13 +99,22 @@ def _group(section: dict, group: _Group, **options) -> None:
         _section(section["complete_only"], group.complete, METRICS, reuse, **options)
 
 
-def add_intervals(summary: dict, values: IntervalValues, *, n_resamples: int = RESAMPLES,
-                  confidence_level: float = CONFIDENCE, seed: int = SEED) -> dict:
+def add_intervals(
+    summary: dict,
+    values: IntervalValues,
+    *,
+    n_resamples: int = RESAMPLES,
+    confidence_level: float = CONFIDENCE,
+    seed: int = SEED,
+) -> dict:
     """Add `<metric>_ci: [low, high]` (None with a `ci_notes` entry when undefined) next to every
     mean of `summary` (overall, `complete_only`, each `by_model` and `by_group` entry and its
     `complete_only`), and a `ci` block saying how. `n_resamples` 0 adds only the `ci` block (disabled)."""
     if n_resamples <= 0:
-        summary["ci"] = {**method(0, confidence_level, seed), "note": "intervals disabled (0 resamples)"}
+        summary["ci"] = {
+            **method(0, confidence_level, seed),
+            "note": "intervals disabled (0 resamples)",
+        }
         return summary
     options = {"n_resamples": n_resamples, "confidence_level": confidence_level, "seed": seed}
     _group(summary, values.overall, **options)

@@ -19,8 +19,8 @@ population for the three); an interval needs two values (with N - n = 0, lambda 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from statistics import NormalDist
-from typing import Sequence
 
 import numpy as np
 
@@ -31,19 +31,23 @@ def _z(confidence_level: float) -> float:
     return NormalDist().inv_cdf(0.5 + confidence_level / 2)
 
 
-def ppi_rows(y: np.ndarray, f_labelled: np.ndarray, f_unlabelled: np.ndarray) -> tuple[np.ndarray, ...]:
+def ppi_rows(
+    y: np.ndarray, f_labelled: np.ndarray, f_unlabelled: np.ndarray
+) -> tuple[np.ndarray, ...]:
     """PPI++ along the last axis (leading axes: independent samples, for simulations).
     Returns (theta, se, lambda); n >= 2 labelled and N - n >= 1 others."""
     n, m = y.shape[-1], f_unlabelled.shape[-1]
     f_all = np.concatenate([f_labelled, f_unlabelled], axis=-1)
     var_f = np.var(f_all, axis=-1, ddof=1)
-    cov = ((y - y.mean(-1, keepdims=True)) * (f_labelled - f_labelled.mean(-1, keepdims=True))).sum(-1) / (n - 1)
+    cov = ((y - y.mean(-1, keepdims=True)) * (f_labelled - f_labelled.mean(-1, keepdims=True))).sum(
+        -1
+    ) / (n - 1)
     with np.errstate(invalid="ignore", divide="ignore"):
         lam = np.where(var_f > 0, cov / ((1 + n / m) * np.where(var_f > 0, var_f, 1)), 0.0)
     lam = np.clip(lam, 0.0, 1.0)
     theta = y.mean(-1) + lam * (f_unlabelled.mean(-1) - f_labelled.mean(-1))
     rectifier = y - lam[..., None] * f_labelled
-    se = np.sqrt(np.var(rectifier, axis=-1, ddof=1) / n + lam ** 2 * var_f / m)
+    se = np.sqrt(np.var(rectifier, axis=-1, ddof=1) / n + lam**2 * var_f / m)
     return theta, se, lam
 
 
@@ -60,7 +64,9 @@ def _normal(values: np.ndarray, z: float) -> dict:
     return out
 
 
-def corrected_mean(judge: Sequence, human: Sequence, *, confidence_level: float = CONFIDENCE) -> dict:
+def corrected_mean(
+    judge: Sequence, human: Sequence, *, confidence_level: float = CONFIDENCE
+) -> dict:
     """The judge-only, human-only and PPI++ means of one metric, each with its normal interval.
 
     `judge` and `human` are aligned per response; `human` is None where no person scored it.
@@ -80,10 +86,20 @@ def corrected_mean(judge: Sequence, human: Sequence, *, confidence_level: float 
     ppi = {**_normal(y, z), "n_unlabelled": int(f_u.size), "lambda": None}
     if y.size >= 2 and f_u.size:
         theta, se, lam = ppi_rows(y, f_l, f_u)
-        ppi.update({"mean": float(theta), "ci": [float(theta - z * se), float(theta + z * se)],
-                    "lambda": float(lam)})
+        ppi.update(
+            {
+                "mean": float(theta),
+                "ci": [float(theta - z * se), float(theta + z * se)],
+                "lambda": float(lam),
+            }
+        )
     elif y.size:  # lambda cannot be tuned, or there is nothing to correct with: the human mean
         ppi["lambda"] = 0.0
         ppi["note"] = ppi["note"] or "every scored response is labelled: the human-only mean"
-    return {"judge_only": _normal(f, z), "human_only": _normal(y, z), "ppi": ppi, "left_out": left_out,
-            "confidence_level": confidence_level}
+    return {
+        "judge_only": _normal(f, z),
+        "human_only": _normal(y, z),
+        "ppi": ppi,
+        "left_out": left_out,
+        "confidence_level": confidence_level,
+    }

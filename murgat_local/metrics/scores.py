@@ -15,10 +15,10 @@ recall = means over the response's scored facts, F1 their harmonic mean, MURGAT-
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from statistics import mean
-from typing import Iterable, Mapping, Sequence
 
 from ..inputs.responses import QUESTION_TYPES
 from .accuracy import QaTally
@@ -126,7 +126,9 @@ class SentenceScore:
     verifiable: bool | None  # None: the verifiability verdict did not parse
     cited: bool
     facts: tuple[FactScore, ...] = ()
-    unscored: str | None = None  # why this sentence's facts are unknown (e.g. decomposition unparsed)
+    unscored: str | None = (
+        None  # why this sentence's facts are unknown (e.g. decomposition unparsed)
+    )
 
     @property
     def why_unscored(self) -> str | None:
@@ -196,19 +198,25 @@ def score_response(sentences: Sequence[SentenceScore], *, reference: bool = Fals
     if not verifiable:
         if reference:
             return ResponseScore(0.0, 0.0, 0.0, 0.0, 0.0, counts, scored_fraction=fraction)
-        note = "no verifiable sentence" if not counts["unjudged_sentences"] else \
-            "no sentence known to be verifiable (some verifiability verdicts are missing)"
+        note = (
+            "no verifiable sentence"
+            if not counts["unjudged_sentences"]
+            else "no sentence known to be verifiable (some verifiability verdicts are missing)"
+        )
         return ResponseScore(None, None, None, None, None, counts, note, fraction)
     coverage = len(cited) / len(verifiable)
     if cited and not scored and (facts or any(s.unscored for s in cited)) and not reference:
         # Cited facts exist but no verdict could be had for any: the attribution is unknown,
         # not zero.
-        return ResponseScore(coverage, None, None, None, None, counts, "no cited fact could be scored", fraction)
+        return ResponseScore(
+            coverage, None, None, None, None, counts, "no cited fact could be scored", fraction
+        )
     precision = mean(f.precision for f in scored) if scored else 0.0
     recall = mean(f.recall for f in scored) if scored else 0.0
     score_f1 = f1(precision, recall)
-    return ResponseScore(coverage, precision, recall, score_f1, coverage * score_f1, counts,
-                         scored_fraction=fraction)
+    return ResponseScore(
+        coverage, precision, recall, score_f1, coverage * score_f1, counts, scored_fraction=fraction
+    )
 
 
 METRICS = ("coverage", "precision", "recall", "f1", "murgat_s")
@@ -269,18 +277,28 @@ class Summary:
         self.undefined += r.get("murgat_s") is None
         if r.get("correct") is not None:  # the record's answer check: `accuracy.graded_correct`
             said = r.get("answer")  # unanswered when the record says no answer was read
-            self.qa.add(r["correct"], not isinstance(said, Mapping) or said.get("predicted") is not None)
+            self.qa.add(
+                r["correct"], not isinstance(said, Mapping) or said.get("predicted") is not None
+            )
             kind = r.get("question_type") or QUESTION_TYPES[0]
-            kind = kind if isinstance(kind, str) else str(kind)  # a hand-edited record stays countable
+            kind = (
+                kind if isinstance(kind, str) else str(kind)
+            )  # a hand-edited record stays countable
             self.graded_kinds[kind] = self.graded_kinds.get(kind, 0) + 1
 
     def result(self) -> dict:
-        summary: dict = {"responses": self.responses, "scored": self.scored, "errors": self.responses - self.scored}
+        summary: dict = {
+            "responses": self.responses,
+            "scored": self.scored,
+            "errors": self.responses - self.scored,
+        }
         summary.update({m: self.means[m].value() for m in METRICS})
         summary["undefined"] = self.undefined
         summary["partial"] = self.scored - self.complete
-        summary["complete_only"] = {"responses": self.complete,
-                                    **{m: self.complete_means[m].value() for m in METRICS}}
+        summary["complete_only"] = {
+            "responses": self.complete,
+            **{m: self.complete_means[m].value() for m in METRICS},
+        }
         qa = self.qa.result()
         summary["qa_accuracy"] = qa["accuracy"]
         summary["unanswered"], summary["unanswered_rate"] = qa["unanswered"], qa["unanswered_rate"]

@@ -40,8 +40,8 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -53,14 +53,22 @@ SCIPY_PERMUTATION_LIMIT = 5 * 10**7  # n * n_resamples up to which scipy draws t
 KINDS = ("pearson", "spearman", "kendall")
 
 
-PERMUTATION = ("two-sided paired permutation test of the mean difference (sign flips; "
-               "scipy.stats.permutation_test, permutation_type='samples')")
+PERMUTATION = (
+    "two-sided paired permutation test of the mean difference (sign flips; "
+    "scipy.stats.permutation_test, permutation_type='samples')"
+)
 
 
-def method(n_resamples: int = RESAMPLES, confidence_level: float = CONFIDENCE, seed: int = SEED) -> dict:
+def method(
+    n_resamples: int = RESAMPLES, confidence_level: float = CONFIDENCE, seed: int = SEED
+) -> dict:
     """How the intervals are computed, for a summary or a report."""
-    return {"method": "percentile bootstrap over responses (scipy.stats.bootstrap, paired for two samples)",
-            "confidence_level": confidence_level, "resamples": n_resamples, "seed": seed}
+    return {
+        "method": "percentile bootstrap over responses (scipy.stats.bootstrap, paired for two samples)",
+        "confidence_level": confidence_level,
+        "resamples": n_resamples,
+        "seed": seed,
+    }
 
 
 def batch_size(n: int, n_resamples: int) -> int:
@@ -112,18 +120,38 @@ def _quiet() -> Iterator[None]:
         yield
 
 
-def _bootstrap(data: tuple, statistic, *, n_resamples: int, confidence_level: float, seed: int,
-               vectorized: bool = True):
+def _bootstrap(
+    data: tuple,
+    statistic,
+    *,
+    n_resamples: int,
+    confidence_level: float,
+    seed: int,
+    vectorized: bool = True,
+):
     """`scipy.stats.bootstrap` as every helper here calls it."""
     n = len(data[0])
     with _quiet():
-        return _stats().bootstrap(data, statistic, n_resamples=n_resamples, confidence_level=confidence_level,
-                               method="percentile", vectorized=vectorized, paired=len(data) > 1,
-                               batch=batch_size(n, n_resamples), rng=np.random.default_rng(seed))
+        return _stats().bootstrap(
+            data,
+            statistic,
+            n_resamples=n_resamples,
+            confidence_level=confidence_level,
+            method="percentile",
+            vectorized=vectorized,
+            paired=len(data) > 1,
+            batch=batch_size(n, n_resamples),
+            rng=np.random.default_rng(seed),
+        )
 
 
-def mean_ci(values: Iterable, *, n_resamples: int = RESAMPLES, confidence_level: float = CONFIDENCE,
-            seed: int = SEED) -> dict:
+def mean_ci(
+    values: Iterable,
+    *,
+    n_resamples: int = RESAMPLES,
+    confidence_level: float = CONFIDENCE,
+    seed: int = SEED,
+) -> dict:
     """The mean of `values` (None and NaN left out) and its percentile bootstrap interval.
 
     Returns {"n", "mean", "ci": [low, high] or None, "note"}. No values: mean None. One value,
@@ -149,7 +177,9 @@ def mean_ci(values: Iterable, *, n_resamples: int = RESAMPLES, confidence_level:
     return out
 
 
-def _mean_bootstrap(x: np.ndarray, n_resamples: int, confidence_level: float, seed: int) -> tuple[float, float]:
+def _mean_bootstrap(
+    x: np.ndarray, n_resamples: int, confidence_level: float, seed: int
+) -> tuple[float, float]:
     """The percentile interval `scipy.stats.bootstrap((x,), np.mean, method="percentile",
     rng=np.random.default_rng(seed))` gives, computed the same way without scipy."""
     rng = np.random.default_rng(seed)
@@ -158,7 +188,7 @@ def _mean_bootstrap(x: np.ndarray, n_resamples: int, confidence_level: float, se
     step = batch_size(n, n_resamples)
     for k in range(0, n_resamples, step):
         b = min(step, n_resamples - k)
-        means[k:k + b] = np.mean(x[rng.integers(0, n, (b, n))], axis=-1)
+        means[k : k + b] = np.mean(x[rng.integers(0, n, (b, n))], axis=-1)
     means.sort()
     alpha = (1 - confidence_level) / 2
     return _quantile(means, alpha), _quantile(means, 1 - alpha)
@@ -199,17 +229,30 @@ def _signflip_pvalue(d: np.ndarray, n_resamples: int, seed: int) -> float:
 def permutation_pvalue(d: np.ndarray, *, n_resamples: int = RESAMPLES, seed: int = SEED) -> float:
     """Two-sided paired permutation p-value of mean(d) (d: within-pair differences)."""
     n = int(d.size)
-    if n * n_resamples <= SCIPY_PERMUTATION_LIMIT or 2**min(n, 64) <= n_resamples:
+    if n * n_resamples <= SCIPY_PERMUTATION_LIMIT or 2 ** min(n, 64) <= n_resamples:
         with _quiet():
-            res = _stats().permutation_test((d,), np.mean, permutation_type="samples", vectorized=True,
-                                         n_resamples=n_resamples, batch=batch_size(n, n_resamples),
-                                         alternative="two-sided", rng=np.random.default_rng(seed))
+            res = _stats().permutation_test(
+                (d,),
+                np.mean,
+                permutation_type="samples",
+                vectorized=True,
+                n_resamples=n_resamples,
+                batch=batch_size(n, n_resamples),
+                alternative="two-sided",
+                rng=np.random.default_rng(seed),
+            )
         return float(res.pvalue)
     return _signflip_pvalue(d, n_resamples, seed)
 
 
-def paired_difference(a: Sequence, b: Sequence, *, n_resamples: int = RESAMPLES,
-                      confidence_level: float = CONFIDENCE, seed: int = SEED) -> dict:
+def paired_difference(
+    a: Sequence,
+    b: Sequence,
+    *,
+    n_resamples: int = RESAMPLES,
+    confidence_level: float = CONFIDENCE,
+    seed: int = SEED,
+) -> dict:
     """Mean of a - b over the pairs where both are known, its paired bootstrap interval and the
     paired permutation p-value.
 
@@ -221,8 +264,15 @@ def paired_difference(a: Sequence, b: Sequence, *, n_resamples: int = RESAMPLES,
     d = x - y
     n = int(d.size)
     ci = mean_ci(d, n_resamples=n_resamples, confidence_level=confidence_level, seed=seed)
-    out = {"n": n, "mean_a": float(np.mean(x)) if n else None, "mean_b": float(np.mean(y)) if n else None,
-           "difference": ci["mean"], "ci": ci["ci"], "p_value": None, "note": None}
+    out = {
+        "n": n,
+        "mean_a": float(np.mean(x)) if n else None,
+        "mean_b": float(np.mean(y)) if n else None,
+        "difference": ci["mean"],
+        "ci": ci["ci"],
+        "p_value": None,
+        "note": None,
+    }
     if n == 0:
         out["note"] = "no pair has both values"
         return out
@@ -264,11 +314,23 @@ def _kendall(x: np.ndarray, y: np.ndarray) -> float:
 
 
 _POINT = {"pearson": "pearsonr", "spearman": "spearmanr", "kendall": "kendalltau"}
-_RESAMPLED = {"pearson": (_pearson_rows, True), "spearman": (_spearman_rows, True), "kendall": (_kendall, False)}
+_RESAMPLED = {
+    "pearson": (_pearson_rows, True),
+    "spearman": (_spearman_rows, True),
+    "kendall": (_kendall, False),
+}
 
 
-def correlation(x: Sequence, y: Sequence, kind: str = "pearson", *, ci: bool = True,
-                n_resamples: int = RESAMPLES, confidence_level: float = CONFIDENCE, seed: int = SEED) -> dict:
+def correlation(
+    x: Sequence,
+    y: Sequence,
+    kind: str = "pearson",
+    *,
+    ci: bool = True,
+    n_resamples: int = RESAMPLES,
+    confidence_level: float = CONFIDENCE,
+    seed: int = SEED,
+) -> dict:
     """Pearson, Spearman or Kendall (tau-b) correlation of the pairs where both values are known.
 
     Returns {"kind", "n", "value", "p_value", "ci", "note"}: value and p-value from scipy;
@@ -299,8 +361,14 @@ def correlation(x: Sequence, y: Sequence, kind: str = "pearson", *, ci: bool = T
     notes = [] if out["p_value"] is not None else ["the p-value is undefined"]
     if ci and n_resamples > 0:
         statistic, vectorized = _RESAMPLED[kind]
-        boot = _bootstrap((x, y), statistic, n_resamples=n_resamples, confidence_level=confidence_level,
-                          seed=seed, vectorized=vectorized)
+        boot = _bootstrap(
+            (x, y),
+            statistic,
+            n_resamples=n_resamples,
+            confidence_level=confidence_level,
+            seed=seed,
+            vectorized=vectorized,
+        )
         out["ci"] = _interval(boot.confidence_interval.low, boot.confidence_interval.high)
         if out["ci"] is None:  # some resamples have constant scores: their correlation is undefined
             dist = boot.bootstrap_distribution

@@ -14,8 +14,8 @@ import pathlib
 import sqlite3
 import threading
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS verdicts (
@@ -79,7 +79,11 @@ class VerdictCache:
                 raise sqlite3.DatabaseError(f"integrity check failed: {check}")
             conn.executescript(SCHEMA)
             columns = {row[1] for row in conn.execute("PRAGMA table_info(verdicts)")}
-            for column in ("note", "reached", "reached_unknown"):  # a cache written before they existed
+            for column in (
+                "note",
+                "reached",
+                "reached_unknown",
+            ):  # a cache written before they existed
                 if column not in columns:
                     conn.execute(f"ALTER TABLE verdicts ADD COLUMN {column} TEXT")
 
@@ -122,8 +126,21 @@ class VerdictCache:
         """Insert (key, stage, judge, verdict) rows in one transaction."""
         now = time.time()
         data = [
-            (k, stage, judge, v.status, v.verdict, v.raw, v.reason, v.prompt_tokens, v.output_tokens, now, v.note,
-             v.reached, v.reached_unknown)
+            (
+                k,
+                stage,
+                judge,
+                v.status,
+                v.verdict,
+                v.raw,
+                v.reason,
+                v.prompt_tokens,
+                v.output_tokens,
+                now,
+                v.note,
+                v.reached,
+                v.reached_unknown,
+            )
             for k, stage, judge, v in rows
         ]
         if not data:
@@ -133,7 +150,8 @@ class VerdictCache:
             conn.executemany(
                 "INSERT OR REPLACE INTO verdicts (key, stage, judge, status, verdict, raw, reason, "
                 "prompt_tokens, output_tokens, created, note, reached, reached_unknown) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", data
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                data,
             )
         return len(data)
 

@@ -7,7 +7,7 @@ starts them when asked (`get`) and reports whether any has started.
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from .judging import StageCounters, StageJudge, folded
 
@@ -25,7 +25,7 @@ class HolderGroup:
     def started(self) -> bool:
         return any(h.started for h in self._holders)
 
-    def get(self) -> "HolderGroup":
+    def get(self) -> HolderGroup:
         for h in self._holders:
             h.get()
         return self

@@ -16,7 +16,6 @@ from .protocol import Protocol
 from .routing import RoutedJudge
 from .streaming import chunks
 
-
 NOT_CACHED = "not cached (dry run)"
 
 
@@ -49,7 +48,9 @@ def _dry(stage: str, j):
     if isinstance(j, RoutedJudge):
         return RoutedJudge(stage, {r: (n, _dry(stage, m)) for r, (n, m) in j.judges.items()})
     if isinstance(j, PanelJudge):
-        return CacheOnlyPanel(stage, [(n, _dry(stage, m)) for n, m in zip(j.names, j.members)], j.rule)
+        return CacheOnlyPanel(
+            stage, [(n, _dry(stage, m)) for n, m in zip(j.names, j.members)], j.rule
+        )
     return CacheOnlyJudge(stage, j.engine, j.cache, batch_size=j.batch_size)
 
 
@@ -60,7 +61,10 @@ def _counts(c) -> dict:
 def plan(runner, responses: pathlib.Path) -> dict[str, dict]:
     dry = {stage: _dry(stage, j) for stage, j in runner.judges.items()}
     protocol = Protocol(runner.protocol.options, dry, runner.cutter, runner.protocol.prompts)
-    for chunk in chunks(read_responses(responses, runner.config.limit, runner.config.inputs.limits()), runner.config.chunk_size):
+    for chunk in chunks(
+        read_responses(responses, runner.config.limit, runner.config.inputs.limits()),
+        runner.config.chunk_size,
+    ):
         protocol.run(chunk)
     out = {}
     for stage, j in dry.items():
@@ -69,13 +73,17 @@ def plan(runner, responses: pathlib.Path) -> dict[str, dict]:
         if isinstance(j, PanelJudge):
             out[stage]["members"] = {n: _counts(m.counters) for n, m in zip(j.names, j.members)}
         if isinstance(j, RoutedJudge):  # each route cached under its own judge
-            out[stage]["routes"] = {r: {"model": n, **_counts(m.counters)} for r, (n, m) in j.judges.items()}
+            out[stage]["routes"] = {
+                r: {"model": n, **_counts(m.counters)} for r, (n, m) in j.judges.items()
+            }
     missing_upstream = out["decompose"]["to_run"] > 0 or out["verifiable"]["to_run"] > 0
     out["complete"] = not missing_upstream
     return out
 
 
-def extrapolate(counts: dict[str, dict], calibration: dict[str, dict], responses: int, sampled: int) -> dict:
+def extrapolate(
+    counts: dict[str, dict], calibration: dict[str, dict], responses: int, sampled: int
+) -> dict:
     """Estimated calls and hours per stage for the whole set, from a calibration on `sampled` of
     its `responses` responses. Pure.
 
@@ -98,12 +106,20 @@ def extrapolate(counts: dict[str, dict], calibration: dict[str, dict], responses
             unknown.append(stage)
         hours = None if sec is None else to_run * sec / 3600
         total += hours or 0.0
-        out["stages"][stage] = {"calls": calls, "exact": bool(exact), "cached": cached, "to_run": to_run,
-                                "calls_per_response": round(per, 3), "seconds_per_call": sec,
-                                "hours": None if hours is None else round(hours, 4)}
+        out["stages"][stage] = {
+            "calls": calls,
+            "exact": bool(exact),
+            "cached": cached,
+            "to_run": to_run,
+            "calls_per_response": round(per, 3),
+            "seconds_per_call": sec,
+            "hours": None if hours is None else round(hours, 4),
+        }
     out["hours"] = None if unknown else round(total, 4)
     if unknown:
-        out["note"] = f"no model call was timed for {', '.join(unknown)} (all its sample calls were cached or refused)"
+        out["note"] = (
+            f"no model call was timed for {', '.join(unknown)} (all its sample calls were cached or refused)"
+        )
     return out
 
 
@@ -116,12 +132,22 @@ def estimate(runner, responses: pathlib.Path, counts: dict, sample: int) -> dict
     items = list(read_responses(responses, min(sample, total), limits))
     for judge in runner.judges.values():
         judge.engine.get()  # start-up is not a per-call cost
-    before = {s: (j.counters.unique, j.counters.model_calls, j.counters.wall_s) for s, j in runner.judges.items()}
+    before = {
+        s: (j.counters.unique, j.counters.model_calls, j.counters.wall_s)
+        for s, j in runner.judges.items()
+    }
     runner.protocol.run(items)
     calibration = {}
     for stage, j in runner.judges.items():
-        unique, calls, wall = (a - b for a, b in zip((j.counters.unique, j.counters.model_calls, j.counters.wall_s),
-                                                       before[stage]))
-        calibration[stage] = {"calls": unique, "model_calls": calls,
-                              "seconds_per_call": round(wall / calls, 5) if calls else None}
+        unique, calls, wall = (
+            a - b
+            for a, b in zip(
+                (j.counters.unique, j.counters.model_calls, j.counters.wall_s), before[stage]
+            )
+        )
+        calibration[stage] = {
+            "calls": unique,
+            "model_calls": calls,
+            "seconds_per_call": round(wall / calls, 5) if calls else None,
+        }
     return extrapolate(counts, calibration, total, len(items))

@@ -13,21 +13,21 @@ import json
 import os
 import pathlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from ..config import GenerateConfig
 from ..engines import LazyEngine, Sampling, close_all, load_preset
 from ..engines.identity import runtime
 from ..generate.images import attach, images_note, with_images
 from ..generate.media import ResponderPlan, cut_media, media_note, plan_media
-from ..generate.qa import grade, grade_open, judge_call, judged, read_answer
 from ..generate.program_tools import TOOL_PROMPTS
+from ..generate.qa import grade, grade_open, judge_call, judged, read_answer
 from ..generate.strategies import Strategy, parse_strategy, posthoc_problem
 from ..inputs.benchmarks import Dataset, open_dataset
 from ..inputs.datasets import OPEN, DatasetItem, render_options
-from ..inputs.subsets import choose
 from ..inputs.responses import InputError, read_responses
+from ..inputs.subsets import choose
 from ..jsonl import dumps_record
 from ..judges import load_prompt
 from ..judges.calls import Call, Outcome
@@ -75,29 +75,47 @@ class _Item:
     error: str | None = None
 
 
-def output_layout(out: pathlib.Path, cells: list[Cell]) -> tuple[dict[Cell, pathlib.Path], pathlib.Path, pathlib.Path]:
+def output_layout(
+    out: pathlib.Path, cells: list[Cell]
+) -> tuple[dict[Cell, pathlib.Path], pathlib.Path, pathlib.Path]:
     """(cell -> responses file, summary file, default cache) for `--out`: one cell may write a
     `.jsonl` file directly; otherwise `out` is a folder with one subfolder per cell."""
     if out.suffix == ".jsonl":
         if len(cells) != 1:
-            raise ValueError(f"--out {out} is one file, but the grid has {len(cells)} cells: give a folder")
+            raise ValueError(
+                f"--out {out} is one file, but the grid has {len(cells)} cells: give a folder"
+            )
         return {cells[0]: out}, out.with_suffix(".summary.json"), out.with_suffix(".cache.sqlite")
-    return ({c: out / c.folder / "responses.jsonl" for c in cells}, out / "summary.json",
-            out / "cache.sqlite")
+    return (
+        {c: out / c.folder / "responses.jsonl" for c in cells},
+        out / "summary.json",
+        out / "cache.sqlite",
+    )
 
 
 class GenerateRunner:
-    def __init__(self, config: GenerateConfig, media_root: pathlib.Path, out: pathlib.Path, *,
-                 engines: dict | None = None, cache: VerdictCache | None = None,
-                 cutter: SegmentCutter | None = None, from_file: pathlib.Path | None = None,
-                 progress: Callable[[str], Callable[[int, float], None]] | None = None):
+    def __init__(
+        self,
+        config: GenerateConfig,
+        media_root: pathlib.Path,
+        out: pathlib.Path,
+        *,
+        engines: dict | None = None,
+        cache: VerdictCache | None = None,
+        cutter: SegmentCutter | None = None,
+        from_file: pathlib.Path | None = None,
+        progress: Callable[[str], Callable[[int, float], None]] | None = None,
+    ):
         """`engines` maps a model name to a shared `LazyEngine`-like holder; the others are
         created from presets. ValueError / ModelNotFound for a bad grid or model (usage)."""
         self.config = config
         self.media_root = pathlib.Path(media_root)
         self.from_file = from_file
-        self.cells = [Cell(m, parse_strategy(s, from_file=from_file is not None))
-                      for m in config.models for s in config.strategies]
+        self.cells = [
+            Cell(m, parse_strategy(s, from_file=from_file is not None))
+            for m in config.models
+            for s in config.strategies
+        ]
         if len({c.label for c in self.cells}) != len(self.cells):
             raise ValueError("the same model and strategy are named twice")
         self.paths, self.summary_path, default_cache = output_layout(pathlib.Path(out), self.cells)
@@ -106,28 +124,58 @@ class GenerateRunner:
         if cache is None:
             check_writable(pathlib.Path(config.cache or default_cache).parent, "cache folder")
         self.cache = cache or VerdictCache(config.cache or default_cache)
-        self.cutter = cutter or SegmentCutter(self.media_root, config.media.options(), **config.media.bounds(),
-                                              allow_outside=tuple(config.allow_outside))
+        self.cutter = cutter or SegmentCutter(
+            self.media_root,
+            config.media.options(),
+            **config.media.bounds(),
+            allow_outside=tuple(config.allow_outside),
+        )
         self.engines: dict = dict(engines or {})
         kind, transport = config.engine_for(None)
-        options = {"seed": config.sampling.seed, **(config.engine_args if runtime(kind) == "vllm" else {}), **transport}
+        options = {
+            "seed": config.sampling.seed,
+            **(config.engine_args if runtime(kind) == "vllm" else {}),
+            **transport,
+        }
         for name in [*config.models, *([config.answer_judge] if config.answer_judge else [])]:
             if name not in self.engines:
                 preset = load_preset(name, models_root=config.models_dir)
                 self.engines[name] = LazyEngine(kind, preset, **options)
-        self.judges = {n: StageJudge("generate", e, self.cache, batch_size=config.batch_size,
-                                     on_progress=progress(f"{n}") if progress else None)
-                       for n, e in self.engines.items() if n in config.models}
-        self.answerers = {n: StageJudge("answer", e, self.cache, batch_size=config.batch_size)
-                          for n, e in self.engines.items()}
-        self.toolers = {n: StageJudge("program", e, self.cache, batch_size=config.batch_size)
-                        for n, e in self.engines.items() if n in config.models}
+        self.judges = {
+            n: StageJudge(
+                "generate",
+                e,
+                self.cache,
+                batch_size=config.batch_size,
+                on_progress=progress(f"{n}") if progress else None,
+            )
+            for n, e in self.engines.items()
+            if n in config.models
+        }
+        self.answerers = {
+            n: StageJudge("answer", e, self.cache, batch_size=config.batch_size)
+            for n, e in self.engines.items()
+        }
+        self.toolers = {
+            n: StageJudge("program", e, self.cache, batch_size=config.batch_size)
+            for n, e in self.engines.items()
+            if n in config.models
+        }
         self.limits = config.limits()
         programs = [c.strategy for c in self.cells if c.strategy.name == "program"]
-        self.prompts = {name: load_prompt(name) for name in
-                        ("respond_base", "respond_cite", "respond_base_open", "respond_cite_open",
-                         "posthoc_attribution", "answer_choice",
-                         *(s.prompt for s in programs), *(TOOL_PROMPTS if programs else ()))}
+        self.prompts = {
+            name: load_prompt(name)
+            for name in (
+                "respond_base",
+                "respond_cite",
+                "respond_base_open",
+                "respond_cite_open",
+                "posthoc_attribution",
+                "answer_choice",
+                *(s.prompt for s in programs),
+                *(TOOL_PROMPTS if programs else ()),
+            )
+        }
         self._sources = self._read_from_file() if from_file else {}
         self.benchmark: str | None = None  # the dataset's name, set by `run`
         self.subset = None  # the drawn subset (`--sample`), set by `run`
@@ -157,21 +205,47 @@ class GenerateRunner:
     def _sampling(self, model: str, k: int) -> Sampling:
         s = self.config.sampling
         budget = s.thinking_budget if self.engines[model].preset.quirks.thinking else 0
-        return Sampling(max_tokens=s.max_tokens + budget, temperature=s.temperature, top_p=s.top_p,
-                        top_k=s.top_k, seed=s.seed + k)
+        return Sampling(
+            max_tokens=s.max_tokens + budget,
+            temperature=s.temperature,
+            top_p=s.top_p,
+            top_k=s.top_k,
+            seed=s.seed + k,
+        )
 
-    def _call(self, prompt: str, model: str, it: _Item, plan: ResponderPlan, k: int,
-              pattern: str | None = None, **extra) -> Call:
+    def _call(
+        self,
+        prompt: str,
+        model: str,
+        it: _Item,
+        plan: ResponderPlan,
+        k: int,
+        pattern: str | None = None,
+        **extra,
+    ) -> Call:
         item = it.item
         if item.question_type == OPEN and f"{prompt}_open" in self.prompts:
             prompt = f"{prompt}_open"
         tpl = self.prompts[prompt]
-        user = tpl.render(media_note=media_note(plan.record) + images_note(plan.record), question=item.question,
-                          options=render_options(item.options), **extra)
+        user = tpl.render(
+            media_note=media_note(plan.record) + images_note(plan.record),
+            question=item.question,
+            options=render_options(item.options),
+            **extra,
+        )
         cutter, ref = self.cutter, it.ref
-        media = with_images(lambda: cut_media(cutter, ref, plan), plan, item.images, self.config.inputs.limits())
-        return Call(tpl, user, media_keys=plan.keys, media=media,
-                    sampling=self._sampling(model, k), captions=plan.captions, pattern=pattern)
+        media = with_images(
+            lambda: cut_media(cutter, ref, plan), plan, item.images, self.config.inputs.limits()
+        )
+        return Call(
+            tpl,
+            user,
+            media_keys=plan.keys,
+            media=media,
+            sampling=self._sampling(model, k),
+            captions=plan.captions,
+            pattern=pattern,
+        )
 
     def _generate(self, model: str, jobs: list[tuple[tuple, Call]]) -> dict[tuple, Outcome]:
         if not jobs:
@@ -189,43 +263,100 @@ class GenerateRunner:
         # Phase A: first answers (base, cite, and the sources posthoc cells edit).
         first: dict[tuple, Outcome] = {}
         for model in self.config.models:
-            wanted = {c.strategy.name for c in self.cells if c.model == model and c.strategy.name in ("base", "cite")}
-            wanted |= {c.strategy.source for c in self.cells
-                       if c.model == model and c.strategy.name == "posthoc" and c.strategy.source != "from"}
-            jobs = [((model, s, id(it), k), self._call(f"respond_{s}", model, it, plans[model, id(it)], k))
-                    for s in sorted(wanted) for it in live for k in samples]
+            wanted = {
+                c.strategy.name
+                for c in self.cells
+                if c.model == model and c.strategy.name in ("base", "cite")
+            }
+            wanted |= {
+                c.strategy.source
+                for c in self.cells
+                if c.model == model and c.strategy.name == "posthoc" and c.strategy.source != "from"
+            }
+            jobs = [
+                (
+                    (model, s, id(it), k),
+                    self._call(f"respond_{s}", model, it, plans[model, id(it)], k),
+                )
+                for s in sorted(wanted)
+                for it in live
+                for k in samples
+            ]
             # Program-aided cells: the plans, written with the other first answers.
-            for cell in (c for c in self.cells if c.model == model and c.strategy.name == "program"):
+            for cell in (
+                c for c in self.cells if c.model == model and c.strategy.name == "program"
+            ):
                 pattern = plan_pattern(cell.strategy, self.limits)
-                jobs += [((model, cell.strategy.label, id(it), k),
-                          self._call(cell.strategy.prompt, model, it, plans[model, id(it)], k, pattern=pattern))
-                         for it in live if it.item.question_type != OPEN for k in samples]
+                jobs += [
+                    (
+                        (model, cell.strategy.label, id(it), k),
+                        self._call(
+                            cell.strategy.prompt,
+                            model,
+                            it,
+                            plans[model, id(it)],
+                            k,
+                            pattern=pattern,
+                        ),
+                    )
+                    for it in live
+                    if it.item.question_type != OPEN
+                    for k in samples
+                ]
             first.update(self._generate(model, jobs))
         # Phase B: post-hoc edits of those answers (or of the --from file's).
         edits: dict[tuple, tuple[str | None, Outcome | None]] = {}
         for model in self.config.models:
             jobs = []
-            for cell in (c for c in self.cells if c.model == model and c.strategy.name == "posthoc"):
+            for cell in (
+                c for c in self.cells if c.model == model and c.strategy.name == "posthoc"
+            ):
                 for it in live:
                     for k in samples:
                         key = (model, cell.strategy.label, id(it), k)
                         original = self._source_text(cell, it, k, first)
                         edits[key] = (original, None)
                         if original is not None:
-                            jobs.append((key, self._call("posthoc_attribution", model, it, plans[model, id(it)], k,
-                                                         response=remove_thinking(original))))
+                            jobs.append(
+                                (
+                                    key,
+                                    self._call(
+                                        "posthoc_attribution",
+                                        model,
+                                        it,
+                                        plans[model, id(it)],
+                                        k,
+                                        response=remove_thinking(original),
+                                    ),
+                                )
+                            )
             for key, out in self._generate(model, jobs).items():
                 edits[key] = (edits[key][0], out)
         # Phase C: the plans run, their tool calls batched round by round across items.
         programs: dict[tuple, ProgramResult] = {}
         for model in self.config.models:
-            jobs = [ProgramJob(key, cell.strategy, first[key], it.ref, plans[model, id(it)], it.item.question,
-                               list(it.item.options or []), self._sampling(model, k))
-                    for cell in self.cells if cell.model == model and cell.strategy.name == "program"
-                    for it in live if it.item.question_type != OPEN for k in samples
-                    if first[key := (model, cell.strategy.label, id(it), k)].ok]
+            jobs = [
+                ProgramJob(
+                    key,
+                    cell.strategy,
+                    first[key],
+                    it.ref,
+                    plans[model, id(it)],
+                    it.item.question,
+                    list(it.item.options or []),
+                    self._sampling(model, k),
+                )
+                for cell in self.cells
+                if cell.model == model and cell.strategy.name == "program"
+                for it in live
+                if it.item.question_type != OPEN
+                for k in samples
+                if first[key := (model, cell.strategy.label, id(it), k)].ok
+            ]
             if jobs:
-                programs.update(execute(jobs, self.toolers[model], self.cutter, self.prompts, self.limits))
+                programs.update(
+                    execute(jobs, self.toolers[model], self.cutter, self.prompts, self.limits)
+                )
         rows = {cell: [] for cell in self.cells}
         for cell in self.cells:
             for it in items:
@@ -238,7 +369,9 @@ class GenerateRunner:
         preset = self.engines[model].preset
         images = it.item.images
         reserve = len(images) if "image" in preset.modalities else 0
-        return attach(plan_media(self.cutter, it.ref, preset, reserve_images=reserve), images, preset)
+        return attach(
+            plan_media(self.cutter, it.ref, preset, reserve_images=reserve), images, preset
+        )
 
     def _source_text(self, cell: Cell, it: _Item, k: int, first: dict) -> str | None:
         if cell.strategy.source == "from":
@@ -246,19 +379,33 @@ class GenerateRunner:
         out = first.get((cell.model, cell.strategy.source, id(it), k))
         return out.raw if out is not None and out.ok else None
 
-    def _row(self, cell: Cell, it: _Item, k: int, first: dict, edits: dict, plans: dict,
-             programs: dict) -> dict:
+    def _row(
+        self, cell: Cell, it: _Item, k: int, first: dict, edits: dict, plans: dict, programs: dict
+    ) -> dict:
         item = it.item
         base = dict(getattr(item, "row", {}) or {})
         rid = item.id if item.id is not None else None
         if rid is not None and self.config.samples > 1:
             rid = f"{rid}#{k}"
-        row = {**base, "id": rid, "model": cell.label, "strategy": cell.strategy.label,
-               "sample": k, "status": "ok", "error": None}
+        row = {
+            **base,
+            "id": rid,
+            "model": cell.label,
+            "strategy": cell.strategy.label,
+            "sample": k,
+            "status": "ok",
+            "error": None,
+        }
         if isinstance(item, DatasetItem):
-            row.update(video=item.video, question=item.question, options=list(item.options or []),
-                       answer=item.answer, question_type=item.question_type, categories=item.categories,
-                       benchmark=self.benchmark)
+            row.update(
+                video=item.video,
+                question=item.question,
+                options=list(item.options or []),
+                answer=item.answer,
+                question_type=item.question_type,
+                categories=item.categories,
+                benchmark=self.benchmark,
+            )
             if item.images:
                 row["images"] = [im.describe() for im in item.images]
             if item.answer_raw is not None and item.answer_raw != item.answer:
@@ -271,13 +418,19 @@ class GenerateRunner:
         if cell.strategy.name == "posthoc":
             original, out = edits[(cell.model, cell.strategy.label, id(it), k)]
             if original is None:
-                row.update(status="error", error=f"no answer to edit ({self._missing(cell, it, k, first)})")
+                row.update(
+                    status="error", error=f"no answer to edit ({self._missing(cell, it, k, first)})"
+                )
                 return row
             if out is None or not out.ok:
                 row.update(status="error", error=f"the post-hoc edit failed: {self._why(out)}")
                 return row
             problem = posthoc_problem(original, out.raw)
-            row["posthoc"] = {"source": cell.strategy.source, "accepted": problem is None, "rejected": problem}
+            row["posthoc"] = {
+                "source": cell.strategy.source,
+                "accepted": problem is None,
+                "rejected": problem,
+            }
             if problem is not None:
                 row["posthoc"]["edit"] = out.raw
             row["model_generation"] = out.raw if problem is None else original
@@ -285,8 +438,11 @@ class GenerateRunner:
             return row
         if cell.strategy.name == "program":
             if item.question_type == OPEN:
-                row.update(status="error", error="program-aided strategies answer multiple-choice questions only; "
-                                                  "this question is open")
+                row.update(
+                    status="error",
+                    error="program-aided strategies answer multiple-choice questions only; "
+                    "this question is open",
+                )
                 return row
             return self._program_row(row, cell, it, k, first, programs)
         out = first[(cell.model, cell.strategy.name, id(it), k)]
@@ -297,13 +453,22 @@ class GenerateRunner:
         _received(row, out)
         return row
 
-    def _program_row(self, row: dict, cell: Cell, it: _Item, k: int, first: dict, programs: dict) -> dict:
+    def _program_row(
+        self, row: dict, cell: Cell, it: _Item, k: int, first: dict, programs: dict
+    ) -> dict:
         key = (cell.model, cell.strategy.label, id(it), k)
         plan = first[key]
         row["media"]["note"] = plan.note
         if not plan.ok:
-            row.update(status="error", error=f"the plan could not be written: {self._why(plan)}",
-                       program={"style": cell.strategy.style, "variant": cell.strategy.source, "raw": plan.raw})
+            row.update(
+                status="error",
+                error=f"the plan could not be written: {self._why(plan)}",
+                program={
+                    "style": cell.strategy.style,
+                    "variant": cell.strategy.source,
+                    "raw": plan.raw,
+                },
+            )
             return row
         result = programs[key]
         row["program"] = {**result.record, "raw": plan.raw}
@@ -316,7 +481,9 @@ class GenerateRunner:
     def _missing(self, cell: Cell, it: _Item, k: int, first: dict) -> str:
         if cell.strategy.source == "from":
             return f"id {it.item.id!r} is not in {self.from_file}"
-        return f"the {cell.strategy.source} answer failed: " + self._why(first.get((cell.model, cell.strategy.source, id(it), k)))
+        return f"the {cell.strategy.source} answer failed: " + self._why(
+            first.get((cell.model, cell.strategy.source, id(it), k))
+        )
 
     @staticmethod
     def _why(out: Outcome | None) -> str:
@@ -337,8 +504,12 @@ class GenerateRunner:
                 options = row.get("options") or []
                 answer = read_answer(row["model_generation"], options)
                 if answer is None:
-                    call = judge_call(self.prompts["answer_choice"], row["question"], options,
-                                      remove_thinking(row["model_generation"]))
+                    call = judge_call(
+                        self.prompts["answer_choice"],
+                        row["question"],
+                        options,
+                        remove_thinking(row["model_generation"]),
+                    )
                     pending.setdefault(judge, []).append((row, call))
                 else:
                     grade(row, answer)
@@ -349,15 +520,21 @@ class GenerateRunner:
 
     # ------------------------------------------------------------------ run
 
-    def run(self, dataset: pathlib.Path | Dataset, *, reference_format: bool = False) -> GenerateResult:
+    def run(
+        self, dataset: pathlib.Path | Dataset, *, reference_format: bool = False
+    ) -> GenerateResult:
         t0 = time.perf_counter()
         if not isinstance(dataset, Dataset):
             dataset = open_dataset(dataset, self.config.dataset_format)
         self.benchmark = dataset.name
         self.subset = None
         if self.config.sample is not None:
-            self.subset = choose(dataset.items(self.config.limit, self.config.inputs.limits()), self.config.sample, self.config.sample_seed,
-                                 self.config.stratify)
+            self.subset = choose(
+                dataset.items(self.config.limit, self.config.inputs.limits()),
+                self.config.sample,
+                self.config.sample_seed,
+                self.config.stratify,
+            )
         partial = {c: p.with_name(p.name + ".partial") for c, p in self.paths.items()}
         for stale in [*self.paths.values(), self.summary_path]:
             stale.unlink(missing_ok=True)
@@ -373,9 +550,21 @@ class GenerateRunner:
                 for cell, cell_rows in self._chunk(chunk).items():
                     for row in cell_rows:
                         handles[cell].write(dumps_record(row, sort_keys=True, default=str) + "\n")
-                        kept[cell].append({k: row.get(k) for k in
-                                           ("id", "status", "error", "gold", "predicted", "answer_path", "correct",
-                                            "question_type")})
+                        kept[cell].append(
+                            {
+                                k: row.get(k)
+                                for k in (
+                                    "id",
+                                    "status",
+                                    "error",
+                                    "gold",
+                                    "predicted",
+                                    "answer_path",
+                                    "correct",
+                                    "question_type",
+                                )
+                            }
+                        )
             for h in handles.values():
                 h.flush()
                 os.fsync(h.fileno())
@@ -385,17 +574,25 @@ class GenerateRunner:
         for c, p in partial.items():
             os.replace(p, self.paths[c])
             if reference_format:
-                rows = [json.loads(line) for line in self.paths[c].read_text(encoding="utf-8").splitlines()]
+                rows = [
+                    json.loads(line)
+                    for line in self.paths[c].read_text(encoding="utf-8").splitlines()
+                ]
                 self.paths[c].with_suffix(".reference.json").write_text(
-                    dumps_record(rows, indent=1, default=str), encoding="utf-8")
+                    dumps_record(rows, indent=1, default=str), encoding="utf-8"
+                )
         return self._summarize(dataset, kept, t0)
 
     def _summarize(self, dataset: Dataset, kept: dict, t0: float) -> GenerateResult:
         summary = summarize(self, dataset, kept, t0)
         self.summary_path.parent.mkdir(parents=True, exist_ok=True)
-        self.summary_path.write_text(dumps_record(summary, indent=2, sort_keys=True, default=str), encoding="utf-8")
+        self.summary_path.write_text(
+            dumps_record(summary, indent=2, sort_keys=True, default=str), encoding="utf-8"
+        )
         errors = summary["errors_list"]
-        return GenerateResult(summary, self.summary_path, {c.label: p for c, p in self.paths.items()}, errors)
+        return GenerateResult(
+            summary, self.summary_path, {c.label: p for c, p in self.paths.items()}, errors
+        )
 
     def close(self, *, engines: bool = True) -> None:
         if engines:

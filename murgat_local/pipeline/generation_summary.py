@@ -20,27 +20,53 @@ def summarize(runner, dataset: Dataset, kept: dict, t0: float) -> dict:
     for cell, rows in kept.items():
         bad = [r for r in rows if r["status"] != "ok"]
         errors += [{"cell": cell.label, "id": r["id"], "error": r["error"]} for r in bad]
-        cells[cell.label] = {"model": cell.model, "strategy": cell.strategy.label, "rows": len(rows),
-                             "errors": len(bad), "output": str(runner.paths[cell]), **accuracy(rows)}
-        if cell.strategy.name == "program":  # how its plans ended; `internal`: our bug, not the plan's
+        cells[cell.label] = {
+            "model": cell.model,
+            "strategy": cell.strategy.label,
+            "rows": len(rows),
+            "errors": len(bad),
+            "output": str(runner.paths[cell]),
+            **accuracy(rows),
+        }
+        if (
+            cell.strategy.name == "program"
+        ):  # how its plans ended; `internal`: our bug, not the plan's
             cells[cell.label]["programs"] = outcome_counts(rows)
-    summary: dict = {"cells": cells, "reasoning_tax": taxes_by_model(
-        (c["model"], c["strategy"], c["accuracy"]) for c in cells.values())}
+    summary: dict = {
+        "cells": cells,
+        "reasoning_tax": taxes_by_model(
+            (c["model"], c["strategy"], c["accuracy"]) for c in cells.values()
+        ),
+    }
     programs = [c["programs"] for c in cells.values() if "programs" in c]
     if programs:
         summary["programs"] = {k: sum(p[k] for p in programs) for k in OUTCOMES}
-    judges = list(runner.judges.values()) + list(runner.answerers.values()) + list(runner.toolers.values())
-    summary["calls"] = {**{f"generate:{n}": j.counters.as_dict() for n, j in runner.judges.items()},
-                        **{f"program:{n}": j.counters.as_dict() for n, j in runner.toolers.items()
-                           if j.counters.calls},
-                        **{f"answer:{n}": j.counters.as_dict() for n, j in runner.answerers.items()
-                           if j.counters.calls}}
+    judges = (
+        list(runner.judges.values())
+        + list(runner.answerers.values())
+        + list(runner.toolers.values())
+    )
+    summary["calls"] = {
+        **{f"generate:{n}": j.counters.as_dict() for n, j in runner.judges.items()},
+        **{
+            f"program:{n}": j.counters.as_dict()
+            for n, j in runner.toolers.items()
+            if j.counters.calls
+        },
+        **{
+            f"answer:{n}": j.counters.as_dict()
+            for n, j in runner.answerers.items()
+            if j.counters.calls
+        },
+    }
     summary["judge_calls"] = calls = failed_calls(judges, runner.config.max_failed_calls)
     summary["failure"] = calls.pop("failure")
     summary["engines"] = {}
     for name, e in runner.engines.items():
         stats = e.stats.as_dict()
-        stats["output_tokens_per_s"] = round(stats["output_tokens"] / stats["wall_s"], 2) if stats["wall_s"] else None
+        stats["output_tokens_per_s"] = (
+            round(stats["output_tokens"] / stats["wall_s"], 2) if stats["wall_s"] else None
+        )
         summary["engines"][name] = {"identity": e.identity, "started": e.started, **stats}
     summary["errors_list"] = errors
     summary["provenance"] = {
@@ -50,9 +76,14 @@ def summarize(runner, dataset: Dataset, kept: dict, t0: float) -> dict:
         "media_root": str(runner.media_root.resolve()),
         "from_file": file_digest(runner.from_file) if runner.from_file else None,
         "versions": versions(),
-        "input": file_digest(dataset.path) if dataset.path.is_file() else {"path": str(dataset.path)},
-        "dataset": {"format": dataset.format, "benchmark": dataset.name,
-                    "media_root": str(dataset.media_root) if dataset.media_root else None},
+        "input": file_digest(dataset.path)
+        if dataset.path.is_file()
+        else {"path": str(dataset.path)},
+        "dataset": {
+            "format": dataset.format,
+            "benchmark": dataset.name,
+            "media_root": str(dataset.media_root) if dataset.media_root else None,
+        },
         "subset": runner.subset.provenance() if runner.subset is not None else None,
     }
     summary["wall_s"] = round(time.perf_counter() - t0, 3)

@@ -6,7 +6,7 @@ Listed in summary.json under `warnings` and printed once at the end of the run.
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 
 def even_majorities(judges: Mapping[str, object]) -> list[str]:
@@ -16,8 +16,10 @@ def even_majorities(judges: Mapping[str, object]) -> list[str]:
         names = getattr(j, "names", None)
         rule = getattr(j, "rule", None)
         if names and rule is not None and rule.vote == "majority" and len(names) % 2 == 0:
-            out.append(f"{stage}: the majority panel {getattr(j.engine, 'name', '')} has {len(names)} members; "
-                       "its ties decide NO (an odd number of members, or a weighted vote, avoids them)")
+            out.append(
+                f"{stage}: the majority panel {getattr(j.engine, 'name', '')} has {len(names)} members; "
+                "its ties decide NO (an odd number of members, or a weighted vote, avoids them)"
+            )
     return out
 
 
@@ -38,7 +40,9 @@ def _responder_names(model: str) -> set[str]:
     return {n.strip().lower() for n in (m, m.rsplit("/", 1)[0], m.rsplit("/", 1)[-1]) if n.strip()}
 
 
-def self_grading(judges: Mapping[str, object], models: Mapping[str, str], responders: Iterable[str]) -> list[str]:
+def self_grading(
+    judges: Mapping[str, object], models: Mapping[str, str], responders: Iterable[str]
+) -> list[str]:
     """A judge (or a panel member) that is the model whose responses it judges: one warning
     per such model, naming its stages."""
     responders = sorted(set(responders))
@@ -48,8 +52,10 @@ def self_grading(judges: Mapping[str, object], models: Mapping[str, str], respon
         if getattr(j, "members", None):
             members = [(n, m.engine, f"{stage} (panel member)") for n, m in zip(j.names, j.members)]
         elif getattr(j, "judges", None):  # routed by modality: each route's judge
-            members = [(n, rj.engine, stage if r == "mixed" else f"{stage} ({r} route)")
-                       for r, (n, rj) in j.judges.items()]
+            members = [
+                (n, rj.engine, stage if r == "mixed" else f"{stage} ({r} route)")
+                for r, (n, rj) in j.judges.items()
+            ]
         else:
             members = [(models.get(stage, ""), j.engine, stage)]
         for model, holder, where in members:
@@ -60,11 +66,15 @@ def self_grading(judges: Mapping[str, object], models: Mapping[str, str], respon
         mine = _names_of(model, holders[model])
         graded = [r for r in responders if _responder_names(r) & mine]
         if graded:
-            out.append(f"self-grading: {model} judges {', '.join(where)} on the responses it wrote "
-                       f"({', '.join(graded)})")
+            out.append(
+                f"self-grading: {model} judges {', '.join(where)} on the responses it wrote "
+                f"({', '.join(graded)})"
+            )
     return out
 
 
-def judge_warnings(judges: Mapping[str, object], models: Mapping[str, str], responders: Iterable[str]) -> list[str]:
+def judge_warnings(
+    judges: Mapping[str, object], models: Mapping[str, str], responders: Iterable[str]
+) -> list[str]:
     """Every warning about this run's judges (`models`: the model named for each stage)."""
     return even_majorities(judges) + self_grading(judges, models, responders)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import concurrent.futures as cf
 import dataclasses
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 from ..engines import LazyEngine, Request, Result, Verdict
 from ..engines.reach import MODALITIES, unreached
@@ -28,7 +28,9 @@ class StageCounters:
     errors: int = 0
     failed: int = 0  # unique calls without a verdict (unparsed, refused or failed), cached or not
     cache_rejected: int = 0  # cached rows that did not validate, judged again
-    unreached: int = 0  # calls whose cited modality arrived as zero tokens (errors, see `reach.unreached`)
+    unreached: int = (
+        0  # calls whose cited modality arrived as zero tokens (errors, see `reach.unreached`)
+    )
     reached_unknown: int = 0  # calls with media whose tokens could not be counted
     # Prompt tokens per media modality that reached the model, over the unique calls (cached too).
     reached_image: int = 0
@@ -43,7 +45,9 @@ class StageCounters:
 def folded(counts: dict) -> dict:
     """Counters as summary.json shows them: the tokens that reached the model as one
     `reached` object (modality -> tokens)."""
-    out = {k: v for k, v in counts.items() if not k.startswith("reached_") or k == "reached_unknown"}
+    out = {
+        k: v for k, v in counts.items() if not k.startswith("reached_") or k == "reached_unknown"
+    }
     out["reached"] = {m: counts.get(f"reached_{m}", 0) for m in MODALITIES}
     return out
 
@@ -113,7 +117,9 @@ class StageJudge:
                         ahead = pool.submit(self._build, [first[k] for k in batches[i + 1]])
                     outcomes.update(self._judge(batch, built))
                     if self.on_progress:
-                        self.on_progress(len(batch), self.counters.wall_s + time.perf_counter() - t0)
+                        self.on_progress(
+                            len(batch), self.counters.wall_s + time.perf_counter() - t0
+                        )
         self.counters.failed += sum(1 for k in first if not outcomes[k].ok)
         for k in first:
             o = outcomes[k]
@@ -125,8 +131,11 @@ class StageJudge:
 
     def _build(self, calls: Sequence[Call]) -> list[Request | str]:
         # An engine that answers from the prompt alone (human labels) gets no media: none is cut.
-        return build_requests(calls, cut=getattr(self.engine, "needs_media", True),
-                              by_reference=getattr(self.engine, "media_by_reference", False))
+        return build_requests(
+            calls,
+            cut=getattr(self.engine, "needs_media", True),
+            by_reference=getattr(self.engine, "media_by_reference", False),
+        )
 
     def _judge(self, keys: list[str], built: list[Request | str]) -> dict[str, Outcome]:
         out: dict[str, Outcome] = {}
@@ -150,19 +159,36 @@ class StageJudge:
             stored = json.dumps(res.reached) if res.reached is not None else None
             if res.ok:
                 verdict = res.verdict.model_dump_json() if res.verdict is not None else None
-                cached = CachedVerdict("ok", verdict, res.raw, None, res.prompt_tokens, res.output_tokens,
-                                       res.note, stored, res.reached_unknown)
+                cached = CachedVerdict(
+                    "ok",
+                    verdict,
+                    res.raw,
+                    None,
+                    res.prompt_tokens,
+                    res.output_tokens,
+                    res.note,
+                    stored,
+                    res.reached_unknown,
+                )
                 out[k] = Outcome(res.verdict, res.raw, key=k, note=res.note, **reach)
             else:
                 reason = res.failure.reason if res.failure else "unparsed"
-                cached = CachedVerdict("unparsed", None, res.raw, reason, res.prompt_tokens, res.output_tokens,
-                                       res.note, stored, res.reached_unknown)
+                cached = CachedVerdict(
+                    "unparsed",
+                    None,
+                    res.raw,
+                    reason,
+                    res.prompt_tokens,
+                    res.output_tokens,
+                    res.note,
+                    stored,
+                    res.reached_unknown,
+                )
                 out[k] = Outcome(None, res.raw, unparsed=reason, key=k, note=res.note, **reach)
                 self.counters.unparsed += 1
             rows.append((k, self.stage, self.engine.identity, cached))
         self.cache.put_many(rows)
         return out
-
 
     def _reach(self, request: Request, res: Result) -> Result:
         """The engine's result, checked against what reached the model: a cited modality that
@@ -174,20 +200,34 @@ class StageJudge:
         if res.reached is None:
             if res.reached_unknown:
                 return res
-            return dataclasses.replace(res, reached_unknown="the engine does not report its prompt tokens")
+            return dataclasses.replace(
+                res, reached_unknown="the engine does not report its prompt tokens"
+            )
         preset = getattr(self.engine, "preset", None)
         model = preset.name if preset is not None else getattr(self.engine, "name", "the model")
         kind = getattr(self.engine, "kind", None) or getattr(self.engine, "name", "unknown")
-        why = unreached(request, res.reached, model, kind,
-                        video_as_images=bool(preset is not None and preset.quirks.video_as_images))
+        why = unreached(
+            request,
+            res.reached,
+            model,
+            kind,
+            video_as_images=bool(preset is not None and preset.quirks.video_as_images),
+        )
         if why is None:
             return res
         self.counters.unreached += 1
-        return Result(error=why, raw=res.raw, prompt_tokens=res.prompt_tokens, output_tokens=res.output_tokens,
-                      reached=res.reached)
+        return Result(
+            error=why,
+            raw=res.raw,
+            prompt_tokens=res.prompt_tokens,
+            output_tokens=res.output_tokens,
+            reached=res.reached,
+        )
 
 
-def build_requests(calls: Sequence[Call], cut: bool = True, by_reference: bool = False) -> list[Request | str]:
+def build_requests(
+    calls: Sequence[Call], cut: bool = True, by_reference: bool = False
+) -> list[Request | str]:
     """Requests for these calls; a call whose media cannot be cut becomes its error text.
     With `cut=False` nothing is cut and the requests carry no media; with `by_reference`, a
     call's cited segments travel as references, cut by the engine where the data lives."""
@@ -212,9 +252,17 @@ def _from_cache(key: str, v: CachedVerdict, kind: type[Verdict]) -> Outcome:
     """The outcome exactly as it was judged: the stored verdict, never a re-parse of the raw
     text (a thinking judge's raw text starts with its reasoning, which the engine removed
     before parsing)."""
-    reach = {"reached": json.loads(v.reached) if v.reached is not None else None,
-             "reached_unknown": v.reached_unknown}
+    reach = {
+        "reached": json.loads(v.reached) if v.reached is not None else None,
+        "reached_unknown": v.reached_unknown,
+    }
     if v.status == "ok":
-        verdict = kind.model_validate_json(v.verdict) if kind is not None and v.verdict is not None else None
+        verdict = (
+            kind.model_validate_json(v.verdict)
+            if kind is not None and v.verdict is not None
+            else None
+        )
         return Outcome(verdict, v.raw, cached=True, key=key, note=v.note, **reach)
-    return Outcome(None, v.raw, unparsed=v.reason or "unparsed", cached=True, key=key, note=v.note, **reach)
+    return Outcome(
+        None, v.raw, unparsed=v.reason or "unparsed", cached=True, key=key, note=v.note, **reach
+    )

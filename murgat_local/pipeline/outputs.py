@@ -25,8 +25,12 @@ def check_writable(folder: pathlib.Path, what: str = "output folder") -> None:
             fh.flush()
             os.fsync(fh.fileno())
     except OSError as e:
-        reason = {errno.EROFS: "read-only file system", errno.ENOSPC: "no space left on the device",
-                  errno.EACCES: "permission denied", errno.ENOTDIR: "not a folder"}.get(e.errno, e.strerror)
+        reason = {
+            errno.EROFS: "read-only file system",
+            errno.ENOSPC: "no space left on the device",
+            errno.EACCES: "permission denied",
+            errno.ENOTDIR: "not a folder",
+        }.get(e.errno, e.strerror)
         raise OutputNotWritable(f"{what} {folder} is not writable: {reason}") from e
     finally:
         try:

@@ -17,12 +17,13 @@ import hashlib
 import pathlib
 import threading
 import time
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from ..judges.calls import Call, Outcome
 from ..judges.panel import PREFIX, RULES, Rule, panel_identity, vote
 from .composite import HolderGroup, SummedCounters
 from .judging import StageJudge
+
 
 class PanelEngine(HolderGroup):
     """The panel as an engine holder (identity, detail, started, get, close) for provenance and
@@ -36,10 +37,21 @@ class PanelEngine(HolderGroup):
         self.holders = dict(zip(names, holders))
         self.rule = rule
         self.identity = panel_identity(rule, [(n, h.identity) for n, h in self.holders.items()])
-        detail: dict = {"kind": "panel", "rules": RULES, **rule.as_dict(), "members": [
-            {"model": n, "engine": getattr(h, "kind", None), "identity": h.identity,
-             "detail": getattr(h, "identity_detail", None), "neutralization": getattr(h, "neutralization", None)}
-            for n, h in self.holders.items()]}
+        detail: dict = {
+            "kind": "panel",
+            "rules": RULES,
+            **rule.as_dict(),
+            "members": [
+                {
+                    "model": n,
+                    "engine": getattr(h, "kind", None),
+                    "identity": h.identity,
+                    "detail": getattr(h, "identity_detail", None),
+                    "neutralization": getattr(h, "neutralization", None),
+                }
+                for n, h in self.holders.items()
+            ],
+        }
         if rule.source:
             path = pathlib.Path(rule.source)
             digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
@@ -69,17 +81,27 @@ class PanelCounters(SummedCounters):
         self.wall_s = 0.0
 
     def as_dict(self) -> dict:
-        return {**self.totals(), "wall_s": self.wall_s, "votes": self.votes,
-                "ties": self.ties, "undecided": self.undecided,
-                "members": {n: m.counters.as_dict() for n, m in self._named}}
+        return {
+            **self.totals(),
+            "wall_s": self.wall_s,
+            "votes": self.votes,
+            "ties": self.ties,
+            "undecided": self.undecided,
+            "members": {n: m.counters.as_dict() for n, m in self._named},
+        }
 
 
 class PanelJudge:
     """A stage judge made of member judges; `run` returns the panel's outcome per call, each
     carrying the members' outcomes and the vote."""
 
-    def __init__(self, stage: str, members: Sequence[tuple[str, StageJudge]], rule: Rule,
-                 on_progress: Callable[[int, float], None] | None = None):
+    def __init__(
+        self,
+        stage: str,
+        members: Sequence[tuple[str, StageJudge]],
+        rule: Rule,
+        on_progress: Callable[[int, float], None] | None = None,
+    ):
         rule.check([n for n, _ in members])
         self.stage = stage
         self.names = tuple(n for n, _ in members)
@@ -111,11 +133,15 @@ class PanelJudge:
     def run(self, calls: Sequence[Call]) -> list[Outcome]:
         self._t0 = t0 = time.perf_counter()
         self._start_engines(calls)
-        with cf.ThreadPoolExecutor(max_workers=len(self.members), thread_name_prefix="panel") as pool:
+        with cf.ThreadPoolExecutor(
+            max_workers=len(self.members), thread_name_prefix="panel"
+        ) as pool:
             futures = [pool.submit(m.run, calls) for m in self.members]
             results = [f.result() for f in futures]
-        outcomes = [self._decide(call, tuple(zip(self.names, (r[i] for r in results))))
-                    for i, call in enumerate(calls)]
+        outcomes = [
+            self._decide(call, tuple(zip(self.names, (r[i] for r in results))))
+            for i, call in enumerate(calls)
+        ]
         seen: dict[str, Outcome] = {}
         for o in outcomes:
             seen.setdefault(o.key, o)
@@ -136,20 +162,35 @@ class PanelJudge:
         answers = {n: _yes(o) for n, o in members}
         tally = vote(self.rule, answers)
         panel = {"vote": self.rule.vote, **tally.as_dict()}
-        key = hashlib.sha256("|".join([self.engine.identity, *(o.key for _, o in members)]).encode()).hexdigest()
+        key = hashlib.sha256(
+            "|".join([self.engine.identity, *(o.key for _, o in members)]).encode()
+        ).hexdigest()
         if tally.yes is None:
             why = "; ".join(f"{n}: {o.error or o.unparsed or 'no verdict'}" for n, o in members)
-            return Outcome(error=f"no panel member gave a verdict ({why})", key=key, members=members, panel=panel)
+            return Outcome(
+                error=f"no panel member gave a verdict ({why})",
+                key=key,
+                members=members,
+                panel=panel,
+            )
         label = "YES" if tally.yes else "NO"
         kind = call.template.verdict
         fields = {"label": label}
-        counts = f"{tally.votes_yes} YES, {tally.votes_no} NO" + (f", {tally.dropped} without a verdict"
-                                                                  if tally.dropped else "")
+        counts = f"{tally.votes_yes} YES, {tally.votes_no} NO" + (
+            f", {tally.dropped} without a verdict" if tally.dropped else ""
+        )
         if "reason" in kind.model_fields:
             fields["reason"] = f"panel ({self.rule.vote}): {counts}"
         note = f"tie ({counts}): decided NO" if tally.tie else None
-        return Outcome(kind.model_validate(fields), f"panel ({self.rule.vote}): {counts} -> {label}",
-                       cached=all(o.cached for _, o in members), key=key, note=note, members=members, panel=panel)
+        return Outcome(
+            kind.model_validate(fields),
+            f"panel ({self.rule.vote}): {counts} -> {label}",
+            cached=all(o.cached for _, o in members),
+            key=key,
+            note=note,
+            members=members,
+            panel=panel,
+        )
 
 
 def _yes(out: Outcome) -> bool | None:

@@ -15,13 +15,24 @@ from __future__ import annotations
 import ast
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Sequence
 
 from ..engines import Sampling
 from ..generate.media import ResponderPlan
-from ..generate.program import (Limits, LogicPlan, NarrativePlan, ProgramError, Trace, check_narrative,
-                                narrative_regex, parse_logic, refused_trace, run_logic, run_narrative)
+from ..generate.program import (
+    Limits,
+    LogicPlan,
+    NarrativePlan,
+    ProgramError,
+    Trace,
+    check_narrative,
+    narrative_regex,
+    parse_logic,
+    refused_trace,
+    run_logic,
+    run_narrative,
+)
 from ..generate.program.budget import RunBudget
 from ..generate.program.limits import raised_at
 from ..generate.program.render import render_response
@@ -54,7 +65,9 @@ def plan_pattern(strategy: Strategy, limits: Limits) -> str | None:
     """The grammar a narrative plan is generated under (None: a logic plan is free text)."""
     if strategy.style != "narrative":
         return None
-    return narrative_regex(strategy.imperative, limits.max_plan_lines, allow_times=not strategy.imperative)
+    return narrative_regex(
+        strategy.imperative, limits.max_plan_lines, allow_times=not strategy.imperative
+    )
 
 
 def plan_source(raw: str) -> str:
@@ -85,13 +98,19 @@ class ProgramResult:
     record: dict = field(default_factory=dict)
 
 
-def execute(jobs: Sequence[ProgramJob], judge: StageJudge, cutter: SegmentCutter,
-            prompts: dict[str, PromptTemplate], limits: Limits) -> dict[tuple, ProgramResult]:
+def execute(
+    jobs: Sequence[ProgramJob],
+    judge: StageJudge,
+    cutter: SegmentCutter,
+    prompts: dict[str, PromptTemplate],
+    limits: Limits,
+) -> dict[tuple, ProgramResult]:
     """Run every job's plan; tool calls of all jobs are batched round by round."""
 
     def job_fn(job: ProgramJob):
         def run(ask) -> ProgramResult:
             return _run_one(job, ask, cutter, prompts, limits, budget)
+
         return run
 
     budget = RunBudget(limits.max_run_bytes, limits.max_bytes)
@@ -99,17 +118,23 @@ def execute(jobs: Sequence[ProgramJob], judge: StageJudge, cutter: SegmentCutter
     results = batcher.run([job_fn(j) for j in jobs])
     out = {}
     for job, res in zip(jobs, results):
-        if isinstance(res, BaseException):  # a fault in our own code (a tool's, this module's) stays with its item
+        if isinstance(
+            res, BaseException
+        ):  # a fault in our own code (a tool's, this module's) stays with its item
             why = f"internal: {error_text(res)}; raised at {raised_at(res)}"
             res = ProgramResult(None, f"{PROBLEMS['internal']} ({why})")
         out[job.key] = res
     return out
 
 
-def _run_one(job: ProgramJob, ask, cutter, prompts, limits: Limits, budget: RunBudget) -> ProgramResult:
+def _run_one(
+    job: ProgramJob, ask, cutter, prompts, limits: Limits, budget: RunBudget
+) -> ProgramResult:
     source = plan_source(job.plan.raw)
     record: dict = {"style": job.strategy.style, "variant": job.strategy.source, "plan": source}
-    tools = VideoTools(ask, cutter, job.ref, job.media, prompts, job.sampling, job.question, job.options)
+    tools = VideoTools(
+        ask, cutter, job.ref, job.media, prompts, job.sampling, job.question, job.options
+    )
     t0 = time.monotonic()
     style, imperative = job.strategy.style, job.strategy.imperative
     if style == "logic":
@@ -125,8 +150,11 @@ def _run_one(job: ProgramJob, ask, cutter, prompts, limits: Limits, budget: RunB
     wall = time.monotonic() - t0
     record["parsed"] = parsed_form(plan)
     record["trace"] = trace.to_dict()
-    record["time"] = {"wall_s": round(wall, 4), "model_s": round(tools.waited, 4),
-                      "interpreter_s": round(max(wall - tools.waited, 0.0), 4)}
+    record["time"] = {
+        "wall_s": round(wall, 4),
+        "model_s": round(tools.waited, 4),
+        "interpreter_s": round(max(wall - tools.waited, 0.0), 4),
+    }
     record = bounded_record(record, limits.max_record_chars)
     error = _problem(trace, tools)
     if error is not None:
@@ -157,7 +185,10 @@ def outcome(status: str, error: str | None) -> str:
     plan never reached the interpreter (it could not be written, the item had no media...)."""
     if status == "ok":
         return "ok"
-    return next((kind for kind, phrase in PROBLEMS.items() if (error or "").startswith(phrase + " (")), "not_run")
+    return next(
+        (kind for kind, phrase in PROBLEMS.items() if (error or "").startswith(phrase + " (")),
+        "not_run",
+    )
 
 
 def outcome_counts(rows: Sequence[dict]) -> dict[str, int]:

@@ -17,7 +17,7 @@ as NO.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from ..inputs.responses import InputError, ResponseItem
 from ..judges import PromptTemplate, load_prompt
@@ -32,8 +32,6 @@ from .scoring import rewrite_problem, score_fact
 from .state import REFERENCE, FactState, ProtocolOptions, ResponseState, SentenceState
 
 STAGES = ("decontext", "verifiable", "decompose", "entail")
-
-
 
 
 Collected = Iterable[tuple[Call, Callable[[Outcome], None]]]
@@ -76,9 +74,13 @@ class Protocol:
         o = self.options
         # What is judged and how it is split is `text.segment`'s to decide (`murgat segment`
         # prints the same); a reference-mode rewrite is split by its `split` after the stage.
-        seg = segment(state.item.generation, compat=o.compat, parse_reasoning=o.parse_reasoning,
-                      decontextualize=o.decontextualize,
-                      decontextualized_text=state.item.record.get("decontextualized_text"))
+        seg = segment(
+            state.item.generation,
+            compat=o.compat,
+            parse_reasoning=o.parse_reasoning,
+            decontextualize=o.decontextualize,
+            decontextualized_text=state.item.record.get("decontextualized_text"),
+        )
         state.reasoning = seg.text
         state.answer_letter = seg.answer_letter
         state.given_text = seg.given_text
@@ -124,8 +126,11 @@ class Protocol:
         """Before any call: an engine that answers per item from what it knows of each item
         (human labels) checks the response's sentences, as split here, against it; a mismatch
         is that response's error."""
-        checks = {id(j.engine): j.engine.check_response for j in self.judges.values()
-                  if hasattr(j.engine, "check_response")}
+        checks = {
+            id(j.engine): j.engine.check_response
+            for j in self.judges.values()
+            if hasattr(j.engine, "check_response")
+        }
         for st in states:
             for check in checks.values():
                 if st.error is not None:
@@ -144,8 +149,9 @@ class Protocol:
                 except Exception as e:
                     _fail(st, where, e)
 
-    def _stage(self, stage: str, states: list[ResponseState],
-               collect: Callable[[ResponseState], Collected]) -> None:
+    def _stage(
+        self, stage: str, states: list[ResponseState], collect: Callable[[ResponseState], Collected]
+    ) -> None:
         """One judge run over every live response's calls; each response's calls are built,
         and its verdicts applied, under its own guard."""
         calls: list[Call] = []
@@ -194,7 +200,10 @@ class Protocol:
         """An accepted whole-text rewrite replaces the sentences `segment` split from the text
         (or from the input's own decontextualized_text, which is never rewritten)."""
         if s.decontext_text is not None and s.text_note is None:
-            s.sentences = [self._sentence(sent) for sent in split(s.decontext_text.verdict.text, self.options.compat)]
+            s.sentences = [
+                self._sentence(sent)
+                for sent in split(s.decontext_text.verdict.text, self.options.compat)
+            ]
 
     def _collect_rewrites(self, s: ResponseState) -> Collected:
         tpl = self.prompts["decontextualize"]
@@ -202,7 +211,10 @@ class Protocol:
             if i == 0:
                 continue  # nothing earlier to resolve a reference against
             context = "\n".join(p.text for p in s.sentences[max(0, i - 8) : i])
-            yield Call(tpl, tpl.render(context=context, sentence=sent.text)), self._rewrite_applier(sent)
+            yield (
+                Call(tpl, tpl.render(context=context, sentence=sent.text)),
+                self._rewrite_applier(sent),
+            )
 
     @staticmethod
     def _rewrite_applier(sent: SentenceState) -> Callable[[Outcome], None]:
@@ -230,7 +242,10 @@ class Protocol:
     def _collect_verifiable(self, s: ResponseState) -> Collected:
         tpl = self.prompts["verifiable"]
         for sent in s.sentences:
-            yield Call(tpl, tpl.render(sentence=sent.text)), lambda out, sent=sent: setattr(sent, "verifiable", out)
+            yield (
+                Call(tpl, tpl.render(sentence=sent.text)),
+                lambda out, sent=sent: setattr(sent, "verifiable", out),
+            )
 
     def _collect_decompose(self, s: ResponseState) -> Collected:
         tpl = self.prompts["decompose"]
@@ -242,11 +257,17 @@ class Protocol:
     def _facts_applier(sent: SentenceState) -> Callable[[Outcome], None]:
         def apply(out: Outcome) -> None:
             sent.decomposition = out
-            facts = list(dict.fromkeys(f.strip() for f in out.verdict.facts if f.strip())) if out.ok else []
+            facts = (
+                list(dict.fromkeys(f.strip() for f in out.verdict.facts if f.strip()))
+                if out.ok
+                else []
+            )
             sent.facts = [FactState(f) for f in facts]
             if not facts:
                 # Without its facts the sentence's attribution is unknown: unscored, not a guess.
-                sent.unscored = f"decomposition unusable ({out.unparsed or out.error or 'no facts'})"
+                sent.unscored = (
+                    f"decomposition unusable ({out.unparsed or out.error or 'no facts'})"
+                )
 
         return apply
 
@@ -288,16 +309,28 @@ class Protocol:
                     if not all(e for u, e in zip(sent.usable, sent.extracted) if u):
                         continue  # dropped by the reference
                     for i in ok_idx:
-                        yield self._entail_call(s, fact, [sent.citations[i]]), self._slot(fact, "alone", i)
+                        yield (
+                            self._entail_call(s, fact, [sent.citations[i]]),
+                            self._slot(fact, "alone", i),
+                        )
                     if n > 1 and ok_idx:
-                        yield self._entail_call(s, fact, [sent.citations[i] for i in ok_idx]), self._slot(fact, "joint")
+                        yield (
+                            self._entail_call(s, fact, [sent.citations[i] for i in ok_idx]),
+                            self._slot(fact, "joint"),
+                        )
                     continue
                 if not ok_idx:
                     continue
-                yield self._entail_call(s, fact, [sent.citations[i] for i in ok_idx]), self._slot(fact, "joint")
+                yield (
+                    self._entail_call(s, fact, [sent.citations[i] for i in ok_idx]),
+                    self._slot(fact, "joint"),
+                )
                 if n > 1 and len(ok_idx) > 1:
                     for i in ok_idx:
-                        yield self._entail_call(s, fact, [sent.citations[i]]), self._slot(fact, "alone", i)
+                        yield (
+                            self._entail_call(s, fact, [sent.citations[i]]),
+                            self._slot(fact, "alone", i),
+                        )
 
     def _collect_without(self, s: ResponseState) -> Collected:
         """Strict necessity: for a citation that does not entail alone while the joint does,
@@ -327,12 +360,21 @@ class Protocol:
                 for fact in sent.facts:
                     fact.score = score_fact(sent, fact, self.options.reference)
                     facts.append(fact.score)
-            sent.score = SentenceScore(sent.is_verifiable, bool(sent.citations), tuple(facts), sent.unscored)
+            sent.score = SentenceScore(
+                sent.is_verifiable, bool(sent.citations), tuple(facts), sent.unscored
+            )
             sentences.append(sent.score)
         state.score = score_response(sentences, reference=self.options.reference)
 
 
 __all__ = [
-    "Protocol", "ProtocolOptions", "ResponseState", "SentenceState", "FactState", "STAGES",
-    "REFERENCE", "describe_evidence", "score_fact",
+    "Protocol",
+    "ProtocolOptions",
+    "ResponseState",
+    "SentenceState",
+    "FactState",
+    "STAGES",
+    "REFERENCE",
+    "describe_evidence",
+    "score_fact",
 ]

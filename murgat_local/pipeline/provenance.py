@@ -67,7 +67,9 @@ def provenance(runner, responses: pathlib.Path) -> dict:
         "config": runner.config.model_dump(mode="json"),
         "mode": runner.mode,
         "media_root": str(runner.media_root.resolve()),
-        "prompts": {s: {"template": n, "digest": prompts[n].digest} for s, n in stage_prompts.items()},
+        "prompts": {
+            s: {"template": n, "digest": prompts[n].digest} for s, n in stage_prompts.items()
+        },
         "judges": judges,
         "versions": versions(),
         "input": file_digest(pathlib.Path(responses)),

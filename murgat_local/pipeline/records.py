@@ -6,10 +6,9 @@ number from it and every number in a summary can be traced to the sample that pr
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..inputs.responses import InputError
-from ..text.open_answers import matches, open_answer
 from ..metrics.accuracy import graded_correct
 from ..metrics.scores import (
     FactScore,
@@ -18,6 +17,7 @@ from ..metrics.scores import (
     score_fact_reference,
     score_response,
 )
+from ..text.open_answers import matches, open_answer
 from .judging import Outcome
 from .protocol import REFERENCE, ResponseState
 
@@ -31,7 +31,9 @@ def labels(row: Mapping) -> dict:
     return {k: row[k] for k in LABEL_FIELDS if row.get(k) is not None}
 
 
-def answer_check(item, letter: str | None, number_tolerance: float) -> tuple[str | None, str | None, bool | None]:
+def answer_check(
+    item, letter: str | None, number_tolerance: float
+) -> tuple[str | None, str | None, bool | None]:
     """(predicted, gold, correct). Multiple-choice: the response's letter against the gold letter.
     Open: the response's short answer against the gold text or number (`text.open_answers`). No
     answer given counts as wrong (`metrics.accuracy.graded_correct`), and is visible in `answer`.
@@ -42,7 +44,13 @@ def answer_check(item, letter: str | None, number_tolerance: float) -> tuple[str
     if item.record.get("question_type") == "open":
         said = read if generated else open_answer(item.generation)
         gold = (item.answer or "").strip() or None
-        return said, gold, graded_correct(gold is not None, said is not None, matches(said, gold, number_tolerance))
+        return (
+            said,
+            gold,
+            graded_correct(
+                gold is not None, said is not None, matches(said, gold, number_tolerance)
+            ),
+        )
     letter = read if generated else letter
     gold = (item.answer or "").strip().upper()[:1] or None
     return letter, gold, graded_correct(gold is not None, letter is not None, letter == gold)
@@ -67,8 +75,14 @@ def _yes(d: Mapping | None) -> bool | None:
     return v if isinstance(v, bool) else None
 
 
-def error_record(index: int, rid: str | None, reason: str, source: str = "", video: str | None = None,
-                 row: Mapping | None = None) -> dict:
+def error_record(
+    index: int,
+    rid: str | None,
+    reason: str,
+    source: str = "",
+    video: str | None = None,
+    row: Mapping | None = None,
+) -> dict:
     rec = {"index": index, "id": rid, "status": "error", "error": reason, "source": source}
     if video is not None:
         rec["video"] = video
@@ -78,7 +92,9 @@ def error_record(index: int, rid: str | None, reason: str, source: str = "", vid
     return rec
 
 
-def build_record(state: ResponseState | InputError, mode: str, number_tolerance: float = 0.01) -> dict:
+def build_record(
+    state: ResponseState | InputError, mode: str, number_tolerance: float = 0.01
+) -> dict:
     if isinstance(state, InputError):
         return error_record(state.index, state.id, state.reason, state.source)
     item = state.item
@@ -153,11 +169,19 @@ def stage_failures(rec: Mapping) -> dict[str, int]:
     if (trace.get("text_decontext") or {}).get("unparsed"):
         out["decontext"] += 1
     for s in trace.get("sentences", []):
-        for stage, key in (("decontext", "decontext"), ("verifiable", "verifiable"), ("decompose", "decomposition")):
+        for stage, key in (
+            ("decontext", "decontext"),
+            ("verifiable", "verifiable"),
+            ("decompose", "decomposition"),
+        ):
             if (s.get(key) or {}).get("unparsed"):
                 out[stage] += 1
         for f in s.get("facts", []):
-            verdicts = [f.get("joint")] + list(f.get("alone", {}).values()) + list(f.get("without", {}).values())
+            verdicts = (
+                [f.get("joint")]
+                + list(f.get("alone", {}).values())
+                + list(f.get("without", {}).values())
+            )
             out["entail"] += sum(1 for v in verdicts if v and v.get("unparsed"))
     return out
 

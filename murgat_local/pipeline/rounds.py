@@ -14,7 +14,8 @@ form, so which calls share a round still depends only on the programs.
 from __future__ import annotations
 
 import threading
-from typing import Callable, Generic, Sequence, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Generic, TypeVar
 
 from ..judges.calls import Call, Outcome
 
@@ -65,8 +66,10 @@ class RoundBatcher(Generic[T]):
                     self._alive -= 1
                     self._cond.notify_all()
 
-        threads = [threading.Thread(target=work, args=(i, job), daemon=True, name=f"program-{i}")
-                   for i, job in enumerate(jobs)]
+        threads = [
+            threading.Thread(target=work, args=(i, job), daemon=True, name=f"program-{i}")
+            for i, job in enumerate(jobs)
+        ]
         cap = len(threads) if self._max_live is None else self._max_live
         started = 0
 
@@ -108,7 +111,7 @@ class RoundBatcher(Generic[T]):
                     if outcomes is None:
                         self._answers[i] = failure or RuntimeError("no outcome")
                     else:
-                        self._answers[i] = outcomes[at:at + len(calls)]
+                        self._answers[i] = outcomes[at : at + len(calls)]
                     at += len(calls)
                 self._cond.notify_all()
         for t in threads[:started]:

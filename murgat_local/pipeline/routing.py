@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
 
 from ..judges.calls import Call, Outcome
 from ..text.segment import segment
@@ -67,9 +67,11 @@ class Cited:
         self.by_response.update(found)
 
     def describe(self, modality: str) -> str:
-        return (f"{_plural(self.sentences[modality], 'sentence')} in {self.by_response[modality]} of "
-                f"{_plural(self.responses, 'response')} read cite {modality} segments "
-                f"({_plural(self.citations[modality], 'citation')})")
+        return (
+            f"{_plural(self.sentences[modality], 'sentence')} in {self.by_response[modality]} of "
+            f"{_plural(self.responses, 'response')} read cite {modality} segments "
+            f"({_plural(self.citations[modality], 'citation')})"
+        )
 
 
 def cited_in(items: Iterable, options) -> Cited:
@@ -81,16 +83,22 @@ def cited_in(items: Iterable, options) -> Cited:
         if generation is None:
             continue
         try:
-            seg = segment(generation, compat=options.compat, parse_reasoning=options.parse_reasoning,
-                          decontextualize=options.decontextualize,
-                          decontextualized_text=item.record.get("decontextualized_text"))
+            seg = segment(
+                generation,
+                compat=options.compat,
+                parse_reasoning=options.parse_reasoning,
+                decontextualize=options.decontextualize,
+                decontextualized_text=item.record.get("decontextualized_text"),
+            )
         except Exception:  # the protocol records this response's error when it prepares it
             continue
         cited.add(seg.sentences)
     return cited
 
 
-def check_routes(main: tuple[str, object], routes: dict[str, tuple[str, object]], cited: Cited) -> None:
+def check_routes(
+    main: tuple[str, object], routes: dict[str, tuple[str, object]], cited: Cited
+) -> None:
     """ValueError naming the model, the modality, how much of the input cites it and the flag
     that routes it, for an entail judge that takes media but not a modality the input read so
     far (`cited`) would send it. A model that takes no media at all, or one whose modalities
@@ -110,11 +118,15 @@ def check_routes(main: tuple[str, object], routes: dict[str, tuple[str, object]]
             why = f" on this engine ({reasons[0]})"
         count = cited.describe(modality)
         if modality in routes:
-            raise ValueError(f"{FLAGS[modality]} {name}: model {name!r} cannot take {modality} input{why}, and "
-                             f"{count}; name a model that takes {modality}")
-        raise ValueError(f"model {name!r} judges attribution but cannot take {modality} input{why}: {count}, "
-                         f"and their facts would be sent to it; route them to a model that can with "
-                         f"{FLAGS[modality]} MODEL")
+            raise ValueError(
+                f"{FLAGS[modality]} {name}: model {name!r} cannot take {modality} input{why}, and "
+                f"{count}; name a model that takes {modality}"
+            )
+        raise ValueError(
+            f"model {name!r} judges attribution but cannot take {modality} input{why}: {count}, "
+            f"and their facts would be sent to it; route them to a model that can with "
+            f"{FLAGS[modality]} MODEL"
+        )
 
 
 class RoutedEngine(HolderGroup):
@@ -127,10 +139,20 @@ class RoutedEngine(HolderGroup):
         self.holders = {route: (name, j.engine) for route, (name, j) in judges.items()}
         blob = "|".join(f"{r}={h.identity}" for r, (_, h) in sorted(self.holders.items()))
         self.identity = "routed:" + hashlib.sha256(blob.encode()).hexdigest()[:20]
-        self.identity_detail = {"kind": "routed", "routes": {
-            r: {"model": n, "engine": getattr(h, "kind", None), "identity": h.identity,
-                "detail": getattr(h, "identity_detail", None)} for r, (n, h) in self.holders.items()}}
+        self.identity_detail = {
+            "kind": "routed",
+            "routes": {
+                r: {
+                    "model": n,
+                    "engine": getattr(h, "kind", None),
+                    "identity": h.identity,
+                    "detail": getattr(h, "identity_detail", None),
+                }
+                for r, (n, h) in self.holders.items()
+            },
+        }
         self.neutralization = None
+
 
 class RoutedCounters(SummedCounters):
     """The routes' counters added up (the routes run one after another, so their wall times add
@@ -145,8 +167,13 @@ class RoutedCounters(SummedCounters):
         return sum(j.counters.wall_s for _, j in self._routes.values())
 
     def as_dict(self) -> dict:
-        return {**self.totals(), "wall_s": self.wall_s,
-                "routes": {r: {"model": n, **j.counters.as_dict()} for r, (n, j) in self._routes.items()}}
+        return {
+            **self.totals(),
+            "wall_s": self.wall_s,
+            "routes": {
+                r: {"model": n, **j.counters.as_dict()} for r, (n, j) in self._routes.items()
+            },
+        }
 
 
 class RoutedJudge:
@@ -189,4 +216,13 @@ class RoutedJudge:
         return out  # type: ignore[return-value]
 
 
-__all__ = ["FLAGS", "ROUTES", "Cited", "RoutedJudge", "check_routes", "cited_in", "route_of", "takes"]
+__all__ = [
+    "FLAGS",
+    "ROUTES",
+    "Cited",
+    "RoutedJudge",
+    "check_routes",
+    "cited_in",
+    "route_of",
+    "takes",
+]

@@ -14,28 +14,28 @@ import json
 import os
 import pathlib
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
 
 from ..config import RunConfig
-from ..inputs.responses import read_responses
 from ..engines import LazyEngine, close_all, load_preset
 from ..engines.identity import runtime
+from ..inputs.responses import read_responses
+from ..jsonl import dumps_record
 from ..judges.human import HumanLabels, is_human
 from ..media.segments import SegmentCutter
 from ..metrics.groups import Grouped
 from ..metrics.intervals import IntervalValues, add_intervals
 from ..metrics.scores import Summary
-from ..jsonl import dumps_record
 from .cache import VerdictCache
 from .judge_warnings import judge_warnings
 from .judging import StageJudge
-from .panel import PanelJudge
 from .outputs import check_writable
+from .panel import PanelJudge
 from .protocol import STAGES, Protocol, ProtocolOptions
-from .routing import RoutedJudge, check_routes, cited_in
 from .provenance import provenance
 from .records import build_record, stage_failures
+from .routing import RoutedJudge, check_routes, cited_in
 from .streaming import chunks
 
 
@@ -61,10 +61,17 @@ def failed_calls(judges, limit: float) -> dict:
     fraction = failed / total if total else 0.0
     failure = None
     if fraction > limit:
-        failure = (f"{failed} of {total} judge calls ({fraction:.1%}) failed, were refused or did "
-                   f"not parse; more than --max-failed-calls {limit:g} allows")
-    return {"total": total, "failed": failed, "failed_fraction": fraction, "max_failed_calls": limit,
-            "failure": failure}
+        failure = (
+            f"{failed} of {total} judge calls ({fraction:.1%}) failed, were refused or did "
+            f"not parse; more than --max-failed-calls {limit:g} allows"
+        )
+    return {
+        "total": total,
+        "failed": failed,
+        "failed_fraction": fraction,
+        "max_failed_calls": limit,
+        "failure": failure,
+    }
 
 
 def _read_records(path: pathlib.Path) -> Iterator[dict]:
@@ -76,9 +83,15 @@ def _read_records(path: pathlib.Path) -> Iterator[dict]:
 
 
 class Runner:
-    def __init__(self, config: RunConfig, media_root: pathlib.Path, out_dir: pathlib.Path,
-                 *, progress: Callable[[str], Callable[[int], None]] | None = None,
-                 engines: dict | None = None):
+    def __init__(
+        self,
+        config: RunConfig,
+        media_root: pathlib.Path,
+        out_dir: pathlib.Path,
+        *,
+        progress: Callable[[str], Callable[[int], None]] | None = None,
+        engines: dict | None = None,
+    ):
         """`engines` maps a model name to a ready engine holder (`LazyEngine`-like: identity,
         get(), stats, started, close()); models not in it are loaded from their presets."""
         self.config = config
@@ -88,8 +101,12 @@ class Runner:
         cache_path = pathlib.Path(config.cache or self.out_dir / "verdicts.sqlite")
         check_writable(cache_path.parent, "cache folder")
         self.cache = VerdictCache(cache_path)
-        self.cutter = SegmentCutter(self.media_root, config.media.options(), **config.media.bounds(),
-                                    allow_outside=tuple(config.allow_outside))
+        self.cutter = SegmentCutter(
+            self.media_root,
+            config.media.options(),
+            **config.media.bounds(),
+            allow_outside=tuple(config.allow_outside),
+        )
         self.engines: dict[str, LazyEngine] = dict(engines or {})
         self.judges: dict[str, StageJudge] = {}
         panels = config.panel_rules()
@@ -97,23 +114,35 @@ class Runner:
             on_progress = progress(stage) if progress else None
             if stage in panels:  # panel:M1,M2,...: a judge per member, the vote decides
                 members, rule = panels[stage]
-                self.judges[stage] = PanelJudge(stage, [(m, self._stage_judge(stage, m, member=True)) for m in members],
-                                                rule, on_progress=on_progress)
+                self.judges[stage] = PanelJudge(
+                    stage,
+                    [(m, self._stage_judge(stage, m, member=True)) for m in members],
+                    rule,
+                    on_progress=on_progress,
+                )
             else:
                 self.judges[stage] = self._stage_judge(stage, model, on_progress)
         self._route_entail(config.stage_models()["entail"], progress)
         self.protocol = Protocol(
-            ProtocolOptions(config.compat, config.decontextualize, config.parse_reasoning), self.judges, self.cutter
+            ProtocolOptions(config.compat, config.decontextualize, config.parse_reasoning),
+            self.judges,
+            self.cutter,
         )
 
-    def _stage_judge(self, stage: str, model: str, on_progress=None, member: bool = False) -> StageJudge:
+    def _stage_judge(
+        self, stage: str, model: str, on_progress=None, member: bool = False
+    ) -> StageJudge:
         """`model`'s judge for `stage` (as a panel member: on its own engine when it has one), on
         the engine holder the run shares for that model and engine."""
         config = self.config
         kind, options = config.member_engine(stage, model) if member else config.engine_for(stage)
         # One holder per model and engine: the run's default engine under the model's name
         # (shared with `murgat run`'s responders), a stage's other engine beside it.
-        key = model if (kind, options) == config.engine_for(None) else f"{model}@{kind}:{sorted(options.items())}"
+        key = (
+            model
+            if (kind, options) == config.engine_for(None)
+            else f"{model}@{kind}:{sorted(options.items())}"
+        )
         if key not in self.engines and is_human(model):  # human:PATH, labels as the judge
             self.engines[key] = HumanLabels.from_model(model, config.compat)
         elif key not in self.engines:
@@ -121,17 +150,27 @@ class Runner:
             args = config.engine_args if runtime(kind) == "vllm" else {}
             decoding = {"temperature": config.sampling.temperature, "seed": config.sampling.seed}
             self.engines[key] = LazyEngine(kind, preset, **decoding, **args, **options)
-        return StageJudge(stage, self.engines[key], self.cache, batch_size=config.batch_size,
-                          on_progress=on_progress)
+        return StageJudge(
+            stage,
+            self.engines[key],
+            self.cache,
+            batch_size=config.batch_size,
+            on_progress=on_progress,
+        )
 
     def _route_entail(self, model: str, progress) -> None:
         """Attribution judges per modality (`entailer_visual` / `entailer_audio`); each, and the
         entailer for what it keeps, is checked against what the input cites (`check_input`)."""
-        routes = {r: (m, self._stage_judge("entail", m)) for r, m in self.config.entail_routes().items()}
+        routes = {
+            r: (m, self._stage_judge("entail", m)) for r, m in self.config.entail_routes().items()
+        }
         main = self.judges["entail"]
         self._entail_holders = None  # a panel's members are checked per call
         if isinstance(main, StageJudge):
-            self._entail_holders = ((model, main.engine), {r: (m, j.engine) for r, (m, j) in routes.items()})
+            self._entail_holders = (
+                (model, main.engine),
+                {r: (m, j.engine) for r, (m, j) in routes.items()},
+            )
         if routes:
             self.judges["entail"] = RoutedJudge("entail", {**routes, "mixed": (model, main)})
             if progress:
@@ -183,9 +222,12 @@ class Runner:
         by_model: dict[str, Summary] = {}  # responses that name their model
         by_group = Grouped(self.config.group_by, Summary)
         errors: list[dict] = []
-        failures = {s: 0 for s in STAGES}
+        failures = dict.fromkeys(STAGES, 0)
         with partial.open("w", encoding="utf-8") as out:
-            for chunk in chunks(read_responses(responses, self.config.limit, self.config.inputs.limits()), self.config.chunk_size):
+            for chunk in chunks(
+                read_responses(responses, self.config.limit, self.config.inputs.limits()),
+                self.config.chunk_size,
+            ):
                 for state in self.protocol.run(chunk):
                     rec = build_record(state, self.mode, self.config.number_tolerance)
                     out.write(dumps_record(rec, sort_keys=True) + "\n")
@@ -196,7 +238,14 @@ class Runner:
                         by_model.setdefault(rec["model"], Summary()).add(rec)
                     by_group.add(rec)
                     if rec["status"] != "ok":
-                        errors.append({"index": rec["index"], "id": rec["id"], "source": rec.get("source"), "error": rec["error"]})
+                        errors.append(
+                            {
+                                "index": rec["index"],
+                                "id": rec["id"],
+                                "source": rec.get("source"),
+                                "error": rec["error"],
+                            }
+                        )
             out.flush()
             os.fsync(out.fileno())
         os.replace(partial, final)
@@ -206,13 +255,18 @@ class Runner:
         if by_group.fields:
             summary["by_group"] = by_group.result()
         resamples = self.config.bootstrap_resamples  # read back from the final records: none kept
-        add_intervals(summary, IntervalValues.of(_read_records(final) if resamples else (), by_group.fields),
-                      n_resamples=resamples)
+        add_intervals(
+            summary,
+            IntervalValues.of(_read_records(final) if resamples else (), by_group.fields),
+            n_resamples=resamples,
+        )
         summary["mode"] = self.mode
         summary["unparsed_verdicts"] = failures
         summary["errors_list"] = errors
         summary["stages"] = {s: j.counters.as_dict() for s, j in self.judges.items()}
-        summary["judge_calls"] = calls = failed_calls(self.judges.values(), self.config.max_failed_calls)
+        summary["judge_calls"] = calls = failed_calls(
+            self.judges.values(), self.config.max_failed_calls
+        )
         summary["failure"] = calls.pop("failure")
         if not totals.responses:  # nothing was scored: not a success
             summary["failure"] = "the input holds no responses"
@@ -225,13 +279,17 @@ class Runner:
             summary["entail_routes"] = self.config.entail_routes()
         summary["warnings"] = judge_warnings(self.judges, summary["models"], by_model)
         summary["segments_decoded"] = self.cutter.decoded
-        summary["cache"] = {"path": str(self.cache.path),
-                            "set_aside": str(self.cache.set_aside) if self.cache.set_aside else None,
-                            "rejected_rows": sum(j.counters.cache_rejected for j in self.judges.values())}
+        summary["cache"] = {
+            "path": str(self.cache.path),
+            "set_aside": str(self.cache.set_aside) if self.cache.set_aside else None,
+            "rejected_rows": sum(j.counters.cache_rejected for j in self.judges.values()),
+        }
         summary["provenance"] = provenance(self, responses)
         summary["wall_s"] = round(time.perf_counter() - t0, 3)
         summary_path = self.out_dir / "summary.json"
-        summary_path.write_text(dumps_record(summary, indent=2, sort_keys=True, default=str), encoding="utf-8")
+        summary_path.write_text(
+            dumps_record(summary, indent=2, sort_keys=True, default=str), encoding="utf-8"
+        )
         return RunResult(summary, final, summary_path, errors)
 
     def close(self) -> None:

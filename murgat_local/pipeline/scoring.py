@@ -37,8 +37,11 @@ def rewrite_problem(original: str, rewrite: str) -> str | None:
 
 
 def _why_missing(fact: FactState) -> str | None:
-    for name, out in [("joint", fact.joint), *[(f"citation {i + 1}", o) for i, o in fact.alone.items()],
-                      *[(f"without citation {i + 1}", o) for i, o in fact.without.items()]]:
+    for name, out in [
+        ("joint", fact.joint),
+        *[(f"citation {i + 1}", o) for i, o in fact.alone.items()],
+        *[(f"without citation {i + 1}", o) for i, o in fact.without.items()],
+    ]:
         if out is not None and not out.ok:
             return f"{name} verdict missing: {out.error or out.unparsed}"
     return None

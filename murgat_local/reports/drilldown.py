@@ -23,7 +23,9 @@ from .scan import citation_verdict
 
 TEXT_LIMIT = 20_000
 # C0 and C1 controls but tab and newline, line/paragraph separators, bidi marks and overrides.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_UNSAFE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
 VERDICT_TEXT = {
     "supported": "supports a fact",
     "unsupported": "supports no fact",
@@ -66,7 +68,9 @@ def _checked_verdict(v, where: str, notes: list[str], yes_no: bool = True):
     if not expect(notes, where, v, lambda x: isinstance(x, dict), "a verdict"):
         return None
     if v is not None and yes_no:
-        expect(notes, f"{where} value", v.get("value"), lambda x: isinstance(x, bool), "true or false")
+        expect(
+            notes, f"{where} value", v.get("value"), lambda x: isinstance(x, bool), "true or false"
+        )
     return v
 
 
@@ -88,10 +92,15 @@ def _reached(v: dict) -> str:
         return ""
     reached = v.get("reached")
     if isinstance(reached, dict):
-        counts = " · ".join(f"{esc(m)} {esc(n)}" for m, n in reached.items()) or "no media placeholders known"
+        counts = (
+            " · ".join(f"{esc(m)} {esc(n)}" for m, n in reached.items())
+            or "no media placeholders known"
+        )
         text = f"tokens reached: {counts}"
     else:
-        text = f"tokens reached: not counted ({esc(v.get('reached_unknown') or 'no reason recorded')})"
+        text = (
+            f"tokens reached: not counted ({esc(v.get('reached_unknown') or 'no reason recorded')})"
+        )
     return f'<div class="reached">{text}</div>'
 
 
@@ -99,11 +108,15 @@ def _raw(label: str, v) -> str:
     if not isinstance(v, dict) or v.get("raw") is None:
         return ""
     error = f'<div class="error">{esc(v.get("error"))}</div>' if v.get("error") else ""
-    return (f'<div class="raw"><span class="raw-label">{esc(label)}</span>{error}{_reached(v)}'
-            f'<pre>{esc(v.get("raw"))}</pre></div>')
+    return (
+        f'<div class="raw"><span class="raw-label">{esc(label)}</span>{error}{_reached(v)}'
+        f"<pre>{esc(v.get('raw'))}</pre></div>"
+    )
 
 
-def video_source(media_root: pathlib.Path | None, video, out_dir: pathlib.Path, relative: bool) -> tuple[str | None, str | None]:
+def video_source(
+    media_root: pathlib.Path | None, video, out_dir: pathlib.Path, relative: bool
+) -> tuple[str | None, str | None]:
     """(src, None) for a playable video under the media root, or (None, why not)."""
     if media_root is None:
         return None, None
@@ -129,16 +142,20 @@ def _citation(c: dict, i: int, facts: list, ordinal: str, where: str, notes: lis
     start, end = _time(c.get("start")), _time(c.get("end"))
     for key, t in (("start", start), ("end", end)):
         if c.get(key) is not None and t is None:
-            notes.append(f"{where}: {key} is {what(c.get(key))}, not a time in seconds"
-                         + (": the citation cannot seek" if key == "start" else ""))
+            notes.append(
+                f"{where}: {key} is {what(c.get(key))}, not a time in seconds"
+                + (": the citation cannot seek" if key == "start" else "")
+            )
     attrs = f' data-verdict="{verdict}"'
     if start is not None:
         attrs += f' data-start="{start}" data-end="{end if end is not None else start}" tabindex="0" role="button"'
     title = VERDICT_TEXT.get(verdict, verdict)
     if c.get("issue"):
         title += f" ({c.get('issue')})"
-    return (f'<span class="cite v-{verdict}"{attrs} title="{esc(title)}" data-ordinal="{ordinal}">'
-            f'{esc(c.get("raw") or "(citation)")}</span>')
+    return (
+        f'<span class="cite v-{verdict}"{attrs} title="{esc(title)}" data-ordinal="{ordinal}">'
+        f"{esc(c.get('raw') or '(citation)')}</span>"
+    )
 
 
 def _citation_number(key: str, n: int, where: str, notes: list[str]) -> int | None:
@@ -158,14 +175,17 @@ def _fact(f: dict, cits: list[dict], where: str, notes: list[str]) -> str:
         precise = []
     precise = precise or []
     for k, p in enumerate(precise):
-        expect(notes, f"{where}: precise {k + 1}", p, lambda v: isinstance(v, bool), "true or false")
+        expect(
+            notes, f"{where}: precise {k + 1}", p, lambda v: isinstance(v, bool), "true or false"
+        )
     for key in ("precision", "recall"):
         expect(notes, f"{where}: {key}", f.get(key), lambda v: finite(v) is not None, "a number")
     marks = " ".join(
         f'<span class="mark {"v-yes" if p is True else "v-no" if p is False else "v-none"}" '
         f'title="citation {k + 1}: {"needed" if p is True else "not needed" if p is False else "unknown"}">'
-        f'c{k + 1}{"✓" if p is True else "✗" if p is False else "?"}</span>'
-        for k, p in enumerate(precise))
+        f"c{k + 1}{'✓' if p is True else '✗' if p is False else '?'}</span>"
+        for k, p in enumerate(precise)
+    )
     joint = _checked_verdict(f.get("joint"), f"{where}: joint", notes)
     raws = _raw("joint entailment", joint)
     for kind in ("alone", "without"):
@@ -176,11 +196,17 @@ def _fact(f: dict, cits: list[dict], where: str, notes: list[str]) -> str:
             i = _citation_number(k, len(cits), f"{where}: {kind}", notes)
             label = f"citation {i + 1} {kind}" if i is not None else f"{kind} {printable(k, 40)!r}"
             raws += _raw(label, _checked_verdict(v, f"{where}: {label}", notes))
-    unscored = f'<span class="unscored">unscored: {esc(f.get("unscored"))}</span>' if f.get("unscored") else ""
-    return (f'<li class="fact"><span class="fact-text">{esc(f.get("text"))}</span> '
-            f'entailed: {_verdict(joint)} · precision {num(f.get("precision"), 2)} · '
-            f'recall {num(f.get("recall"), 2)} {marks} {unscored}'
-            f'<details class="raws"><summary>judge outputs</summary>{raws or "none"}</details></li>')
+    unscored = (
+        f'<span class="unscored">unscored: {esc(f.get("unscored"))}</span>'
+        if f.get("unscored")
+        else ""
+    )
+    return (
+        f'<li class="fact"><span class="fact-text">{esc(f.get("text"))}</span> '
+        f"entailed: {_verdict(joint)} · precision {num(f.get('precision'), 2)} · "
+        f"recall {num(f.get('recall'), 2)} {marks} {unscored}"
+        f'<details class="raws"><summary>judge outputs</summary>{raws or "none"}</details></li>'
+    )
 
 
 def _objects(items, where: str, item: str, notes: list[str]) -> list[tuple[int, dict | None]]:
@@ -197,34 +223,61 @@ def _objects(items, where: str, item: str, notes: list[str]) -> list[tuple[int, 
 
 def _sentence(s: dict, number: int, notes: list[str]) -> str:
     where = f"sentence {number}"
-    facts = [(k, f) for k, f in _objects(s.get("facts"), f"{where}: facts", f"{where}, fact", notes) if f]
+    facts = [
+        (k, f) for k, f in _objects(s.get("facts"), f"{where}: facts", f"{where}, fact", notes) if f
+    ]
     # a citation that is not an object keeps its place (the facts' `precise` lists count it) as a malformed chip
-    cits = [c or {} for _, c in _objects(s.get("citations"), f"{where}: citations", f"{where}, citation", notes)]
+    cits = [
+        c or {}
+        for _, c in _objects(s.get("citations"), f"{where}: citations", f"{where}, citation", notes)
+    ]
     fact_dicts = [f for _, f in facts]
-    chips = " ".join(_citation(c, i, fact_dicts, str(i + 1), f"{where}, citation {i + 1}", notes)
-                     for i, c in enumerate(cits))
+    chips = " ".join(
+        _citation(c, i, fact_dicts, str(i + 1), f"{where}, citation {i + 1}", notes)
+        for i, c in enumerate(cits)
+    )
     ver = _checked_verdict(s.get("verifiable"), f"{where}: verifiable", notes)
-    decomposition = _checked_verdict(s.get("decomposition"), f"{where}: decomposition", notes, yes_no=False)
+    decomposition = _checked_verdict(
+        s.get("decomposition"), f"{where}: decomposition", notes, yes_no=False
+    )
     cls = "verifiable" if isinstance(ver, dict) and ver.get("value") is True else "plain"
     raws = _raw("verifiable", ver) + _raw("decomposition", decomposition)
-    unscored = f'<div class="unscored">unscored: {esc(s.get("unscored"))}</div>' if s.get("unscored") else ""
+    unscored = (
+        f'<div class="unscored">unscored: {esc(s.get("unscored"))}</div>'
+        if s.get("unscored")
+        else ""
+    )
     judged = s.get("judged_text")
     text = s.get("text")
     plain = strip_citations(text) if isinstance(text, str) else None
-    judged_html = (f'<div class="judged">judged as: {esc(judged)}</div>'
-                   if isinstance(judged, str) and judged.strip() != (plain or "").strip() else "")
+    judged_html = (
+        f'<div class="judged">judged as: {esc(judged)}</div>'
+        if isinstance(judged, str) and judged.strip() != (plain or "").strip()
+        else ""
+    )
     facts_html = "".join(_fact(f, cits, f"{where}, fact {k}", notes) for k, f in facts)
-    return (f'<li class="sentence {cls}" value="{number}"><div class="stext">{esc(text)}</div>'
-            f'<div class="cites">verifiable: {_verdict(ver)} {chips}</div>{judged_html}{unscored}'
-            f'{"<ol class=facts>" + facts_html + "</ol>" if facts_html else ""}'
-            f'<details class="raws"><summary>judge outputs</summary>{raws or "none"}</details></li>')
+    return (
+        f'<li class="sentence {cls}" value="{number}"><div class="stext">{esc(text)}</div>'
+        f'<div class="cites">verifiable: {_verdict(ver)} {chips}</div>{judged_html}{unscored}'
+        f"{'<ol class=facts>' + facts_html + '</ol>' if facts_html else ''}"
+        f'<details class="raws"><summary>judge outputs</summary>{raws or "none"}</details></li>'
+    )
 
 
 def _sentences(record: dict, notes: list[str]) -> list[tuple[int, dict]]:
     trace = record.get("trace")
-    if not expect(notes, "trace", trace, lambda v: isinstance(v, dict), "an object: no sentences shown") or not trace:
+    if (
+        not expect(
+            notes, "trace", trace, lambda v: isinstance(v, dict), "an object: no sentences shown"
+        )
+        or not trace
+    ):
         return []
-    return [(k, s) for k, s in _objects(trace.get("sentences"), "trace.sentences", "sentence", notes) if s is not None]
+    return [
+        (k, s)
+        for k, s in _objects(trace.get("sentences"), "trace.sentences", "sentence", notes)
+        if s is not None
+    ]
 
 
 def response(record: dict, cell: Cell, n: int, src: str | None, why: str | None) -> str:
@@ -236,27 +289,44 @@ def response(record: dict, cell: Cell, n: int, src: str | None, why: str | None)
         expect(notes, key, record.get(key), lambda v: finite(v) is not None, "a number")
     expect(notes, "correct", correct, lambda v: isinstance(v, bool), "true or false")
     expect(notes, "status", status, lambda v: isinstance(v, str), "a status")
-    expect(notes, "generation row's media", gen.get("media"), lambda v: isinstance(v, dict), "an object")
+    expect(
+        notes,
+        "generation row's media",
+        gen.get("media"),
+        lambda v: isinstance(v, dict),
+        "an object",
+    )
     sentences = "".join(_sentence(s, k, notes) for k, s in _sentences(record, notes))
     mark = "✓" if correct is True else "✗" if correct is False else "–"
-    flag = (f' · <span class="error">{len(notes)} malformed value{"s" if len(notes) != 1 else ""}</span>'
-            if notes else "")
-    head = (f'<summary><span class="rid">{esc(record.get("id"))}</span> · {esc(cell.label)} · '
-            f'<span class="status-{esc(status)}">{esc(status)}</span> · MURGAT-S {num(record.get("murgat_s"))} · '
-            f'coverage {num(record.get("coverage"))} · F1 {num(record.get("f1"))} · correct {mark}{flag}</summary>')
+    flag = (
+        f' · <span class="error">{len(notes)} malformed value{"s" if len(notes) != 1 else ""}</span>'
+        if notes
+        else ""
+    )
+    head = (
+        f'<summary><span class="rid">{esc(record.get("id"))}</span> · {esc(cell.label)} · '
+        f'<span class="status-{esc(status)}">{esc(status)}</span> · MURGAT-S {num(record.get("murgat_s"))} · '
+        f"coverage {num(record.get('coverage'))} · F1 {num(record.get('f1'))} · correct {mark}{flag}</summary>"
+    )
     body = []
     if notes:
-        body.append('<ul class="data-notes">' + "".join(f"<li>{esc(x)}</li>" for x in notes) + "</ul>")
+        body.append(
+            '<ul class="data-notes">' + "".join(f"<li>{esc(x)}</li>" for x in notes) + "</ul>"
+        )
     if src is not None:
-        body.append(f'<div class="player"><video controls preload="none" src="{esc(src)}"></video>'
-                    f'<output class="now">click a citation to play its span</output></div>')
+        body.append(
+            f'<div class="player"><video controls preload="none" src="{esc(src)}"></video>'
+            f'<output class="now">click a citation to play its span</output></div>'
+        )
     elif why:
         body.append(f'<div class="novideo">no player: {esc(why)}</div>')
     if gen.get("question"):
         body.append(f'<div class="question"><b>Question:</b> {esc(gen.get("question"))}</div>')
-    body.append(f'<div class="meta">video {esc(record.get("video"))} · {esc(record.get("source"))}'
-                f'{" · gold " + esc(gen.get("gold")) + " · predicted " + esc(gen.get("predicted")) if gen else ""}'
-                f'{" · heard audio: " + esc((gen.get("media") or {}).get("heard_audio")) if isinstance(gen.get("media"), dict) else ""}</div>')
+    body.append(
+        f'<div class="meta">video {esc(record.get("video"))} · {esc(record.get("source"))}'
+        f"{' · gold ' + esc(gen.get('gold')) + ' · predicted ' + esc(gen.get('predicted')) if gen else ''}"
+        f"{' · heard audio: ' + esc((gen.get('media') or {}).get('heard_audio')) if isinstance(gen.get('media'), dict) else ''}</div>"
+    )
     if record.get("error"):
         body.append(f'<div class="error">error: {esc(record.get("error"))}</div>')
     if sentences:

@@ -10,11 +10,12 @@ rest of the report reads them.
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from ..metrics.groups import Grouped
 from ..metrics.intervals import IntervalValues, add_intervals
-from ..metrics.scores import METRICS as SCORED, Summary
+from ..metrics.scores import METRICS as SCORED
+from ..metrics.scores import Summary
 from ..metrics.stats import RESAMPLES
 from .drilldown import esc, num
 from .rundata import METRICS, Cell, Source, finite, interval, iter_jsonl
@@ -50,7 +51,9 @@ def by_group(sources: Sequence[Source], fields: Sequence[str]) -> dict[int, dict
                 r = _numbers(record)
                 cell = s.cell_for(r)
                 summaries, values, _ = gathered.setdefault(
-                    id(cell), (Grouped(fields, Summary), IntervalValues(fields), _resamples(s.summary)))
+                    id(cell),
+                    (Grouped(fields, Summary), IntervalValues(fields), _resamples(s.summary)),
+                )
                 summaries.add(r)
                 values.add(r)
         except OSError:
@@ -69,30 +72,54 @@ def _metric(s: Mapping, metric: str) -> str:
     return f'<td class="num" data-metric="{metric}">{text}</td>'
 
 
-def section(cells: Sequence[Cell], groups: Mapping[int, dict], fields: Iterable[str],
-            labels: Mapping[str, str]) -> str:
+def section(
+    cells: Sequence[Cell],
+    groups: Mapping[int, dict],
+    fields: Iterable[str],
+    labels: Mapping[str, str],
+) -> str:
     """The report's "Results per group": a table per field, a row per model x strategy and group."""
     parts = []
     for field in fields:
         rows = []
         for i, c in enumerate(cells):
             for value, s in (groups.get(id(c)) or {}).get(field, {}).items():
-                counts = "".join(f'<td class="num" data-metric="{k}">{esc(s.get(k))}</td>'
-                                 for k in ("responses", "scored"))
-                rows.append(f'<tr data-cell="{i}" data-group="{esc(value)}"><td>{esc(c.label)}</td>'
-                            f"<td>{esc(value)}</td>{counts}" + "".join(_metric(s, m) for m in METRICS) + "</tr>")
+                counts = "".join(
+                    f'<td class="num" data-metric="{k}">{esc(s.get(k))}</td>'
+                    for k in ("responses", "scored")
+                )
+                rows.append(
+                    f'<tr data-cell="{i}" data-group="{esc(value)}"><td>{esc(c.label)}</td>'
+                    f"<td>{esc(value)}</td>{counts}"
+                    + "".join(_metric(s, m) for m in METRICS)
+                    + "</tr>"
+                )
         head = "".join(f"<th>{esc(labels.get(m, m))}</th>" for m in METRICS)
-        parts.append(f'<h3>By {esc(field)}</h3><table class="groups" data-field="{esc(field)}"><thead><tr>'
-                     f"<th>model / strategy</th><th>{esc(field)}</th><th>responses</th><th>scored</th>{head}"
-                     f'</tr></thead><tbody>{"".join(rows)}</tbody></table>')
-    return ('<h2>Results per group</h2><p class="meta">Means and 95% bootstrap intervals over each group\'s '
-            "responses, computed from scores.jsonl as <code>murgat score --group-by</code> computes them; a "
-            "response whose field holds a list is in each of its groups, one without the field in "
-            "<code>(none)</code>.</p>" + "".join(parts))
+        parts.append(
+            f'<h3>By {esc(field)}</h3><table class="groups" data-field="{esc(field)}"><thead><tr>'
+            f"<th>model / strategy</th><th>{esc(field)}</th><th>responses</th><th>scored</th>{head}"
+            f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        )
+    return (
+        '<h2>Results per group</h2><p class="meta">Means and 95% bootstrap intervals over each group\'s '
+        "responses, computed from scores.jsonl as <code>murgat score --group-by</code> computes them; a "
+        "response whose field holds a list is in each of its groups, one without the field in "
+        "<code>(none)</code>.</p>" + "".join(parts)
+    )
 
 
 def data(cells: Sequence[Cell], groups: Mapping[int, dict]) -> list[dict]:
     """The groups' numbers for the report's JSON block."""
-    return [{"cell": c.label, "model": c.model, "strategy": c.strategy, "field": field, "group": value,
-             **{k: s.get(k) for m in METRICS for k in (m, f"{m}_ci")}}
-            for c in cells for field, values in (groups.get(id(c)) or {}).items() for value, s in values.items()]
+    return [
+        {
+            "cell": c.label,
+            "model": c.model,
+            "strategy": c.strategy,
+            "field": field,
+            "group": value,
+            **{k: s.get(k) for m in METRICS for k in (m, f"{m}_ci")},
+        }
+        for c in cells
+        for field, values in (groups.get(id(c)) or {}).items()
+        for value, s in values.items()
+    ]

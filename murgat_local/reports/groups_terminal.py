@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from rich.markup import escape
 
 from .table import Col, FitTable, _cell, _fmt, _name
 
-COLUMNS = (("n", "responses"), ("ok", "scored"), ("err", "errors"), ("cov", "coverage"), ("prec", "precision"),
-           ("rec", "recall"), ("F1", "f1"), ("MURGAT-S", "murgat_s"), ("QA", "qa_accuracy"))
+COLUMNS = (
+    ("n", "responses"),
+    ("ok", "scored"),
+    ("err", "errors"),
+    ("cov", "coverage"),
+    ("prec", "precision"),
+    ("rec", "recall"),
+    ("F1", "f1"),
+    ("MURGAT-S", "murgat_s"),
+    ("QA", "qa_accuracy"),
+)
 
 
 def terminal_tables(summary: Mapping) -> list[FitTable]:
@@ -18,7 +27,10 @@ def terminal_tables(summary: Mapping) -> list[FitTable]:
     out = []
     for field, groups in (summary.get("by_group") or {}).items():
         # a field name comes from the data: shown as written, never read as markup
-        t = FitTable(f"By {escape(str(field))}", [_name(escape(str(field)))] + [Col(header) for header, _ in COLUMNS])
+        t = FitTable(
+            f"By {escape(str(field))}",
+            [_name(escape(str(field)))] + [Col(header) for header, _ in COLUMNS],
+        )
         for value, s in groups.items():
             t.add_row(_cell(value), *(_fmt(s.get(key)) for _, key in COLUMNS))
         out.append(t)

@@ -17,13 +17,20 @@ import math
 import pathlib
 from dataclasses import dataclass
 
-from . import groups_html as group_tables, plots
+from . import groups_html as group_tables
+from . import plots
 from .drilldown import esc, num, response, video_source
 from .rundata import METRICS, PROBLEM_LABELS, PROBLEMS, Cell, Source, finite, interval
 from .scan import load
 
-METRIC_LABELS = {"qa_accuracy": "accuracy", "coverage": "coverage", "precision": "precision",
-                 "recall": "recall", "f1": "F1", "murgat_s": "MURGAT-S"}
+METRIC_LABELS = {
+    "qa_accuracy": "accuracy",
+    "coverage": "coverage",
+    "precision": "precision",
+    "recall": "recall",
+    "f1": "F1",
+    "murgat_s": "MURGAT-S",
+}
 PLOTS = (
     ("accuracy-vs-murgat", "Accuracy vs MURGAT-S per model and strategy (95% intervals)"),
     ("coverage-vs-f1", "Coverage vs attribution F1 (95% intervals)"),
@@ -46,8 +53,13 @@ class ReportResult:
 def json_for_script(obj) -> str:
     """JSON that cannot end its <script> element or start a comment or a tag."""
     text = json.dumps(_finite(obj), ensure_ascii=False, allow_nan=False, default=str)
-    return (text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
-            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+    return (
+        text.replace("&", "\\u0026")
+        .replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
 
 
 def _finite(obj):
@@ -75,7 +87,11 @@ def _metric_cell(cell: Cell, metric: str) -> str:
         attrs += f' data-ci-low="{json.dumps(ci[0])}" data-ci-high="{json.dumps(ci[1])}"'
         text += f' <span class="ci">[{num(ci[0])}, {num(ci[1])}]</span>'
     else:
-        note = (cell.summary.get("ci_notes") or {}).get(metric) if isinstance(cell.summary.get("ci_notes"), dict) else None
+        note = (
+            (cell.summary.get("ci_notes") or {}).get(metric)
+            if isinstance(cell.summary.get("ci_notes"), dict)
+            else None
+        )
         text += f' <span class="ci" title="{esc(note or "no interval")}">[–]</span>'
     return f'<td class="num"{attrs}>{text}</td>'
 
@@ -102,14 +118,19 @@ def summary_table(cells: list[Cell]) -> str:
     rows = []
     for i, c in enumerate(cells):
         where = f'data-summary="{esc(str(c.summary_path))}" data-summary-key="{esc(json.dumps(list(c.summary_key)))}"'
-        rows.append(f'<tr data-cell="{i}" {where}><td class="run" title="{esc(c.run)}">{esc(c.run_name)}</td>'
-                    f'<td class="judges">{esc(judges_text(c.judges))}</td>'
-                    f'<td>{esc(c.model)}</td><td>{esc(c.strategy)}</td>'
-                    f'{_count(c, "responses")}{_count(c, "scored")}{_count(c, "errors")}'
-                    + "".join(_metric_cell(c, m) for m in METRICS) + "</tr>")
-    return (f'<table id="summary-table"><thead><tr><th>run</th><th>judges per stage</th><th>model</th>'
-            f'<th>strategy</th><th>responses</th><th>scored</th><th>errors</th>{head}</tr></thead>'
-            f'<tbody>{"".join(rows)}</tbody></table>')
+        rows.append(
+            f'<tr data-cell="{i}" {where}><td class="run" title="{esc(c.run)}">{esc(c.run_name)}</td>'
+            f'<td class="judges">{esc(judges_text(c.judges))}</td>'
+            f"<td>{esc(c.model)}</td><td>{esc(c.strategy)}</td>"
+            f"{_count(c, 'responses')}{_count(c, 'scored')}{_count(c, 'errors')}"
+            + "".join(_metric_cell(c, m) for m in METRICS)
+            + "</tr>"
+        )
+    return (
+        f'<table id="summary-table"><thead><tr><th>run</th><th>judges per stage</th><th>model</th>'
+        f"<th>strategy</th><th>responses</th><th>scored</th><th>errors</th>{head}</tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 def problems_table(cells: list[Cell]) -> str:
@@ -118,38 +139,53 @@ def problems_table(cells: list[Cell]) -> str:
     for c in cells:
         total = sum(c.citations.values())
         by = {p: sum(n for (m, v), n in c.citations.items() if v == p) for p in PROBLEMS}
-        audio = (f"{c.hallucinated_audio} ({c.deaf_responses} responses heard none)"
-                 if c.heard_known else "unknown (no generation rows)")
-        visual = (f"{c.hallucinated_visual} ({c.blind_responses} responses saw none)"
-                  if c.heard_known else "unknown (no generation rows)")
-        rows.append(f"<tr><td>{esc(c.label)}</td><td class=num>{total}</td>"
-                    + "".join(f"<td class=num>{by[p]}</td>" for p in PROBLEMS)
-                    + f"<td>{esc(audio)}</td><td>{esc(visual)}</td></tr>")
-    return (f'<table id="problems-table"><thead><tr><th>model / strategy</th><th>citations</th>{head}'
-            f'<th>audio citations without audio</th><th>visual citations without pictures</th></tr></thead>'
-            f'<tbody>{"".join(rows)}</tbody></table>')
+        audio = (
+            f"{c.hallucinated_audio} ({c.deaf_responses} responses heard none)"
+            if c.heard_known
+            else "unknown (no generation rows)"
+        )
+        visual = (
+            f"{c.hallucinated_visual} ({c.blind_responses} responses saw none)"
+            if c.heard_known
+            else "unknown (no generation rows)"
+        )
+        rows.append(
+            f"<tr><td>{esc(c.label)}</td><td class=num>{total}</td>"
+            + "".join(f"<td class=num>{by[p]}</td>" for p in PROBLEMS)
+            + f"<td>{esc(audio)}</td><td>{esc(visual)}</td></tr>"
+        )
+    return (
+        f'<table id="problems-table"><thead><tr><th>model / strategy</th><th>citations</th>{head}'
+        f"<th>audio citations without audio</th><th>visual citations without pictures</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 def stages_table(sources: list[Source]) -> str:
     rows = "".join(
         f'<tr data-run="{esc(run)}" data-stage="{esc(name)}"><td>{esc(run)}</td><td>{esc(name)}</td>'
-        f'<td class=num>{t["calls"]:g}</td><td class=num>{t["model_calls"]:g}</td>'
-        f'<td class=num>{t["cache_hits"]:g}</td>'
-        f'<td class=num>{t["wall_s"]:.2f}</td><td class=num>{num(plots.throughput(t), 1)}</td></tr>'
+        f"<td class=num>{t['calls']:g}</td><td class=num>{t['model_calls']:g}</td>"
+        f"<td class=num>{t['cache_hits']:g}</td>"
+        f"<td class=num>{t['wall_s']:.2f}</td><td class=num>{num(plots.throughput(t), 1)}</td></tr>"
         for run, totals in plots.run_stage_totals(sources).items()
-        for name, t in ((n, totals[n]) for n in plots.stage_order(totals)))
-    return ('<table id="stages-table"><thead><tr><th>run</th><th>stage</th><th>calls</th><th>model calls</th>'
-            '<th>cache hits</th><th>wall s</th><th>model calls / s</th></tr></thead>'
-            f"<tbody>{rows}</tbody></table>")
+        for name, t in ((n, totals[n]) for n in plots.stage_order(totals))
+    )
+    return (
+        '<table id="stages-table"><thead><tr><th>run</th><th>stage</th><th>calls</th><th>model calls</th>'
+        "<th>cache hits</th><th>wall s</th><th>model calls / s</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table>"
+    )
 
 
 def notes_list(sources: list[Source]) -> str:
     notes = [n for s in sources for n in s.notes]
     if not notes:
         return ""
-    return (f'<h2>Notes on the inputs</h2><p class="meta">{len(notes)} malformed or missing values were read as '
-            'missing; the rest of the report stands.</p>'
-            f'<ul id="input-notes">{"".join(f"<li>{esc(n)}</li>" for n in notes)}</ul>')
+    return (
+        f'<h2>Notes on the inputs</h2><p class="meta">{len(notes)} malformed or missing values were read as '
+        "missing; the rest of the report stands.</p>"
+        f'<ul id="input-notes">{"".join(f"<li>{esc(n)}</li>" for n in notes)}</ul>'
+    )
 
 
 STYLE = """
@@ -210,17 +246,30 @@ SCRIPT = """
 
 
 def _sha256(text: str) -> str:
-    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
+    return (
+        "'sha256-"
+        + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
+        + "'"
+    )
 
 
 # No network source; our one script and one style sheet by their hashes (nothing injected can
 # run or restyle), no <base> to move relative links, no form to send anything anywhere.
-CSP = (f"default-src 'none'; img-src data:; media-src 'self' file: data: blob:; style-src {_sha256(STYLE)}; "
-       f"script-src {_sha256(SCRIPT)}; base-uri 'none'; form-action 'none'")
+CSP = (
+    f"default-src 'none'; img-src data:; media-src 'self' file: data: blob:; style-src {_sha256(STYLE)}; "
+    f"script-src {_sha256(SCRIPT)}; base-uri 'none'; form-action 'none'"
+)
 
 
-def build(folders: list[pathlib.Path], out: pathlib.Path, *, media_root: pathlib.Path | None = None,
-          max_responses: int = 300, relative_media: bool = False, group_by: tuple[str, ...] = ()) -> ReportResult:
+def build(
+    folders: list[pathlib.Path],
+    out: pathlib.Path,
+    *,
+    media_root: pathlib.Path | None = None,
+    max_responses: int = 300,
+    relative_media: bool = False,
+    group_by: tuple[str, ...] = (),
+) -> ReportResult:
     cells, sources = load(folders, max_responses)
     table = [c for c in cells if c.in_table]
     figures = {key: plots.png(fig) for key, fig in plots.figures(table, sources).items()}
@@ -235,11 +284,19 @@ def build(folders: list[pathlib.Path], out: pathlib.Path, *, media_root: pathlib
             n += 1
     data = {
         "inputs": [str(f) for f in folders],
-        "table": [{"run": c.run_name, "judges": c.judges, "model": c.model, "strategy": c.strategy,
-                   "summary": str(c.summary_path),
-                   "summary_key": list(c.summary_key),
-                   **{m: c.summary.get(m) for m in METRICS},
-                   **{f"{m}_ci": c.summary.get(f"{m}_ci") for m in METRICS}} for c in table],
+        "table": [
+            {
+                "run": c.run_name,
+                "judges": c.judges,
+                "model": c.model,
+                "strategy": c.strategy,
+                "summary": str(c.summary_path),
+                "summary_key": list(c.summary_key),
+                **{m: c.summary.get(m) for m in METRICS},
+                **{f"{m}_ci": c.summary.get(f"{m}_ci") for m in METRICS},
+            }
+            for c in table
+        ],
         "plots": [p for p, _ in PLOTS],
         "drilldown": {"shown": n, "total": total, "max_responses": max_responses},
     }
@@ -248,15 +305,29 @@ def build(folders: list[pathlib.Path], out: pathlib.Path, *, media_root: pathlib
         data["by_group"] = group_tables.data(table, by_group)
     figs = "".join(
         f'<figure><img id="plot-{key}" class="plot" alt="{esc(caption)}" src="{_data_uri(figures[key])}">'
-        f"<figcaption>{esc(caption)}</figcaption></figure>" for key, caption in PLOTS)
-    capped = (f"Showing {n} of {total} responses: the first ones of each model × strategy, "
-              f"{max_responses} in all split evenly (--max-responses {max_responses}; raise it for more)." if n < total
-              else f"All {total} responses.")
-    media_note = ("Click a citation to play its span in the response's video; click it again to pause."
-                  if root is not None else "No --media-root given: no video players.")
-    legend = " ".join(f'<span class="cite v-{v}">{esc(t)}</span>' for v, t in (
-        ("supported", "supports a fact"), ("unsupported", "supports no fact"),
-        ("unjudged", "not judged"), ("malformed", "unusable")))
+        f"<figcaption>{esc(caption)}</figcaption></figure>"
+        for key, caption in PLOTS
+    )
+    capped = (
+        f"Showing {n} of {total} responses: the first ones of each model × strategy, "
+        f"{max_responses} in all split evenly (--max-responses {max_responses}; raise it for more)."
+        if n < total
+        else f"All {total} responses."
+    )
+    media_note = (
+        "Click a citation to play its span in the response's video; click it again to pause."
+        if root is not None
+        else "No --media-root given: no video players."
+    )
+    legend = " ".join(
+        f'<span class="cite v-{v}">{esc(t)}</span>'
+        for v, t in (
+            ("supported", "supports a fact"),
+            ("unsupported", "supports no fact"),
+            ("unjudged", "not judged"),
+            ("malformed", "unusable"),
+        )
+    )
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="{CSP}">

@@ -11,9 +11,10 @@ from __future__ import annotations
 import os
 import pathlib
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator, TextIO
+from typing import TextIO
 
 
 @dataclass(frozen=True)

@@ -12,15 +12,21 @@ from __future__ import annotations
 import csv
 import io
 import pathlib
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Iterable, Mapping, Sequence
 
 from ..metrics.accuracy import WITH, WITHOUT, reasoning_taxes
 from ..metrics.groups import NO_VALUE
 
-COLUMNS = (("qa_accuracy", "QA acc."), ("coverage", "Coverage"), ("precision", "Precision"),
-           ("recall", "Recall"), ("f1", "F1"), ("murgat_s", "MURGAT-S"))
+COLUMNS = (
+    ("qa_accuracy", "QA acc."),
+    ("coverage", "Coverage"),
+    ("precision", "Precision"),
+    ("recall", "Recall"),
+    ("f1", "F1"),
+    ("murgat_s", "MURGAT-S"),
+)
 
 
 @dataclass(frozen=True)
@@ -54,16 +60,27 @@ def rows(cells: Sequence[GridCell]) -> list[dict]:
         else:
             sections = [(None, c.summary)]
         for benchmark, s in sections:
-            out.append({"model": c.model, "strategy": c.strategy, "benchmark": benchmark, "n": s.get("scored"),
-                        **{k: s.get(k) for m, _ in COLUMNS for k in (m, f"{m}_ci")}})
+            out.append(
+                {
+                    "model": c.model,
+                    "strategy": c.strategy,
+                    "benchmark": benchmark,
+                    "n": s.get("scored"),
+                    **{k: s.get(k) for m, _ in COLUMNS for k in (m, f"{m}_ci")},
+                }
+            )
     return out
 
 
 def reasoning_tax(table: Sequence[Mapping]) -> list[dict]:
     """Per model (and benchmark) with both a `base` and a `cite` row: their accuracies and the
     tax (`metrics.accuracy.reasoning_taxes`)."""
-    taxes = reasoning_taxes(((r["model"], r["benchmark"]), r["strategy"], r["qa_accuracy"]) for r in table)
-    return [{"model": model, "benchmark": benchmark, **t} for (model, benchmark), t in taxes.items()]
+    taxes = reasoning_taxes(
+        ((r["model"], r["benchmark"]), r["strategy"], r["qa_accuracy"]) for r in table
+    )
+    return [
+        {"model": model, "benchmark": benchmark, **t} for (model, benchmark), t in taxes.items()
+    ]
 
 
 def _with_ci(value, ci) -> str:
@@ -78,14 +95,30 @@ def _md(text) -> str:
 
 def markdown(table: Sequence[Mapping], tax: Sequence[Mapping]) -> str:
     several = any(r["benchmark"] is not None for r in table)
-    head = ["Model", "Strategy", *(["Benchmark"] if several else []), "n", *(label for _, label in COLUMNS)]
-    lines = ["# MURGAT results", "",
-             "Means over responses x100 (one decimal), each with its 95% bootstrap interval [low, high], "
-             "from each cell's summary.json.", "",
-             "| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    head = [
+        "Model",
+        "Strategy",
+        *(["Benchmark"] if several else []),
+        "n",
+        *(label for _, label in COLUMNS),
+    ]
+    lines = [
+        "# MURGAT results",
+        "",
+        "Means over responses x100 (one decimal), each with its 95% bootstrap interval [low, high], "
+        "from each cell's summary.json.",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "|".join("---" for _ in head) + "|",
+    ]
     for r in table:
-        cells = [r["model"], r["strategy"], *([r["benchmark"]] if several else []),
-                 "-" if r["n"] is None else r["n"], *(_with_ci(r[m], r[f"{m}_ci"]) for m, _ in COLUMNS)]
+        cells = [
+            r["model"],
+            r["strategy"],
+            *([r["benchmark"]] if several else []),
+            "-" if r["n"] is None else r["n"],
+            *(_with_ci(r[m], r[f"{m}_ci"]) for m, _ in COLUMNS),
+        ]
         lines.append("| " + " | ".join(_md(c) for c in cells) + " |")
     lines += ["", "## Reasoning tax", ""]
     if not tax:
@@ -95,8 +128,13 @@ def markdown(table: Sequence[Mapping], tax: Sequence[Mapping]) -> str:
         head = ["Model", *(["Benchmark"] if several else []), WITHOUT, WITH, "tax"]
         lines += ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
         for t in tax:
-            cells = [t["model"], *([t["benchmark"]] if several else []), points(t["base"]), points(t["cite"]),
-                     points(t["tax"])]
+            cells = [
+                t["model"],
+                *([t["benchmark"]] if several else []),
+                points(t["base"]),
+                points(t["cite"]),
+                points(t["tax"]),
+            ]
             lines.append("| " + " | ".join(_md(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -112,15 +150,31 @@ def csv_text(table: Sequence[Mapping], tax: Sequence[Mapping]) -> str:
 
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["model", "strategy", *(["benchmark"] if several else []), "n",
-                *(k for m, _ in COLUMNS for k in (m, f"{m}_low", f"{m}_high")), "reasoning_tax"])
+    w.writerow(
+        [
+            "model",
+            "strategy",
+            *(["benchmark"] if several else []),
+            "n",
+            *(k for m, _ in COLUMNS for k in (m, f"{m}_low", f"{m}_high")),
+            "reasoning_tax",
+        ]
+    )
     for r in table:
         values = []
         for m, _ in COLUMNS:
             ci = r[f"{m}_ci"] or (None, None)
             values += [num(r[m]), num(ci[0]), num(ci[1])]
-        w.writerow([r["model"], r["strategy"], *([r["benchmark"]] if several else []),
-                    "" if r["n"] is None else r["n"], *values, num(taxes.get((r["model"], r["benchmark"])))])
+        w.writerow(
+            [
+                r["model"],
+                r["strategy"],
+                *([r["benchmark"]] if several else []),
+                "" if r["n"] is None else r["n"],
+                *values,
+                num(taxes.get((r["model"], r["benchmark"]))),
+            ]
+        )
     return buf.getvalue()
 
 

@@ -58,7 +58,9 @@ def _short(text, n: int = 40) -> str:
 
 
 def _empty(ax, why: str) -> None:
-    ax.text(0.5, 0.5, why, ha="center", va="center", wrap=True, transform=ax.transAxes, color="#555")
+    ax.text(
+        0.5, 0.5, why, ha="center", va="center", wrap=True, transform=ax.transAxes, color="#555"
+    )
 
 
 class Styles:
@@ -91,7 +93,15 @@ class Styles:
         return "none" if cell.run_name in self._hollow else self.colour(cell)
 
 
-def scatter(cells: list[Cell], x: str, y: str, xlabel: str, ylabel: str, title: str, styles: Styles | None = None):
+def scatter(
+    cells: list[Cell],
+    x: str,
+    y: str,
+    xlabel: str,
+    ylabel: str,
+    title: str,
+    styles: Styles | None = None,
+):
     """One point per model x strategy, its 95% intervals as error bars."""
     styles = styles or Styles(cells)
     fig = _figure(figsize=(6.4, 4.6))
@@ -104,9 +114,19 @@ def scatter(cells: list[Cell], x: str, y: str, xlabel: str, ylabel: str, title: 
         cx, cy = interval(c.summary.get(f"{x}_ci")), interval(c.summary.get(f"{y}_ci"))
         xerr = [[max(vx - cx[0], 0)], [max(cx[1] - vx, 0)]] if cx else None
         yerr = [[max(vy - cy[0], 0)], [max(cy[1] - vy, 0)]] if cy else None
-        ax.errorbar([vx], [vy], xerr=xerr, yerr=yerr, fmt=styles.marker(c), color=styles.colour(c),
-                    markerfacecolor=styles.face(c), markeredgewidth=1.5, markersize=9, capsize=3,
-                    label=_short(c.label))
+        ax.errorbar(
+            [vx],
+            [vy],
+            xerr=xerr,
+            yerr=yerr,
+            fmt=styles.marker(c),
+            color=styles.colour(c),
+            markerfacecolor=styles.face(c),
+            markeredgewidth=1.5,
+            markersize=9,
+            capsize=3,
+            label=_short(c.label),
+        )
         drawn += 1
     ax.set_xlim(-0.05, 1.05)
     ax.set_ylim(-0.05, 1.05)
@@ -129,13 +149,22 @@ def distribution(cells: list[Cell], styles: Styles | None = None):
     ax = fig.subplots()
     if shown:
         data = [c.murgat_s for c in shown]
-        ax.boxplot(data, orientation="horizontal", widths=0.6, showfliers=False, medianprops={"color": "black"})
+        ax.boxplot(
+            data,
+            orientation="horizontal",
+            widths=0.6,
+            showfliers=False,
+            medianprops={"color": "black"},
+        )
         for i, (c, values) in enumerate(zip(shown, data), start=1):
             # deterministic jitter: the same report from the same files
             step = 0.5 / max(len(values), 1)
             ys = [i - 0.25 + (k * step) % 0.5 for k in range(len(values))]
             ax.scatter(values, ys, s=10, alpha=0.5, color=styles.colour(c), marker=styles.marker(c))
-        ax.set_yticks(range(1, len(shown) + 1), [_short(f"{c.label} (n={len(c.murgat_s)})", 50) for c in shown])
+        ax.set_yticks(
+            range(1, len(shown) + 1),
+            [_short(f"{c.label} (n={len(c.murgat_s)})", 50) for c in shown],
+        )
         ax.invert_yaxis()
     else:
         _empty(ax, "no scored response has a MURGAT-S")
@@ -170,12 +199,25 @@ def problems(cells: list[Cell]):
                 totals[key] += n
         for k, p in enumerate(PROBLEMS):
             xs = [i + (k - (len(PROBLEMS) - 1) / 2) * width for i in range(len(MODALITIES))]
-            bars = ax.bar(xs, [totals[(m, p)] for m in MODALITIES], width, label=PROBLEM_LABELS[p], color=colours(k))
+            bars = ax.bar(
+                xs,
+                [totals[(m, p)] for m in MODALITIES],
+                width,
+                label=PROBLEM_LABELS[p],
+                color=colours(k),
+            )
             ax.bar_label(bars, fontsize=7)
-        ax.set_xticks(range(len(MODALITIES)),
-                      [f"{m}\n({sum(n for (mm, _), n in totals.items() if mm == m)} citations)" for m in MODALITIES])
+        ax.set_xticks(
+            range(len(MODALITIES)),
+            [
+                f"{m}\n({sum(n for (mm, _), n in totals.items() if mm == m)} citations)"
+                for m in MODALITIES
+            ],
+        )
         ax.set_ylabel("citations")
-        ax.set_title("Citation problems per modality" + (f": {_short(run, 60)}" if len(runs) > 1 else ""))
+        ax.set_title(
+            "Citation problems per modality" + (f": {_short(run, 60)}" if len(runs) > 1 else "")
+        )
         ax.legend(fontsize=8)
         if sum(totals.values()) == 0:
             _empty(ax, "no citation in the scored responses")
@@ -191,9 +233,15 @@ def hallucinated(cells: list[Cell], styles: Styles | None = None):
     ax = fig.subplots()
     if known:
         ys = range(len(known))
-        bars = ax.barh(list(ys), [c.hallucinated_audio for c in known], color=[styles.colour(c) for c in known])
-        ax.bar_label(bars, labels=[f"{c.hallucinated_audio} in {c.deaf_responses} deaf responses" for c in known],
-                     fontsize=7, padding=3)
+        bars = ax.barh(
+            list(ys), [c.hallucinated_audio for c in known], color=[styles.colour(c) for c in known]
+        )
+        ax.bar_label(
+            bars,
+            labels=[f"{c.hallucinated_audio} in {c.deaf_responses} deaf responses" for c in known],
+            fontsize=7,
+            padding=3,
+        )
         ax.set_yticks(list(ys), [_short(c.label, 50) for c in known])
         ax.invert_yaxis()
         ax.set_xlim(0, max([c.hallucinated_audio for c in known] + [1]) * 1.5)
@@ -213,7 +261,9 @@ def stage_totals(summaries: list[dict]) -> dict[str, dict[str, float]]:
         for name, v in stages.items():
             if not isinstance(v, dict):
                 continue
-            t = out.setdefault(str(name), {"calls": 0, "cache_hits": 0, "model_calls": 0, "wall_s": 0.0})
+            t = out.setdefault(
+                str(name), {"calls": 0, "cache_hits": 0, "model_calls": 0, "wall_s": 0.0}
+            )
             for k in t:
                 x = finite(v.get(k))
                 if x is not None and x >= 0:
@@ -250,19 +300,39 @@ def stages(sources: list[Source], styles: Styles | None = None):
         xs = range(len(names))
         width = 0.8 / (2 * len(runs))
         for r, (run, totals) in enumerate(runs.items()):
-            colour, zero = styles.run(run), {"calls": 0, "cache_hits": 0, "model_calls": 0, "wall_s": 0.0}
+            colour, zero = (
+                styles.run(run),
+                {"calls": 0, "cache_hits": 0, "model_calls": 0, "wall_s": 0.0},
+            )
             per = [totals.get(n, zero) for n in names]
             at = [x - 0.4 + (2 * r + 0.5) * width for x in xs]
-            b1 = a1.bar(at, [t["model_calls"] for t in per], width, color=colour,
-                        label=_short(run, 30) if multi else "model calls")
-            b2 = a1.bar([x + width for x in at], [t["cache_hits"] for t in per], width, color=colour, alpha=0.4,
-                        hatch="//", label=f"{_short(run, 30)} (cache hits)" if multi else "cache hits")
+            b1 = a1.bar(
+                at,
+                [t["model_calls"] for t in per],
+                width,
+                color=colour,
+                label=_short(run, 30) if multi else "model calls",
+            )
+            b2 = a1.bar(
+                [x + width for x in at],
+                [t["cache_hits"] for t in per],
+                width,
+                color=colour,
+                alpha=0.4,
+                hatch="//",
+                label=f"{_short(run, 30)} (cache hits)" if multi else "cache hits",
+            )
             a1.bar_label(b1, fontsize=7)
             a1.bar_label(b2, fontsize=7)
             rates = [throughput(t) for t in per]
             rate_width = 0.8 / len(runs)
-            b3 = a2.bar([x - 0.4 + (r + 0.5) * rate_width for x in xs], [v or 0 for v in rates], rate_width,
-                        color=colour, label=_short(run, 30) if multi else "_nolegend_")
+            b3 = a2.bar(
+                [x - 0.4 + (r + 0.5) * rate_width for x in xs],
+                [v or 0 for v in rates],
+                rate_width,
+                color=colour,
+                label=_short(run, 30) if multi else "_nolegend_",
+            )
             a2.bar_label(b3, labels=["-" if v is None else f"{v:.1f}" for v in rates], fontsize=7)
         a1.set_xticks(list(xs), [_short(n, 16) for n in names])
         a2.set_xticks(list(xs), [_short(n, 16) for n in names])
@@ -283,10 +353,18 @@ def figures(cells: list[Cell], sources: list[Source]) -> dict:
     """Every figure of the report, by its key, for the table's rows and every source's stages."""
     styles = Styles(cells)
     return {
-        "accuracy-vs-murgat": scatter(cells, "murgat_s", "qa_accuracy", "MURGAT-S", "accuracy",
-                                      "Accuracy vs MURGAT-S", styles),
-        "coverage-vs-f1": scatter(cells, "coverage", "f1", "coverage", "attribution F1",
-                                  "Coverage vs attribution F1", styles),
+        "accuracy-vs-murgat": scatter(
+            cells, "murgat_s", "qa_accuracy", "MURGAT-S", "accuracy", "Accuracy vs MURGAT-S", styles
+        ),
+        "coverage-vs-f1": scatter(
+            cells,
+            "coverage",
+            "f1",
+            "coverage",
+            "attribution F1",
+            "Coverage vs attribution F1",
+            styles,
+        ),
         "murgat-distribution": distribution(cells, styles),
         "citation-problems": problems(cells),
         "hallucinated-audio": hallucinated(cells, styles),

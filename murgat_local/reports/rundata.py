@@ -22,8 +22,8 @@ import math
 import os
 import pathlib
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 MODALITIES = ("visual", "audio", "other")
 # Citation problems, in the order the report shows them.
@@ -46,24 +46,24 @@ class ReportInputError(Exception):
 
 @dataclass
 class Cell:
-    run: str                      # the input folder, as given
-    run_name: str                 # the shortest trailing part of its path that no other input shares
+    run: str  # the input folder, as given
+    run_name: str  # the shortest trailing part of its path that no other input shares
     model: str
     strategy: str
-    summary: dict                 # the numbers: summary.json, or its by_model entry
+    summary: dict  # the numbers: summary.json, or its by_model entry
     summary_path: pathlib.Path
     summary_key: tuple[str, ...]  # where `summary` is inside summary.json: () or ("by_model", m)
     judges: dict[str, str] = field(default_factory=dict)  # stage -> judge model
     label: str = ""
-    in_table: bool = True         # False: records the summary attributes to no model
-    cap: int = 0                  # how many records the drill-down keeps
+    in_table: bool = True  # False: records the summary attributes to no model
+    cap: int = 0  # how many records the drill-down keeps
     murgat_s: list[float] = field(default_factory=list)
-    citations: Counter = field(default_factory=Counter)   # (modality, verdict) -> n
-    hallucinated_audio: int = 0   # audio citations in responses whose responder heard no audio
-    deaf_responses: int = 0       # responses whose responder heard no audio
+    citations: Counter = field(default_factory=Counter)  # (modality, verdict) -> n
+    hallucinated_audio: int = 0  # audio citations in responses whose responder heard no audio
+    deaf_responses: int = 0  # responses whose responder heard no audio
     hallucinated_visual: int = 0  # visual citations in responses whose responder saw no picture
-    blind_responses: int = 0      # responses whose responder saw no picture (an audio-only model)
-    heard_known: bool = False     # generation rows were found
+    blind_responses: int = 0  # responses whose responder saw no picture (an audio-only model)
+    heard_known: bool = False  # generation rows were found
     records: int = 0
     shown: list[dict] = field(default_factory=list)  # drill-down: records (+ "_generation")
 
@@ -71,12 +71,13 @@ class Cell:
 @dataclass
 class Source:
     """One scores.jsonl with its summary.json (its stages) and the cells it feeds."""
-    run: str                      # the input folder, as given
+
+    run: str  # the input folder, as given
     run_name: str
     scores: pathlib.Path
     summary: dict
     responses: pathlib.Path | None
-    cells: dict[str, Cell]        # by the records' `model` ("*" when one cell takes all)
+    cells: dict[str, Cell]  # by the records' `model` ("*" when one cell takes all)
     unreadable: int = 0
     notes: list[str] = field(default_factory=list)  # malformed values found in its files
 
@@ -86,9 +87,19 @@ class Source:
             cell = self.cells.get("\0")
             if cell is None:
                 first = next(iter(self.cells.values()))
-                cell = self.cells["\0"] = Cell(first.run, first.run_name, "(no model)", "-", {}, first.summary_path,
-                                               (), judges=first.judges, in_table=False,
-                                               heard_known=first.heard_known, cap=first.cap)
+                cell = self.cells["\0"] = Cell(
+                    first.run,
+                    first.run_name,
+                    "(no model)",
+                    "-",
+                    {},
+                    first.summary_path,
+                    (),
+                    judges=first.judges,
+                    in_table=False,
+                    heard_known=first.heard_known,
+                    cap=first.cap,
+                )
         return cell
 
 
@@ -129,7 +140,7 @@ def what(v) -> str:
     if isinstance(v, float) and not math.isfinite(v):
         return f"the value {v!r}"
     if isinstance(v, (int, float)):
-        r = repr(v) if not isinstance(v, int) or abs(v) < 10 ** 30 else f"{str(v)[:20]}…"
+        r = repr(v) if not isinstance(v, int) or abs(v) < 10**30 else f"{str(v)[:20]}…"
         return f"the number {r}"
     if isinstance(v, str):
         return f"the text {(v if len(v) <= 40 else v[:39] + '…')!r}"
@@ -153,23 +164,45 @@ def check_numbers(summary: dict, prefix: str, notes: list[str]) -> dict:
     the table and plots read from it that is not one."""
     for m in METRICS:
         expect(notes, f"{prefix}{m}", summary.get(m), lambda v: finite(v) is not None, "a number")
-        expect(notes, f"{prefix}{m}_ci", summary.get(f"{m}_ci"), lambda v: interval(v) is not None,
-               "an interval [low, high]")
+        expect(
+            notes,
+            f"{prefix}{m}_ci",
+            summary.get(f"{m}_ci"),
+            lambda v: interval(v) is not None,
+            "an interval [low, high]",
+        )
     for key in ("responses", "scored", "errors"):
         expect(notes, f"{prefix}{key}", summary.get(key), _count, "a count")
-    expect(notes, f"{prefix}ci_notes", summary.get("ci_notes"), lambda v: isinstance(v, dict), "an object")
+    expect(
+        notes,
+        f"{prefix}ci_notes",
+        summary.get("ci_notes"),
+        lambda v: isinstance(v, dict),
+        "an object",
+    )
     return summary
 
 
 def _check_stages(summary: dict, notes: list[str]) -> None:
     stages = summary.get("stages")
-    if not expect(notes, "stages", stages, lambda v: isinstance(v, dict), "an object") or not stages:
+    if (
+        not expect(notes, "stages", stages, lambda v: isinstance(v, dict), "an object")
+        or not stages
+    ):
         return
     for name, counters in stages.items():
-        if expect(notes, f"stages.{name}", counters, lambda v: isinstance(v, dict), "an object") and counters:
+        if (
+            expect(notes, f"stages.{name}", counters, lambda v: isinstance(v, dict), "an object")
+            and counters
+        ):
             for key in ("calls", "cache_hits", "model_calls", "wall_s"):
-                expect(notes, f"stages.{name}.{key}", counters.get(key), lambda v: finite(v) is not None and v >= 0,
-                       "a number")
+                expect(
+                    notes,
+                    f"stages.{name}.{key}",
+                    counters.get(key),
+                    lambda v: finite(v) is not None and v >= 0,
+                    "a number",
+                )
 
 
 def judges_of(summary: dict, notes: list[str]) -> dict[str, str]:
@@ -180,11 +213,17 @@ def judges_of(summary: dict, notes: list[str]) -> dict[str, str]:
         judges = provenance.get("judges") if isinstance(provenance, dict) else None
         if isinstance(judges, dict):
             models = {k: v.get("model") for k, v in judges.items() if isinstance(v, dict)}
-    if not expect(notes, "models", models, lambda v: isinstance(v, dict), "an object") or not models:
+    if (
+        not expect(notes, "models", models, lambda v: isinstance(v, dict), "an object")
+        or not models
+    ):
         return {}
     out = {}
     for stage, model in models.items():
-        if expect(notes, f"models.{stage}", model, lambda v: isinstance(v, str), "a model name") and model:
+        if (
+            expect(notes, f"models.{stage}", model, lambda v: isinstance(v, str), "a model name")
+            and model
+        ):
             out[str(stage)] = model
     return out
 
@@ -223,7 +262,10 @@ def iter_jsonl(path: pathlib.Path) -> Iterator[dict | None]:
                 continue
             try:
                 obj = json.loads(line)
-            except (ValueError, RecursionError):  # RecursionError: nesting deeper than the parser goes
+            except (
+                ValueError,
+                RecursionError,
+            ):  # RecursionError: nesting deeper than the parser goes
                 yield None
                 continue
             yield obj if isinstance(obj, dict) else None
@@ -238,15 +280,42 @@ def _score_folder(folder: pathlib.Path, run: str, name: str) -> Source:
     summary, judges = _summary(summary_path, notes)
     by_model = summary.get("by_model")
     cells: dict[str, Cell] = {}
-    if expect(notes, f"{summary_path}: by_model", by_model, lambda v: isinstance(v, dict), "an object") and by_model:
+    if (
+        expect(
+            notes, f"{summary_path}: by_model", by_model, lambda v: isinstance(v, dict), "an object"
+        )
+        and by_model
+    ):
         for m, numbers in by_model.items():
             where = f"{summary_path}: by_model.{m}"
-            if expect(notes, where, numbers, lambda v: isinstance(v, dict), "an object: that model has no row"):
-                cells[str(m)] = Cell(run, name, str(m), "-", check_numbers(numbers, f"{where}.", notes),
-                                     summary_path, ("by_model", str(m)), judges=judges)
+            if expect(
+                notes,
+                where,
+                numbers,
+                lambda v: isinstance(v, dict),
+                "an object: that model has no row",
+            ):
+                cells[str(m)] = Cell(
+                    run,
+                    name,
+                    str(m),
+                    "-",
+                    check_numbers(numbers, f"{where}.", notes),
+                    summary_path,
+                    ("by_model", str(m)),
+                    judges=judges,
+                )
     if not cells:
-        cells["*"] = Cell(run, name, "-", "-", check_numbers(summary, f"{summary_path}: ", notes),
-                          summary_path, (), judges=judges)
+        cells["*"] = Cell(
+            run,
+            name,
+            "-",
+            "-",
+            check_numbers(summary, f"{summary_path}: ", notes),
+            summary_path,
+            (),
+            judges=judges,
+        )
     return Source(run, name, folder / "scores.jsonl", summary, None, cells, notes=notes)
 
 
@@ -257,7 +326,9 @@ def _cell_folders(folder: pathlib.Path, notes: list[str]) -> list[tuple[str, pat
     if rs.is_file():
         grid = _read_json(rs, notes).get("grid") or {}
         if not isinstance(grid, dict):
-            notes.append(f"{rs}: grid is {what(grid)}, not an object: cells are found by folder name")
+            notes.append(
+                f"{rs}: grid is {what(grid)}, not an object: cells are found by folder name"
+            )
             grid = {}
         for label in grid:
             label = str(label)
@@ -294,14 +365,27 @@ def load_folder(folder: pathlib.Path, name: str | None = None) -> list[Source]:
         summary, judges = _summary(cell_dir / "summary.json", cell_notes)
         check_numbers(summary, f"{cell_dir / 'summary.json'}: ", cell_notes)
         model, _, strategy = label.partition("/")
-        cell = Cell(run, name, model, strategy or "-", summary, cell_dir / "summary.json", (), judges=judges)
+        cell = Cell(
+            run, name, model, strategy or "-", summary, cell_dir / "summary.json", (), judges=judges
+        )
         responses = cell_dir / "responses.jsonl"
-        sources.append(Source(run, name, cell_dir / "scores.jsonl", summary,
-                              responses if responses.is_file() else None, {"*": cell}, notes=cell_notes))
+        sources.append(
+            Source(
+                run,
+                name,
+                cell_dir / "scores.jsonl",
+                summary,
+                responses if responses.is_file() else None,
+                {"*": cell},
+                notes=cell_notes,
+            )
+        )
     if not sources:
-        raise ReportInputError(f"{folder} is neither a `murgat score` folder (scores.jsonl, summary.json) "
-                               "nor a `murgat run` folder (run_summary.json and its cells)"
-                               + "".join(f"; {n}" for n in notes))
+        raise ReportInputError(
+            f"{folder} is neither a `murgat score` folder (scores.jsonl, summary.json) "
+            "nor a `murgat run` folder (run_summary.json and its cells)"
+            + "".join(f"; {n}" for n in notes)
+        )
     sources[0].notes[:0] = notes
     return sources
 

@@ -9,6 +9,7 @@ from collections import Counter
 
 from .rundata import Cell, Source, finite, iter_jsonl, load_folder, run_names, what
 
+
 def modality_of(c: dict) -> str:
     m = c.get("modality")
     return m if m in ("visual", "audio") else "other"
@@ -61,6 +62,7 @@ def _citations_of(record: dict, generation: dict | None, modality: str) -> int:
     if not isinstance(text, str):
         return 0
     from ..text.citations import parse_citations
+
     return sum(c.modality == modality for c in parse_citations(text))
 
 
@@ -77,8 +79,10 @@ class _RowNotes:
             self.first[kind] = f"{self.path}: row {row}: {note}"
 
     def notes(self) -> list[str]:
-        return [n + (f" (and {self.more[k]} more rows like it)" if self.more[k] else "")
-                for k, n in self.first.items()]
+        return [
+            n + (f" (and {self.more[k]} more rows like it)" if self.more[k] else "")
+            for k, n in self.first.items()
+        ]
 
 
 def _unreadable(path: pathlib.Path, n: int) -> str:
@@ -103,8 +107,18 @@ def _generations(source: Source, keep: int) -> tuple[dict[str, tuple], dict[str,
         v = media.get("saw_video") if isinstance(media, dict) else None
         heard[key] = (h if isinstance(h, bool) else None, v if isinstance(v, bool) else None)
         if len(generations) < keep:
-            generations[key] = {k: row.get(k) for k in ("question", "options", "gold", "predicted",
-                                                        "correct", "model_generation", "media")}
+            generations[key] = {
+                k: row.get(k)
+                for k in (
+                    "question",
+                    "options",
+                    "gold",
+                    "predicted",
+                    "correct",
+                    "model_generation",
+                    "media",
+                )
+            }
     source.notes.extend(rows.notes())
     if unreadable:
         source.notes.append(_unreadable(source.responses, unreadable))
@@ -128,13 +142,17 @@ def scan(source: Source, budget: list[int]) -> None:
     try:
         _scan_scores(source, budget, heard, generations, rows)
     except OSError as e:
-        source.notes.append(f"{source.scores} cannot be read ({e.strerror or e}): only its first lines count")
+        source.notes.append(
+            f"{source.scores} cannot be read ({e.strerror or e}): only its first lines count"
+        )
     source.notes.extend(rows.notes())
     if source.unreadable:
         source.notes.append(_unreadable(source.scores, source.unreadable))
 
 
-def _scan_scores(source: Source, budget: list[int], heard: dict, generations: dict, rows: _RowNotes) -> None:
+def _scan_scores(
+    source: Source, budget: list[int], heard: dict, generations: dict, rows: _RowNotes
+) -> None:
     for n, record in enumerate(iter_jsonl(source.scores), start=1):
         if record is None:
             source.unreadable += 1
@@ -145,8 +163,12 @@ def _scan_scores(source: Source, budget: list[int], heard: dict, generations: di
         if ms is not None and record.get("status") == "ok":
             cell.murgat_s.append(ms)
         elif record.get("status") == "ok" and record.get("murgat_s") is not None:
-            rows.add("murgat_s", n, f"murgat_s is {what(record.get('murgat_s'))}, not a number: "
-                                     "left out of the distribution")
+            rows.add(
+                "murgat_s",
+                n,
+                f"murgat_s is {what(record.get('murgat_s'))}, not a number: "
+                "left out of the distribution",
+            )
         for s in sentences_of(record):
             facts = s.get("facts") if isinstance(s.get("facts"), list) else []
             for i, c in enumerate(citations_of(s)):
@@ -181,5 +203,7 @@ def load(folders: list[pathlib.Path], max_responses: int) -> tuple[list[Cell], l
     for c in cells:
         # a row is named by its run when several runs are compared, or when it has no other name
         named = f"{c.model} / {c.strategy}" if (c.model, c.strategy) != ("-", "-") else ""
-        c.label = (f"{named} ({c.run_name})" if named else c.run_name) if multi or not named else named
+        c.label = (
+            (f"{named} ({c.run_name})" if named else c.run_name) if multi or not named else named
+        )
     return cells, sources

@@ -26,8 +26,15 @@ def choices_table(selection: dict) -> Table:
     for col in ("stage", "judge", "statistic", "value", "n", "MURGAT-S r", "candidates"):
         t.add_column(col, justify="left" if col in ("stage", "judge", "statistic") else "right")
     for stage, row in selection["stages"].items():
-        t.add_row(_cell(stage), _cell(_judge(row)), _cell(row["statistic"]), _fmt(row["value"]), _fmt(row["n"]),
-                  _fmt(row["murgat_s_pearson"]), _fmt(row["candidates"]))
+        t.add_row(
+            _cell(stage),
+            _cell(_judge(row)),
+            _cell(row["statistic"]),
+            _fmt(row["value"]),
+            _fmt(row["n"]),
+            _fmt(row["murgat_s_pearson"]),
+            _fmt(row["candidates"]),
+        )
     return t
 
 
@@ -39,16 +46,29 @@ def correlation_table(report: dict) -> Table:
         t.add_column(col, justify="right", no_wrap=True)
 
     def add(name: str, ms: dict, style: str | None = None) -> None:
-        t.add_row(_cell(name), _fmt(ms.get("pearson")), _ci(ms.get("pearson_ci")), _fmt(ms.get("spearman")),
-                  _ci(ms.get("spearman_ci")), _fmt(ms.get("n")), style=style)
+        t.add_row(
+            _cell(name),
+            _fmt(ms.get("pearson")),
+            _ci(ms.get("pearson_ci")),
+            _fmt(ms.get("spearman")),
+            _ci(ms.get("spearman_ci")),
+            _fmt(ms.get("n")),
+            style=style,
+        )
 
-    for name, r in sorted((report.get("runs") or {}).items(), key=lambda kv: -(kv[1]["murgat_s"].get("pearson") or -2.0)):
+    for name, r in sorted(
+        (report.get("runs") or {}).items(),
+        key=lambda kv: -(kv[1]["murgat_s"].get("pearson") or -2.0),
+    ):
         add(name, r["murgat_s"])
     selection = report.get("selection")
     if selection:
         s = selection["stages"]
-        add(f"selected: {_judge(s['verifiable'])} | {_judge(s['decompose'])} | {_judge(s['entail'])}",
-            selection["combination"]["murgat_s"], style="bold")
+        add(
+            f"selected: {_judge(s['verifiable'])} | {_judge(s['decompose'])} | {_judge(s['entail'])}",
+            selection["combination"]["murgat_s"],
+            style="bold",
+        )
     return t
 
 

@@ -38,27 +38,53 @@ def _ffmpeg() -> str:
 
 
 def _run(*args: str) -> bytes:
-    return subprocess.run([_ffmpeg(), "-y", "-v", "error", *args], check=True, capture_output=True).stdout
+    return subprocess.run(
+        [_ffmpeg(), "-y", "-v", "error", *args], check=True, capture_output=True
+    ).stdout
 
 
 def _pictures(rate: str, seconds: float) -> str:
     bit = f"floor(X/{BLOCK})+{WIDTH // BLOCK}*floor(Y/{BLOCK})"
-    return (f"color=c=black:s={WIDTH}x{HEIGHT}:r={rate}:d={seconds},format=gray,"
-            f"geq=lum='if(mod(floor(N/pow(2,{bit})),2),235,16)',format=yuv420p")
+    return (
+        f"color=c=black:s={WIDTH}x{HEIGHT}:r={rate}:d={seconds},format=gray,"
+        f"geq=lum='if(mod(floor(N/pow(2,{bit})),2),235,16)',format=yuv420p"
+    )
 
 
 def _bursts(rate: int, seconds: float, channels: int) -> str:
     k = "floor(t)"
-    wave = (f"{BURST_AMP}*sin(2*PI*(300+40*{k})*t)"
-            f"*between(t-{k},{BURST_AT},{BURST_AT + BURST_LEN})")
+    wave = f"{BURST_AMP}*sin(2*PI*(300+40*{k})*t)*between(t-{k},{BURST_AT},{BURST_AT + BURST_LEN})"
     return f"aevalsrc='{'|'.join([wave] * channels)}':s={rate}:d={seconds}"
 
 
-_X264 = ["-fps_mode", "passthrough", "-c:v", "libx264", "-qp", "0", "-preset", "ultrafast", "-g", "24", "-sc_threshold", "0", "-bf", "2"]
+_X264 = [
+    "-fps_mode",
+    "passthrough",
+    "-c:v",
+    "libx264",
+    "-qp",
+    "0",
+    "-preset",
+    "ultrafast",
+    "-g",
+    "24",
+    "-sc_threshold",
+    "0",
+    "-bf",
+    "2",
+]
 
 
-def _encode(path: pathlib.Path, rate: str = "30", seconds: float = 10, audio_rate: int | None = 48000,
-            channels: int = 2, video_delay: float = 0.0, audio_delay: float = 0.0, extra=()) -> None:
+def _encode(
+    path: pathlib.Path,
+    rate: str = "30",
+    seconds: float = 10,
+    audio_rate: int | None = 48000,
+    channels: int = 2,
+    video_delay: float = 0.0,
+    audio_delay: float = 0.0,
+    extra=(),
+) -> None:
     args = ["-f", "lavfi", "-i", _pictures(rate, seconds)]
     if audio_rate is None:
         _run(*args, *_X264, *extra, str(path))
@@ -69,7 +95,9 @@ def _encode(path: pathlib.Path, rate: str = "30", seconds: float = 10, audio_rat
     if video_delay:  # the video input again, delayed: the first input only gives the map its order
         args += ["-itsoffset", str(video_delay), "-f", "lavfi", "-i", _pictures(rate, seconds)]
     video = "2:v" if video_delay else "0:v"
-    _run(*args, "-map", video, "-map", "1:a", *_X264, "-c:a", "aac", "-b:a", "96k", *extra, str(path))
+    _run(
+        *args, "-map", video, "-map", "1:a", *_X264, "-c:a", "aac", "-b:a", "96k", *extra, str(path)
+    )
 
 
 @dataclass(frozen=True)
@@ -87,8 +115,20 @@ RECIPES = (
     Recipe("fps25", {"rate": "25", "audio_rate": 44100}),
     Recipe("fps2997", {"rate": "30000/1001", "audio_rate": 48000}),
     # variable frame rate: frame N at 33 N + 11 (N mod 3) ms, so its gaps are 44, 44 and 11 ms
-    Recipe("vfr", {"rate": "30", "extra": ("-vf", "setpts=(N*0.033+mod(N\\,3)*0.011)/TB",
-                                           "-enc_time_base", "1/1000", "-video_track_timescale", "1000")}),
+    Recipe(
+        "vfr",
+        {
+            "rate": "30",
+            "extra": (
+                "-vf",
+                "setpts=(N*0.033+mod(N\\,3)*0.011)/TB",
+                "-enc_time_base",
+                "1/1000",
+                "-video_track_timescale",
+                "1000",
+            ),
+        },
+    ),
     Recipe("offset5", {"extra": ("-output_ts_offset", "5")}),
     Recipe("audio_late", {"audio_delay": 0.7}),
     Recipe("video_late", {"video_delay": 0.5}),
@@ -118,7 +158,7 @@ def build(out: pathlib.Path, names: tuple[str, ...] | None = None) -> dict[str, 
                 seek, rest = list(r.copy_args[:2]), list(r.copy_args[2:])
                 _run(*seek, *rest, "-i", str(src), "-c", "copy", str(tmp))
             else:
-                _encode(tmp, **{k: v for k, v in (r.encode or {}).items()})
+                _encode(tmp, **dict((r.encode or {}).items()))
             tmp.replace(path)
         made[name] = path
         return path
@@ -144,8 +184,9 @@ def _probe(path: pathlib.Path, *args: str) -> str:
     exe = shutil.which("ffprobe")
     if exe is None:
         raise RuntimeError("ffprobe is missing: run scripts/setup.sh first")
-    return subprocess.run([exe, "-v", "error", *args, str(path)], check=True, capture_output=True,
-                          text=True).stdout
+    return subprocess.run(
+        [exe, "-v", "error", *args, str(path)], check=True, capture_output=True, text=True
+    ).stdout
 
 
 def container_start(path: pathlib.Path) -> float:
@@ -178,13 +219,38 @@ class Frames:
 def ffmpeg_frames(path: pathlib.Path) -> Frames:
     """What ffmpeg decodes of the video stream: every frame's time and number, in order."""
     origin = container_start(path)
-    times = [float(t) for t in _probe(path, "-select_streams", "v:0", "-show_entries",
-                                      "frame=best_effort_timestamp_time", "-of", "csv=p=0").replace(",", " ").split()]
-    raw = _run("-i", str(path), "-map", "0:v:0", "-fps_mode", "passthrough", "-f", "rawvideo",
-               "-pix_fmt", "rgb24", "-")
+    times = [
+        float(t)
+        for t in _probe(
+            path,
+            "-select_streams",
+            "v:0",
+            "-show_entries",
+            "frame=best_effort_timestamp_time",
+            "-of",
+            "csv=p=0",
+        )
+        .replace(",", " ")
+        .split()
+    ]
+    raw = _run(
+        "-i",
+        str(path),
+        "-map",
+        "0:v:0",
+        "-fps_mode",
+        "passthrough",
+        "-f",
+        "rawvideo",
+        "-pix_fmt",
+        "rgb24",
+        "-",
+    )
     pictures = np.frombuffer(raw, np.uint8).reshape(-1, HEIGHT, WIDTH, 3)
     if len(pictures) != len(times):
-        raise RuntimeError(f"{path.name}: ffmpeg decoded {len(pictures)} frames, ffprobe timed {len(times)}")
+        raise RuntimeError(
+            f"{path.name}: ffmpeg decoded {len(pictures)} frames, ffprobe timed {len(times)}"
+        )
     return Frames(np.asarray(times) - origin, np.asarray([frame_number(p) for p in pictures]))
 
 
@@ -192,10 +258,22 @@ def ffmpeg_audio(path: pathlib.Path, rate: int = 16000) -> np.ndarray:
     """The audio as ffmpeg decodes it, mono at `rate`, sample i at i / rate s on the file's
     timeline (silence before the track starts)."""
     origin = container_start(path)
-    raw = _run("-copyts", "-i", str(path), "-map", "0:a:0", "-ac", "1",
-               "-af", f"aresample={rate}:async=1:first_pts=0", "-f", "s16le", "-")
+    raw = _run(
+        "-copyts",
+        "-i",
+        str(path),
+        "-map",
+        "0:a:0",
+        "-ac",
+        "1",
+        "-af",
+        f"aresample={rate}:async=1:first_pts=0",
+        "-f",
+        "s16le",
+        "-",
+    )
     wave = np.frombuffer(raw, np.int16).astype(np.float32) / 32768
-    return wave[int(round(origin * rate)):]
+    return wave[int(round(origin * rate)) :]
 
 
 def burst_onsets(wave: np.ndarray, rate: int = 16000) -> list[tuple[int, float]]:
@@ -206,9 +284,15 @@ def burst_onsets(wave: np.ndarray, rate: int = 16000) -> list[tuple[int, float]]
     quiet = int(0.2 * rate)
     last = -quiet - 1
     for i in loud:
-        if i - last > quiet and i >= quiet and np.abs(wave[i - quiet : i - quiet // 4]).max() < BURST_AMP / 4:
+        if (
+            i - last > quiet
+            and i >= quiet
+            and np.abs(wave[i - quiet : i - quiet // 4]).max() < BURST_AMP / 4
+        ):
             piece = wave[i : i + int(BURST_LEN * rate * 0.8)]
             spectrum = np.abs(np.fft.rfft(piece * np.hanning(len(piece))))
-            out.append((int(i), float(np.fft.rfftfreq(len(piece), 1 / rate)[int(np.argmax(spectrum))])))
+            out.append(
+                (int(i), float(np.fft.rfftfreq(len(piece), 1 / rate)[int(np.argmax(spectrum))]))
+            )
         last = i
     return out

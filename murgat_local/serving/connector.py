@@ -22,7 +22,9 @@ def _inline_only(url: str) -> None:
         scheme = url.partition(":")[0][:16] if ":" in url else "no scheme"
         raise VLLMValidationError(
             f"this server takes media inline only (base64 data: URLs, input_audio); it fetches "
-            f"no URL and reads no file ({scheme!r} URL refused)", parameter="url")
+            f"no URL and reads no file ({scheme!r} URL refused)",
+            parameter="url",
+        )
 
 
 @MEDIA_CONNECTOR_REGISTRY.register(MEDIA_CONNECTOR)

@@ -22,6 +22,7 @@ import hmac
 import os
 
 from .launcher import API_KEY_VAR
+
 # Liveness only: vLLM's /health and SageMaker's /ping answer no more than "up" (200 or 503).
 OPEN_PATHS = frozenset({"/health", "/ping"})
 
@@ -41,7 +42,7 @@ def route_path(scope) -> str:
         if path == root:
             return ""
         if path[len(root)] == "/":
-            return path[len(root):]
+            return path[len(root) :]
     return path
 
 
@@ -63,15 +64,26 @@ class APIKeyGuard:
         return scheme.lower() == b"bearer" and hmac.compare_digest(_digest(token), self._key)
 
     async def __call__(self, scope, receive, send) -> None:
-        if (self._key is None or scope["type"] not in ("http", "websocket")
-                or route_path(scope) in OPEN_PATHS or self.authorized(scope.get("headers") or ())):
+        if (
+            self._key is None
+            or scope["type"] not in ("http", "websocket")
+            or route_path(scope) in OPEN_PATHS
+            or self.authorized(scope.get("headers") or ())
+        ):
             await self.app(scope, receive, send)  # lifespan events, liveness, a keyed request
         elif scope["type"] == "websocket":
             # Closing before accepting refuses the handshake (the server answers 403).
             await send({"type": "websocket.close", "code": 1008, "reason": "Unauthorized"})
         else:
-            await send({"type": "http.response.start", "status": 401,
-                        "headers": [(b"content-type", b"application/json"),
-                                    (b"content-length", str(len(_UNAUTHORIZED)).encode()),
-                                    (b"www-authenticate", b"Bearer")]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 401,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(_UNAUTHORIZED)).encode()),
+                        (b"www-authenticate", b"Bearer"),
+                    ],
+                }
+            )
             await send({"type": "http.response.body", "body": _UNAUTHORIZED})

@@ -39,7 +39,7 @@ GUARD = f"{__package__}.guard.APIKeyGuard"
 _REFUSED_FLAGS = {
     "--host": "give it as `murgat serve --host`, which checks that off loopback there is an API key",
     "--api-key": f"put the key in the environment variable {API_KEY_VAR}: a command line is visible "
-                 f"to every user of the machine (ps) and `--print` shows it",
+    f"to every user of the machine (ps) and `--print` shows it",
     "--allowed-local-media-path": "the server takes media inline only; it reads no file a client names",
     "--allowed-media-domains": "the server takes media inline only; it fetches no URL a client names",
     "--config": "a vLLM config file could set --host or --api-key; give vLLM flags on the command line",
@@ -71,7 +71,8 @@ def check_exposure(host: str, env: dict | None = None) -> None:
         raise ServeRefused(
             f"--host {host or '(all interfaces)'} serves other machines, and {API_KEY_VAR} is not set: "
             f"anyone who reaches the port could use the judge. Set {API_KEY_VAR} in the environment "
-            f"(vLLM reads it; scorers pass --api-key-env {API_KEY_VAR}), or serve on 127.0.0.1")
+            f"(vLLM reads it; scorers pass --api-key-env {API_KEY_VAR}), or serve on 127.0.0.1"
+        )
 
 
 def option_named(arg: str) -> str | None:
@@ -116,8 +117,14 @@ def _flag(key: str, value) -> list[str]:
     return [flag, str(value)]
 
 
-def serve_argv(preset: Preset, *, host: str = "127.0.0.1", port: int = 8000, overrides: dict | None = None,
-               extra: list[str] | tuple[str, ...] = ()) -> list[str]:
+def serve_argv(
+    preset: Preset,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    overrides: dict | None = None,
+    extra: list[str] | tuple[str, ...] = (),
+) -> list[str]:
     """The arguments after `vllm`: `serve MODEL_DIR --flag value ...`. A flag in `extra` that
     would undo a guarantee (see `_REFUSED_FLAGS`) raises `ServeRefused`."""
     check_extra(extra)
@@ -125,17 +132,30 @@ def serve_argv(preset: Preset, *, host: str = "127.0.0.1", port: int = 8000, ove
     unknown = set(args) - ENGINE_KEYS
     if unknown:
         raise ValueError(f"preset {preset.name}: unknown engine arguments {sorted(unknown)}")
-    argv = ["serve", str(preset.require_path()), "--host", host, "--port", str(int(port)),
-            "--served-model-name", preset.name, "--generation-config", "vllm",
-            "--structured-outputs-config.backend", "xgrammar",
-            "--structured-outputs-config.disable_any_whitespace", "true",
-            # The frame rate of each video travels per request (a cut range may be sampled
-            # slower than --fps); these keyword arguments come from the scorer, never from
-            # the text under evaluation. Safe only because every client holding the key (or,
-            # without one, every process on this machine) is trusted: see the README.
-            "--trust-request-mm-kwargs",
-            # vLLM's own key check covers /v1 and a few prefixes only: see serving.guard.
-            "--middleware", GUARD]
+    argv = [
+        "serve",
+        str(preset.require_path()),
+        "--host",
+        host,
+        "--port",
+        str(int(port)),
+        "--served-model-name",
+        preset.name,
+        "--generation-config",
+        "vllm",
+        "--structured-outputs-config.backend",
+        "xgrammar",
+        "--structured-outputs-config.disable_any_whitespace",
+        "true",
+        # The frame rate of each video travels per request (a cut range may be sampled
+        # slower than --fps); these keyword arguments come from the scorer, never from
+        # the text under evaluation. Safe only because every client holding the key (or,
+        # without one, every process on this machine) is trusted: see the README.
+        "--trust-request-mm-kwargs",
+        # vLLM's own key check covers /v1 and a few prefixes only: see serving.guard.
+        "--middleware",
+        GUARD,
+    ]
     if preset.trust_remote_code:
         argv.append("--trust-remote-code")
     for key in sorted(args):

@@ -27,14 +27,25 @@ class ServerProcess:
     """`vllm serve` for a preset on host:port, its output in `log` (else this process's own
     output). Use as a context manager, or call start()/wait_ready()/stop()."""
 
-    def __init__(self, preset: Preset, *, port: int | None = None, host: str = "127.0.0.1",
-                 log: pathlib.Path | None = None, device: str | None = None,
-                 overrides: dict | None = None, extra: tuple[str, ...] = (), env: dict | None = None):
+    def __init__(
+        self,
+        preset: Preset,
+        *,
+        port: int | None = None,
+        host: str = "127.0.0.1",
+        log: pathlib.Path | None = None,
+        device: str | None = None,
+        overrides: dict | None = None,
+        extra: tuple[str, ...] = (),
+        env: dict | None = None,
+    ):
         self.preset = preset
         self.host = host
         self.port = port or free_port(host)
         self.log = pathlib.Path(log) if log else None
-        self.command = serve_command(preset, host=host, port=self.port, overrides=overrides, extra=extra)
+        self.command = serve_command(
+            preset, host=host, port=self.port, overrides=overrides, extra=extra
+        )
         self.env = serve_env(env, device=device)
         check_exposure(host, self.env)
         self.proc: subprocess.Popen | None = None
@@ -43,32 +54,45 @@ class ServerProcess:
     def base_url(self) -> str:
         return f"http://{self.host}:{self.port}/v1"
 
-    def start(self) -> "ServerProcess":
+    def start(self) -> ServerProcess:
         out = open(self.log, "ab") if self.log else None  # None: this process's own output
         try:
             # Its own process group, so stopping it stops vLLM's engine-core children too.
-            self.proc = subprocess.Popen(self.command, env=self.env, stdout=out, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, start_new_session=True)
+            self.proc = subprocess.Popen(
+                self.command,
+                env=self.env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         finally:
             if self.log:
                 out.close()
         return self
 
-    def wait_ready(self, timeout_s: float = 600.0) -> "ServerProcess":
+    def wait_ready(self, timeout_s: float = 600.0) -> ServerProcess:
         import httpx
 
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.proc is not None and self.proc.poll() is not None:
-                raise ServerStartError(f"vllm serve exited with code {self.proc.returncode} before it was ready"
-                                       + (f"; see {self.log}" if self.log else ""))
+                raise ServerStartError(
+                    f"vllm serve exited with code {self.proc.returncode} before it was ready"
+                    + (f"; see {self.log}" if self.log else "")
+                )
             try:
-                if httpx.get(f"http://{self.host}:{self.port}/health", timeout=2).status_code == 200:
+                if (
+                    httpx.get(f"http://{self.host}:{self.port}/health", timeout=2).status_code
+                    == 200
+                ):
                     return self
             except httpx.TransportError:
                 pass
             time.sleep(0.5)
-        raise ServerStartError(f"vllm serve did not answer on {self.base_url} within {timeout_s:g} s")
+        raise ServerStartError(
+            f"vllm serve did not answer on {self.base_url} within {timeout_s:g} s"
+        )
 
     def stop(self, sig: int = signal.SIGTERM, timeout_s: float = 30.0) -> None:
         if self.proc is None or self.proc.poll() is not None:

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import re
 import string
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Sequence
+from typing import Literal
 
 from ..inputs.datasets import match_option
 from .thinking import remove_thinking
@@ -120,15 +121,17 @@ def _last_boxed(text: str) -> str | None:
             closing[pending.pop()] = m.start()
     for start in reversed(openers):
         if start in closing:
-            return text[start: closing[start]].strip()
+            return text[start : closing[start]].strip()
     return None
 
 
 def _last_answer_line(text: str) -> str | None:
-    ends = [m.end() for m in _COLON_MARKER.finditer(text)] + [m.end() for m in _DASH_MARKER.finditer(text)]
+    ends = [m.end() for m in _COLON_MARKER.finditer(text)] + [
+        m.end() for m in _DASH_MARKER.finditer(text)
+    ]
     if not ends:
         return None
-    rest = text[max(ends):]
+    rest = text[max(ends) :]
     first, _, after = rest.partition("\n")
     if not strip_markup(first):
         # "**Answer:**" alone on its line: the value is the next line with something on it.

@@ -52,7 +52,7 @@ class Citation:
         }
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Citation":
+    def from_dict(cls, d: dict) -> Citation:
         return cls(d["modality"], d.get("start"), d.get("end"), d["raw"], d.get("error"))
 
 
@@ -79,6 +79,7 @@ def group_body(m: re.Match) -> str:
         if m.group(name) is not None:
             return m.group(name)
     return ""
+
 
 _MODALITY_ALIASES = {
     "visual": VISUAL,
@@ -127,9 +128,15 @@ def _parse_entry(entry: str) -> Citation | None:
     m = _ENTRY.match(entry)
     if m is None:
         loose = _ENTRY_LOOSE.match(entry)
-        if loose and _LOOSE_TIME.fullmatch(loose.group("time")) and loose.group("mod").lower() in _MODALITY_ALIASES:
+        if (
+            loose
+            and _LOOSE_TIME.fullmatch(loose.group("time"))
+            and loose.group("mod").lower() in _MODALITY_ALIASES
+        ):
             mod = _MODALITY_ALIASES[loose.group("mod").lower()]
-            return Citation(mod, None, None, raw, f"malformed timestamp {loose.group('time').strip()!r}")
+            return Citation(
+                mod, None, None, raw, f"malformed timestamp {loose.group('time').strip()!r}"
+            )
         return None
     word = m.group("mod").lower()
     modality = _MODALITY_ALIASES.get(word)

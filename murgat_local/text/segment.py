@@ -20,7 +20,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from .citations import Citation, parse_citations, parse_citations_reference, strip_citations, strip_citations_reference
+from .citations import (
+    Citation,
+    parse_citations,
+    parse_citations_reference,
+    strip_citations,
+    strip_citations_reference,
+)
 from .clean import clean_generation, clean_generation_reference
 from .sentences import split_sentences, split_sentences_reference
 
@@ -39,7 +45,11 @@ class Sentence:
     citations: list[Citation]
 
     def to_dict(self) -> dict:
-        return {"text": self.text, "claim": self.claim, "citations": [c.to_dict() for c in self.citations]}
+        return {
+            "text": self.text,
+            "claim": self.claim,
+            "citations": [c.to_dict() for c in self.citations],
+        }
 
 
 @dataclass(frozen=True)
@@ -47,7 +57,9 @@ class Segmented:
     mode: str  # "default" or "reference"
     text: str  # the response's text under judgement: what a whole-text decontextualization rewrites
     text_from: TextFrom  # where `sentences` were split from
-    given_text: str | None  # reference mode: the input's own decontextualized_text, split instead of `text`
+    given_text: (
+        str | None
+    )  # reference mode: the input's own decontextualized_text, split instead of `text`
     rewrite: Rewrite | None
     answer_letter: str | None
     answer_text: str
@@ -73,8 +85,10 @@ def split(text: str, compat: str | None = None) -> list[Sentence]:
         compat: None (default mode) or "reference"; the reference counts a repeated sentence once.
     """
     if compat == REFERENCE:
-        return [_sentence(s, parse_citations_reference, strip_citations_reference)
-                for s in dict.fromkeys(split_sentences_reference(text))]
+        return [
+            _sentence(s, parse_citations_reference, strip_citations_reference)
+            for s in dict.fromkeys(split_sentences_reference(text))
+        ]
     return [_sentence(s, parse_citations, strip_citations) for s in split_sentences(text)]
 
 
@@ -105,20 +119,44 @@ def segment(
     if compat not in (None, REFERENCE):
         raise ValueError(f"compat takes {REFERENCE!r} or None, not {compat!r}")
     if parse_reasoning and compat != REFERENCE:
-        raise ValueError("parse_reasoning reproduces a reference invocation: use it with compat 'reference'")
+        raise ValueError(
+            "parse_reasoning reproduces a reference invocation: use it with compat 'reference'"
+        )
     if compat != REFERENCE:
         cleaned = clean_generation(generation)
-        return Segmented("default", cleaned.reasoning, "reasoning", None, "sentences" if decontextualize else None,
-                         cleaned.answer_letter, cleaned.answer_text, split(cleaned.reasoning))
+        return Segmented(
+            "default",
+            cleaned.reasoning,
+            "reasoning",
+            None,
+            "sentences" if decontextualize else None,
+            cleaned.answer_letter,
+            cleaned.answer_text,
+            split(cleaned.reasoning),
+        )
     cleaned = clean_generation_reference(generation)
-    text, text_from = (cleaned.reasoning, "reasoning") if parse_reasoning else (generation, "generation")
-    given = decontextualized_text if isinstance(decontextualized_text, str) and decontextualized_text.strip() else None
+    text, text_from = (
+        (cleaned.reasoning, "reasoning") if parse_reasoning else (generation, "generation")
+    )
+    given = (
+        decontextualized_text
+        if isinstance(decontextualized_text, str) and decontextualized_text.strip()
+        else None
+    )
     if given is not None:
         text_from, rewrite = "decontextualized_text", None
     else:
         rewrite = "text" if decontextualize else None
-    return Segmented(REFERENCE, text, text_from, given, rewrite, cleaned.answer_letter, cleaned.answer_text,
-                     split(given if given is not None else text, REFERENCE))
+    return Segmented(
+        REFERENCE,
+        text,
+        text_from,
+        given,
+        rewrite,
+        cleaned.answer_letter,
+        cleaned.answer_text,
+        split(given if given is not None else text, REFERENCE),
+    )
 
 
 def segment_response(generation: str, compat: str | None = None, **options) -> dict:

@@ -16,10 +16,59 @@ from .citations import GROUP, group_body, is_citation_group
 from .clean import ANSWER_MARK
 
 ABBREVIATIONS = {
-    "dr", "mr", "mrs", "ms", "prof", "sr", "jr", "st", "vs", "etc", "e.g", "i.e", "eg", "ie",
-    "no", "fig", "approx", "ca", "cf", "inc", "ltd", "co", "mt", "ft", "jan", "feb", "mar",
-    "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "u.s", "u.k", "a.m", "p.m",
-    "al", "vol", "ch", "sec", "min", "max", "est", "dept", "gov", "gen", "col", "lt", "capt",
+    "dr",
+    "mr",
+    "mrs",
+    "ms",
+    "prof",
+    "sr",
+    "jr",
+    "st",
+    "vs",
+    "etc",
+    "e.g",
+    "i.e",
+    "eg",
+    "ie",
+    "no",
+    "fig",
+    "approx",
+    "ca",
+    "cf",
+    "inc",
+    "ltd",
+    "co",
+    "mt",
+    "ft",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "sept",
+    "oct",
+    "nov",
+    "dec",
+    "u.s",
+    "u.k",
+    "a.m",
+    "p.m",
+    "al",
+    "vol",
+    "ch",
+    "sec",
+    "min",
+    "max",
+    "est",
+    "dept",
+    "gov",
+    "gen",
+    "col",
+    "lt",
+    "capt",
 }
 _TERMINAL = ".!?。！？"
 _CJK_TERMINAL = "。！？"
@@ -135,8 +184,13 @@ def _split_line(line: str) -> list[str]:
             elif run.startswith("..") or line[i:j] == "…":
                 i = j
                 continue
-            elif ch == "." and j == i + 1 and (
-                _is_abbreviation(line, i) or (i > 0 and line[i - 1].isdigit() and j < n and line[j].isdigit())
+            elif (
+                ch == "."
+                and j == i + 1
+                and (
+                    _is_abbreviation(line, i)
+                    or (i > 0 and line[i - 1].isdigit() and j < n and line[j].isdigit())
+                )
             ):
                 i = j
                 continue
@@ -213,11 +267,11 @@ def split_sentences_reference(text: str) -> list[str]:
             if _REF_CITATION_NEXT.match(text, m.end()):
                 pending = True
             else:
-                sentences.append(text[current:m.end()].strip())
+                sentences.append(text[current : m.end()].strip())
                 current = m.end()
                 pending = False
         elif pending:  # a citation
-            sentences.append(text[current:m.end()].strip())
+            sentences.append(text[current : m.end()].strip())
             current = m.end()
             pending = False
     if current < len(text):

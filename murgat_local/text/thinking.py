@@ -19,11 +19,11 @@ def drop_think_blocks(text: str) -> str:
     match nothing, so only the text up to that closing tag is searched: otherwise each such
     tag rescans the rest of the text."""
     last = None
-    for last in _THINK_CLOSE.finditer(text):
-        pass
+    for match in _THINK_CLOSE.finditer(text):
+        last = match
     if last is None:
         return text
-    return _THINK_BLOCK.sub("", text[: last.end()]) + text[last.end():]
+    return _THINK_BLOCK.sub("", text[: last.end()]) + text[last.end() :]
 
 
 def remove_thinking(text: str) -> str:

@@ -44,6 +44,8 @@ def chatml_template(family: str, placeholders: dict[str, str]) -> str:
     of that kind becomes (a kind left out renders as nothing)."""
     media = ""
     for kind, text in placeholders.items():
-        media += (f"                {{%- elif kind in {_KINDS[kind]} -%}}\n"
-                  f"                    {{{{- {text!r} -}}}}\n")
+        media += (
+            f"                {{%- elif kind in {_KINDS[kind]} -%}}\n"
+            f"                    {{{{- {text!r} -}}}}\n"
+        )
     return _TEMPLATE.replace("@FAMILY@", family).replace("@MEDIA@", media)

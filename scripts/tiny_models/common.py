@@ -61,7 +61,9 @@ class Checks:
 
     def attribute(self, owner, attr: str, expected) -> None:
         if getattr(owner, attr, None) != expected:
-            self.add(f"{type(owner).__name__}.{attr} is {getattr(owner, attr, None)!r}, not {expected!r}")
+            self.add(
+                f"{type(owner).__name__}.{attr} is {getattr(owner, attr, None)!r}, not {expected!r}"
+            )
 
     def common(self, text_vocab: int) -> None:
         """Unicode text round-trips, and every token id fits the model's embedding."""

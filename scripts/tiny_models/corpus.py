@@ -215,4 +215,3 @@ def corpus_lines(seed: int, n_generated: int = 6000) -> list[str]:
     lines.extend(" ".join(ROLES) for _ in range(50))
     lines.extend("\n".join(ROLES) for _ in range(50))
     return lines
-

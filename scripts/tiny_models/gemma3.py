@@ -80,7 +80,6 @@ CHAT_TEMPLATE = r"""{#- Gemma-3 turns for the tiny checkpoint. A leading system 
 """
 
 
-
 def build(directory: Path, lines: list[str], seed: int) -> None:
     import torch
     from transformers import (
@@ -147,7 +146,9 @@ def build(directory: Path, lines: list[str], seed: int) -> None:
     # zeros: every image would become the same soft tokens and never move the output (found by
     # `murgat smoke --reach`). Random, like every other weight here.
     with torch.no_grad():
-        torch.nn.init.normal_(model.model.multi_modal_projector.mm_input_projection_weight, std=0.05)
+        torch.nn.init.normal_(
+            model.model.multi_modal_projector.mm_input_projection_weight, std=0.05
+        )
     model.eval()
     model.generation_config = GenerationConfig(
         bos_token_id=tid("<bos>"),
@@ -179,7 +180,6 @@ def build(directory: Path, lines: list[str], seed: int) -> None:
         image_seq_length=mm_tokens_per_image,
     )
     processor.save_pretrained(directory)
-
 
 
 def check(config, processor, checks: Checks) -> None:

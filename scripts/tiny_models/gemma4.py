@@ -180,9 +180,12 @@ def build(directory: Path, lines: list[str], seed: int) -> None:
     )
     save_weights_bf16(model, directory)
 
-    image_processor = Gemma4ImageProcessor(patch_size=16, max_soft_tokens=SOFT_TOKENS, pooling_kernel_size=3)
-    video_processor = Gemma4VideoProcessor(patch_size=16, max_soft_tokens=SOFT_TOKENS, pooling_kernel_size=3,
-                                           num_frames=32)
+    image_processor = Gemma4ImageProcessor(
+        patch_size=16, max_soft_tokens=SOFT_TOKENS, pooling_kernel_size=3
+    )
+    video_processor = Gemma4VideoProcessor(
+        patch_size=16, max_soft_tokens=SOFT_TOKENS, pooling_kernel_size=3, num_frames=32
+    )
     feature_extractor = Gemma4AudioFeatureExtractor(feature_size=128, sampling_rate=16000)
     processor = Gemma4Processor(
         feature_extractor=feature_extractor,

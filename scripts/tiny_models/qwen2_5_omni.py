@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .chatml import chatml_template
-from .common import Checks, padded, save_weights_bf16
+from .common import Checks, padded
 from .corpus import ROLES
 from .tokenizers import chatml_bpe
 
@@ -49,11 +49,14 @@ NAMED_TOKENS = {
     "audio_bos_token": "<|audio_bos|>",
     "audio_eos_token": "<|audio_eos|>",
 }
-CHAT_TEMPLATE = chatml_template("Qwen2.5-Omni", {
-    "image": "<|vision_bos|><|IMAGE|><|vision_eos|>",
-    "video": "<|vision_bos|><|VIDEO|><|vision_eos|>",
-    "audio": "<|audio_bos|><|AUDIO|><|audio_eos|>",
-})
+CHAT_TEMPLATE = chatml_template(
+    "Qwen2.5-Omni",
+    {
+        "image": "<|vision_bos|><|IMAGE|><|vision_eos|>",
+        "video": "<|vision_bos|><|VIDEO|><|vision_eos|>",
+        "audio": "<|audio_bos|><|AUDIO|><|audio_eos|>",
+    },
+)
 
 
 def build(directory: Path, lines: list[str], seed: int) -> None:
@@ -96,7 +99,11 @@ def build(directory: Path, lines: list[str], seed: int) -> None:
         "hidden_act": "silu",
         "max_position_embeddings": 32768,
         "rms_norm_eps": 1e-6,
-        "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0, "mrope_section": [8, 12, 12]},
+        "rope_parameters": {
+            "rope_type": "default",
+            "rope_theta": 1000000.0,
+            "mrope_section": [8, 12, 12],
+        },
         "bos_token_id": eot,
         "eos_token_id": im_end,
         "pad_token_id": eot,
@@ -154,41 +161,66 @@ def build(directory: Path, lines: list[str], seed: int) -> None:
     tensors = {f"thinker.{k}": v.contiguous() for k, v in thinker.state_dict().items()}
     save_file(tensors, str(directory / "model.safetensors"), metadata={"format": "pt"})
     config.save_pretrained(directory)
-    GenerationConfig(bos_token_id=eot, eos_token_id=[im_end, eot], pad_token_id=eot,
-                     do_sample=False).save_pretrained(directory)
+    GenerationConfig(
+        bos_token_id=eot, eos_token_id=[im_end, eot], pad_token_id=eot, do_sample=False
+    ).save_pretrained(directory)
 
     image_processor = Qwen2VLImageProcessor(
-        patch_size=14, temporal_patch_size=2, merge_size=2,
+        patch_size=14,
+        temporal_patch_size=2,
+        merge_size=2,
         size={"shortest_edge": 28 * 28, "longest_edge": 512 * 512},
-        image_mean=[0.5, 0.5, 0.5], image_std=[0.5, 0.5, 0.5],
+        image_mean=[0.5, 0.5, 0.5],
+        image_std=[0.5, 0.5, 0.5],
     )
     video_processor = Qwen2VLVideoProcessor(
-        patch_size=14, temporal_patch_size=2, merge_size=2,
+        patch_size=14,
+        temporal_patch_size=2,
+        merge_size=2,
         size={"shortest_edge": 128 * 28 * 28, "longest_edge": 768 * 28 * 28},
-        image_mean=[0.5, 0.5, 0.5], image_std=[0.5, 0.5, 0.5], min_frames=2, max_frames=64,
+        image_mean=[0.5, 0.5, 0.5],
+        image_std=[0.5, 0.5, 0.5],
+        min_frames=2,
+        max_frames=64,
     )
     feature_extractor = WhisperFeatureExtractor(
-        feature_size=128, sampling_rate=16000, hop_length=160, chunk_length=300, n_fft=400,
-        padding_value=0.0, return_attention_mask=True,
+        feature_size=128,
+        sampling_rate=16000,
+        hop_length=160,
+        chunk_length=300,
+        n_fft=400,
+        padding_value=0.0,
+        return_attention_mask=True,
     )
     processor = Qwen2_5OmniProcessor(
-        image_processor=image_processor, video_processor=video_processor,
-        feature_extractor=feature_extractor, tokenizer=tokenizer, chat_template=CHAT_TEMPLATE,
+        image_processor=image_processor,
+        video_processor=video_processor,
+        feature_extractor=feature_extractor,
+        tokenizer=tokenizer,
+        chat_template=CHAT_TEMPLATE,
     )
     processor.save_pretrained(directory)
 
 
 def check(config, processor, checks: Checks) -> None:
     thinker = config.thinker_config
-    for label, token in [("audio_token_index", "<|AUDIO|>"), ("image_token_index", "<|IMAGE|>"),
-                         ("video_token_index", "<|VIDEO|>"), ("audio_start_token_id", "<|audio_bos|>"),
-                         ("audio_end_token_id", "<|audio_eos|>"), ("vision_start_token_id", "<|vision_bos|>")]:
+    for label, token in [
+        ("audio_token_index", "<|AUDIO|>"),
+        ("image_token_index", "<|IMAGE|>"),
+        ("video_token_index", "<|VIDEO|>"),
+        ("audio_start_token_id", "<|audio_bos|>"),
+        ("audio_end_token_id", "<|audio_eos|>"),
+        ("vision_start_token_id", "<|vision_bos|>"),
+    ]:
         checks.token(f"thinker.{label}", getattr(thinker, label), token)
     if checks.tok.encode("user", add_special_tokens=False) != [thinker.user_token_id]:
         checks.add("thinker.user_token_id is not the id of 'user'")
     for attr, token in NAMED_TOKENS.items():
         checks.attribute(processor, attr, token)
     rope = thinker.text_config.rope_parameters
-    if sum(rope["mrope_section"]) * 2 != thinker.text_config.hidden_size // thinker.text_config.num_attention_heads:
+    if (
+        sum(rope["mrope_section"]) * 2
+        != thinker.text_config.hidden_size // thinker.text_config.num_attention_heads
+    ):
         checks.add("mrope_section does not sum to head_dim / 2")
     checks.common(thinker.text_config.vocab_size)

@@ -89,19 +89,31 @@ def build(directory: Path, lines: list[str], seed: int) -> None:
     model = Qwen2AudioForConditionalGeneration(config)
     model.eval()
     model.generation_config = GenerationConfig(
-        bos_token_id=eot, eos_token_id=[im_end, eot], pad_token_id=eot, do_sample=False,
+        bos_token_id=eot,
+        eos_token_id=[im_end, eot],
+        pad_token_id=eot,
+        do_sample=False,
     )
     save_weights_bf16(model, directory)
     # transformers 5.x writes the text model one level too deep; the released checkpoint (and
     # vLLM's loader) have language_model.model.layers.*
-    rewrite_safetensors(directory, lambda k: k.replace("language_model.model.model.", "language_model.model.", 1))
+    rewrite_safetensors(
+        directory, lambda k: k.replace("language_model.model.model.", "language_model.model.", 1)
+    )
 
     feature_extractor = WhisperFeatureExtractor(
-        feature_size=128, sampling_rate=16000, hop_length=160, chunk_length=30, n_fft=400,
-        padding_value=0.0, return_attention_mask=True,
+        feature_size=128,
+        sampling_rate=16000,
+        hop_length=160,
+        chunk_length=30,
+        n_fft=400,
+        padding_value=0.0,
+        return_attention_mask=True,
     )
     processor = Qwen2AudioProcessor(
-        feature_extractor=feature_extractor, tokenizer=tokenizer, chat_template=CHAT_TEMPLATE,
+        feature_extractor=feature_extractor,
+        tokenizer=tokenizer,
+        chat_template=CHAT_TEMPLATE,
     )
     processor.save_pretrained(directory)
 

@@ -285,7 +285,6 @@ def build(directory: Path, lines: list[str], seed: int) -> None:
     processor.save_pretrained(directory)
 
 
-
 def check(config, processor, checks: Checks) -> None:
     """The ids vLLM and transformers look up, as the tokenizer has them."""
     thinker = config.thinker_config
@@ -299,8 +298,13 @@ def check(config, processor, checks: Checks) -> None:
         ("vision_end_token_id", "<|vision_end|>"),
     ]:
         checks.token(f"thinker.{label}", getattr(thinker, label), token)
-    for label in ("audio_token_id", "image_token_id", "video_token_id", "vision_start_token_id",
-                  "audio_start_token_id"):
+    for label in (
+        "audio_token_id",
+        "image_token_id",
+        "video_token_id",
+        "vision_start_token_id",
+        "audio_start_token_id",
+    ):
         if getattr(config.talker_config, label) != getattr(thinker, label):
             checks.add(f"talker.{label} differs from thinker.{label}")
     checks.token("im_start_token_id", config.im_start_token_id, "<|im_start|>")

@@ -47,10 +47,13 @@ NAMED_TOKENS = {
     "vision_start_token": "<|vision_start|>",
     "vision_end_token": "<|vision_end|>",
 }
-CHAT_TEMPLATE = chatml_template("Qwen3-VL", {
-    "image": "<|vision_start|><|image_pad|><|vision_end|>",
-    "video": "<|vision_start|><|video_pad|><|vision_end|>",
-})
+CHAT_TEMPLATE = chatml_template(
+    "Qwen3-VL",
+    {
+        "image": "<|vision_start|><|image_pad|><|vision_end|>",
+        "video": "<|vision_start|><|video_pad|><|vision_end|>",
+    },
+)
 
 
 def build(directory: Path, lines: list[str], seed: int) -> None:
@@ -122,20 +125,31 @@ def build(directory: Path, lines: list[str], seed: int) -> None:
     model = Qwen3VLForConditionalGeneration(config)
     model.eval()
     model.generation_config = GenerationConfig(
-        bos_token_id=eot, eos_token_id=[im_end, eot], pad_token_id=eot, do_sample=False,
+        bos_token_id=eot,
+        eos_token_id=[im_end, eot],
+        pad_token_id=eot,
+        do_sample=False,
     )
     save_weights_bf16(model, directory)
 
     image_processor = Qwen2VLImageProcessor(
-        patch_size=16, temporal_patch_size=2, merge_size=2,
+        patch_size=16,
+        temporal_patch_size=2,
+        merge_size=2,
         size={"shortest_edge": 32 * 32, "longest_edge": 512 * 512},
-        image_mean=[0.5, 0.5, 0.5], image_std=[0.5, 0.5, 0.5],
+        image_mean=[0.5, 0.5, 0.5],
+        image_std=[0.5, 0.5, 0.5],
     )
     video_processor = Qwen3VLVideoProcessor(
-        patch_size=16, temporal_patch_size=2, merge_size=2,
+        patch_size=16,
+        temporal_patch_size=2,
+        merge_size=2,
         size={"shortest_edge": 128 * 32 * 32, "longest_edge": 768 * 32 * 32},
-        image_mean=[0.5, 0.5, 0.5], image_std=[0.5, 0.5, 0.5],
-        min_frames=2, max_frames=64, fps=2,
+        image_mean=[0.5, 0.5, 0.5],
+        image_std=[0.5, 0.5, 0.5],
+        min_frames=2,
+        max_frames=64,
+        fps=2,
     )
     processor = Qwen3VLProcessor(
         image_processor=image_processor,

@@ -150,8 +150,12 @@ def sentencepiece_bpe(
     )
     # Control tokens already sit in the vocabulary; registering them as added tokens makes
     # the tokenizer match them whole instead of spelling them out with BPE pieces.
-    tokenizer.add_tokens([AddedToken(tok, special=True, normalized=False) for tok in special_tokens])
+    tokenizer.add_tokens(
+        [AddedToken(tok, special=True, normalized=False) for tok in special_tokens]
+    )
     if plain_tokens:
-        tokenizer.add_tokens([AddedToken(tok, special=False, normalized=False) for tok in plain_tokens])
+        tokenizer.add_tokens(
+            [AddedToken(tok, special=False, normalized=False) for tok in plain_tokens]
+        )
     tokenizer.chat_template = chat_template
     return tokenizer

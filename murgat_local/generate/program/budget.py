@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import itertools
 import threading
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from .limits import ProgramStop
 from .tools import Evidence, Span
@@ -46,7 +47,11 @@ def expanded_size(value: Any, cap: int, max_depth: int, tick: Callable[[], None]
         if isinstance(item, CONTAINERS) and item:
             if len(stack) > max_depth:
                 raise TooDeep()
-            stack.append(itertools.chain(item.keys(), item.values()) if isinstance(item, dict) else iter(item))
+            stack.append(
+                itertools.chain(item.keys(), item.values())
+                if isinstance(item, dict)
+                else iter(item)
+            )
     return count
 
 

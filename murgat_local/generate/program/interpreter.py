@@ -40,8 +40,13 @@ class _Return(Exception):
         self.value = value
 
 
-def run_logic(plan: LogicPlan, tools: Tools, limits: Limits = Limits(), clock: Clock = time.monotonic,
-              budget: RunBudget | None = None) -> Trace:
+def run_logic(
+    plan: LogicPlan,
+    tools: Tools,
+    limits: Limits = Limits(),
+    clock: Clock = time.monotonic,
+    budget: RunBudget | None = None,
+) -> Trace:
     """Execute a checked plan against `tools`; the trace says how it ended. `budget`: the byte
     pool this plan shares with the other plans of its run."""
     meter = Meter(limits, clock, budget=budget)
@@ -56,9 +61,13 @@ def run_logic(plan: LogicPlan, tools: Tools, limits: Limits = Limits(), clock: C
     except ProgramStop as stop:
         error = stop.error
     except ToolCrash as crash:
-        raise crash.original
+        raise crash.original from None
     except RecursionError:
-        error = ProgramError("stopped", "expressions nested too deeply for the interpreter (limit max_depth)", run.line)
+        error = ProgramError(
+            "stopped",
+            "expressions nested too deeply for the interpreter (limit max_depth)",
+            run.line,
+        )
     except MemoryError:
         error = ProgramError("stopped", "out of memory", run.line)
     except Exception as e:  # a bug in the interpreter: no branch raises anything else on purpose
@@ -99,7 +108,9 @@ def _modality(tool: str, v: Any, line: int | None) -> str:
 
 
 class _Interpreter:
-    def __init__(self, imperative: bool, tools: Tools, meter: Meter, limits: Limits, times: bool) -> None:
+    def __init__(
+        self, imperative: bool, tools: Tools, meter: Meter, limits: Limits, times: bool
+    ) -> None:
         self.imperative = imperative
         self.times = times
         self.tools = tools
@@ -167,14 +178,18 @@ class _Interpreter:
         assert isinstance(t, ast.Subscript)
         container, key = self.evaluate(t.value), self.evaluate(t.slice)
         current = self.values.subscript(container, key, line)
-        self.values.store_item(container, key, self.values.binop(s.op, current, self.evaluate(s.value), line), line)
+        self.values.store_item(
+            container, key, self.values.binop(s.op, current, self.evaluate(s.value), line), line
+        )
 
     def assign(self, t: ast.expr, value: Any, line: int | None) -> None:
         if isinstance(t, ast.Name):
             self.env[t.id] = value
         elif isinstance(t, (ast.Tuple, ast.List)):
             if not isinstance(value, (list, tuple, str, range)) or len(value) != len(t.elts):
-                raise failed(f"cannot unpack a {kind_of(value)} value into {len(t.elts)} names", line)
+                raise failed(
+                    f"cannot unpack a {kind_of(value)} value into {len(t.elts)} names", line
+                )
             for sub, item in zip(t.elts, value):
                 self.assign(sub, item, line)
         elif isinstance(t, ast.Subscript):
@@ -318,8 +333,13 @@ class _Interpreter:
         modality = _modality("video.query", modality, line)
         shown = when.text if isinstance(when, Span) else when
         record = {"time": shown, "question": question, "modality": modality}
-        return self.meter.call("query", record, lambda: self.tools.query(when, question, modality), line,
-                               sent=(shown, question))
+        return self.meter.call(
+            "query",
+            record,
+            lambda: self.tools.query(when, question, modality),
+            line,
+            sent=(shown, question),
+        )
 
     def find(self, args: list[Any], line: int | None) -> list[Span] | None:
         if not self.imperative:  # the checker refuses this already; kept as a second lock
@@ -327,8 +347,13 @@ class _Interpreter:
         description = _str_arg("video.find", "description", args[0], line)
         modality = _modality("video.find", args[1], line)
         record = {"description": description, "modality": modality}
-        spans = self.meter.call("find", record, lambda: self.tools.find(description, modality), line,
-                                sent=(description,))
+        spans = self.meter.call(
+            "find",
+            record,
+            lambda: self.tools.find(description, modality),
+            line,
+            sent=(description,),
+        )
         return spans if spans is None else self.values.built(spans, line)
 
     def answer(self, args: list[Any], line: int | None) -> str | None:
@@ -339,7 +364,9 @@ class _Interpreter:
             raise failed(f"answer: evidence must be a list, got {kind_of(evidence)}", line)
         if not all(isinstance(x, (Evidence, str)) or x is None for x in evidence):
             bad = next(x for x in evidence if not (isinstance(x, (Evidence, str)) or x is None))
-            raise failed(f"answer: evidence items must be evidence or strings, got {kind_of(bad)}", line)
+            raise failed(
+                f"answer: evidence items must be evidence or strings, got {kind_of(bad)}", line
+            )
         items = [x for x in evidence if x is not None]  # None: a failed query, already in the trace
         if options is not None and (
             not isinstance(options, (list, tuple)) or not all(isinstance(o, str) for o in options)
@@ -351,5 +378,10 @@ class _Interpreter:
             "evidence": [self.meter.evidence_ref(x) for x in items],
             "options": None if opts is None else list(opts),
         }
-        return self.meter.call("answer", record, lambda: self.tools.answer(question, items, opts), line,
-                               sent=(question, items, opts))
+        return self.meter.call(
+            "answer",
+            record,
+            lambda: self.tools.answer(question, items, opts),
+            line,
+            sent=(question, items, opts),
+        )

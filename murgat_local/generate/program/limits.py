@@ -29,14 +29,20 @@ class Limits:
     max_string_chars: int = 20_000  # the longest string a plan may build
     max_items: int = 1_000  # the longest list / tuple / dict a plan may build
     max_bytes: int = 32 * 2**20  # bytes of every value the plan builds, counted as built
-    max_run_bytes: int = 2 * 2**30  # all plans of a run together: at most this // max_bytes run at once
+    max_run_bytes: int = (
+        2 * 2**30
+    )  # all plans of a run together: at most this // max_bytes run at once
     max_work: int = 5_000_000  # elements visited by comparisons, hashing, min/max, membership
-    max_value_depth: int = 100  # nesting of a value such an operation walks (Python's own ends near 1000)
+    max_value_depth: int = (
+        100  # nesting of a value such an operation walks (Python's own ends near 1000)
+    )
     max_tool_chars: int = 40_000  # text one tool call receives (arguments and evidence together)
     max_int_bits: int = 64  # integers larger than this stop the run (no big-number bombs)
     max_seconds: float = 600.0  # wall time, tools included, checked between steps and inside walks
     max_plan_lines: int = 32  # narrative plans: lines, synthesize included
-    max_record_chars: int = 200_000  # a plan's record as JSON (plan, parsed form, trace); the rest is cut, noted
+    max_record_chars: int = (
+        200_000  # a plan's record as JSON (plan, parsed form, trace); the rest is cut, noted
+    )
 
     def __post_init__(self) -> None:
         for name, value in asdict(self).items():

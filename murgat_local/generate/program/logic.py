@@ -23,8 +23,16 @@ MAIN = "main"
 RESERVED = BUILTINS | {"answer", VIDEO, MAIN}
 # name -> (fewest, most) positional arguments
 ARITY = {
-    "len": (1, 1), "range": (1, 3), "str": (1, 1), "int": (1, 1), "min": (1, 64),
-    "max": (1, 64), "enumerate": (1, 1), "answer": (2, 3), "query": (3, 3), "find": (2, 2),
+    "len": (1, 1),
+    "range": (1, 3),
+    "str": (1, 1),
+    "int": (1, 1),
+    "min": (1, 64),
+    "max": (1, 64),
+    "enumerate": (1, 1),
+    "answer": (2, 3),
+    "query": (3, 3),
+    "find": (2, 2),
     "append": (1, 1),
 }
 SIGNATURES = {
@@ -36,14 +44,31 @@ SIGNATURES = {
 QUERY_NO_TIMES = "name no times yourself in the imperative variant: query a span from video.find"
 
 _NAMED = {
-    ast.Import: "import", ast.ImportFrom: "import", ast.Lambda: "lambda", ast.ClassDef: "class",
-    ast.Try: "try", ast.With: "with", ast.AsyncWith: "with", ast.Global: "global",
-    ast.Nonlocal: "nonlocal", ast.Raise: "raise", ast.Delete: "del", ast.Yield: "yield",
-    ast.YieldFrom: "yield", ast.Await: "await", ast.Assert: "assert",
-    ast.AsyncFunctionDef: "async def", ast.AsyncFor: "async for", ast.NamedExpr: ":=",
-    ast.Starred: "starred argument", ast.GeneratorExp: "generator expression",
-    ast.SetComp: "set comprehension", ast.DictComp: "dict comprehension", ast.Set: "set literal",
-    ast.AnnAssign: "annotated assignment", ast.Match: "match",
+    ast.Import: "import",
+    ast.ImportFrom: "import",
+    ast.Lambda: "lambda",
+    ast.ClassDef: "class",
+    ast.Try: "try",
+    ast.With: "with",
+    ast.AsyncWith: "with",
+    ast.Global: "global",
+    ast.Nonlocal: "nonlocal",
+    ast.Raise: "raise",
+    ast.Delete: "del",
+    ast.Yield: "yield",
+    ast.YieldFrom: "yield",
+    ast.Await: "await",
+    ast.Assert: "assert",
+    ast.AsyncFunctionDef: "async def",
+    ast.AsyncFor: "async for",
+    ast.NamedExpr: ":=",
+    ast.Starred: "starred argument",
+    ast.GeneratorExp: "generator expression",
+    ast.SetComp: "set comprehension",
+    ast.DictComp: "dict comprehension",
+    ast.Set: "set literal",
+    ast.AnnAssign: "annotated assignment",
+    ast.Match: "match",
 }
 if hasattr(ast, "TryStar"):
     _NAMED[ast.TryStar] = "try"
@@ -87,7 +112,8 @@ def parse_logic(
     a literal time is refused here, a computed one when the call runs."""
     if len(source) > limits.max_source_chars:
         return ProgramError(
-            "refused", f"source is {len(source)} characters, more than {limits.max_source_chars} (limit max_source_chars)"
+            "refused",
+            f"source is {len(source)} characters, more than {limits.max_source_chars} (limit max_source_chars)",
         )
     try:
         # SyntaxWarning / DeprecationWarning are not our output. catch_warnings swaps the global
@@ -117,7 +143,9 @@ def _check_depth(tree: ast.AST, max_depth: int) -> None:
     while stack:
         node, depth = stack.pop()
         if depth > max_depth:
-            raise _Refuse(f"program is nested deeper than {max_depth} levels (limit max_depth)", node)
+            raise _Refuse(
+                f"program is nested deeper than {max_depth} levels (limit max_depth)", node
+            )
         for child in ast.iter_child_nodes(node):
             if not isinstance(child, _CONTEXT):
                 stack.append((child, depth + 1))
@@ -125,8 +153,12 @@ def _check_depth(tree: ast.AST, max_depth: int) -> None:
 
 def _is_main_call(node: ast.AST) -> bool:
     return (
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == MAIN
-        and len(node.args) == 1 and isinstance(node.args[0], ast.Name) and node.args[0].id == VIDEO
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == MAIN
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Name)
+        and node.args[0].id == VIDEO
         and not node.keywords
     )
 
@@ -143,8 +175,12 @@ def _entry(tree: ast.Module) -> list[ast.stmt]:
     first = body[0]
     if not isinstance(first, ast.FunctionDef) or first.name != MAIN:
         if defs[0].name == MAIN:
-            raise _Refuse("'def main(video):' must come first, with no statements before it", defs[0])
-        raise _Refuse(f"'def {defs[0].name}' is not allowed: only a single 'def main(video):'", defs[0])
+            raise _Refuse(
+                "'def main(video):' must come first, with no statements before it", defs[0]
+            )
+        raise _Refuse(
+            f"'def {defs[0].name}' is not allowed: only a single 'def main(video):'", defs[0]
+        )
     rest = body[1:]
     if len(rest) > 1 or any(
         not (isinstance(s, (ast.Expr, ast.Assign)) and _is_main_call(s.value)) for s in rest
@@ -157,8 +193,14 @@ def _entry(tree: ast.Module) -> list[ast.stmt]:
         raise _Refuse("decorators are not allowed", first.decorator_list[0])
     a = first.args
     if (
-        len(a.args) != 1 or a.args[0].arg != VIDEO or a.posonlyargs or a.kwonlyargs
-        or a.vararg or a.kwarg or a.defaults or a.kw_defaults
+        len(a.args) != 1
+        or a.args[0].arg != VIDEO
+        or a.posonlyargs
+        or a.kwonlyargs
+        or a.vararg
+        or a.kwarg
+        or a.defaults
+        or a.kw_defaults
     ):
         raise _Refuse("main must take exactly one parameter, 'video'", first)
     if a.args[0].annotation is not None or first.returns is not None:
@@ -195,7 +237,9 @@ class _Checker:
             self.expr(s.value)
         elif isinstance(s, (ast.For, ast.While)):
             if s.orelse:
-                raise _Refuse(f"'{'for' if isinstance(s, ast.For) else 'while'}/else' is not allowed", s)
+                raise _Refuse(
+                    f"'{'for' if isinstance(s, ast.For) else 'while'}/else' is not allowed", s
+                )
             if isinstance(s, ast.For):
                 self.target(s.target)
                 self.expr(s.iter)
@@ -215,7 +259,9 @@ class _Checker:
         elif isinstance(s, ast.Pass):
             pass
         elif isinstance(s, ast.FunctionDef):
-            raise _Refuse(f"'def {s.name}' is not allowed: only a single top-level 'def main(video):'", s)
+            raise _Refuse(
+                f"'def {s.name}' is not allowed: only a single top-level 'def main(video):'", s
+            )
         else:
             raise _Refuse(f"{_name(s)} is not allowed", s)
 
@@ -324,7 +370,11 @@ class _Checker:
             shown = SIGNATURES.get(key, key)
             want = str(low) if low == high else f"{low} to {high}"
             raise _Refuse(f"{shown} takes {want} arguments, got {len(c.args)}", c)
-        if key == "query" and not self.times and isinstance(c.args[0], (ast.Constant, ast.JoinedStr)):
+        if (
+            key == "query"
+            and not self.times
+            and isinstance(c.args[0], (ast.Constant, ast.JoinedStr))
+        ):
             raise _Refuse(f"video.query: {QUERY_NO_TIMES}", c)
         for a in c.args:
             self.expr(a)
@@ -332,7 +382,9 @@ class _Checker:
     def method(self, f: ast.Attribute) -> str:
         if isinstance(f.value, ast.Name) and f.value.id == VIDEO and f.attr in ("query", "find"):
             if f.attr == "find" and not self.imperative:
-                raise _Refuse("video.find is not allowed in the declarative variant (name the timestamps)", f)
+                raise _Refuse(
+                    "video.find is not allowed in the declarative variant (name the timestamps)", f
+                )
             return f.attr
         if f.attr == "append" and isinstance(f.value, ast.Name) and f.value.id not in RESERVED:
             self.name(f.value.id, f.value)

@@ -103,7 +103,9 @@ def parse_narrative(
     if not text:
         return ProgramError("refused", "plan is empty")
     if text.count("\n") + 1 > max_steps:
-        return ProgramError("refused", f"plan has more than {max_steps} lines (limit max_plan_lines)")
+        return ProgramError(
+            "refused", f"plan has more than {max_steps} lines (limit max_plan_lines)"
+        )
     lines = text.split("\n")
     steps: list[NarrativeStep] = []
     for i, raw in enumerate(lines, start=1):
@@ -114,7 +116,9 @@ def parse_narrative(
         if last and step.tool != "synthesize":
             return ProgramError("refused", "the last line must be synthesize(...)", i)
         if not last and step.tool == "synthesize":
-            return ProgramError("refused", "synthesize(...) must be the last line, and the only one", i)
+            return ProgramError(
+                "refused", "synthesize(...) must be the last line, and the only one", i
+            )
         steps.append(step)
     return NarrativePlan(tuple(steps), imperative)
 
@@ -123,12 +127,14 @@ def _parse_line(i: int, raw: str, imperative: bool, times: bool) -> NarrativeSte
     prefix = f"{i}. "
     if not raw.startswith(prefix):
         return ProgramError("refused", f"line {i} must start with '{prefix}'", i)
-    body = raw[len(prefix):]
+    body = raw[len(prefix) :]
     if m := _SYN_RE.fullmatch(body):
         return NarrativeStep(i, "synthesize", _unquote(m["q"]))
     if m := _FIND_RE.fullmatch(body):
         if not imperative:
-            return ProgramError("refused", "find is not allowed in the declarative variant (name the timestamps)", i)
+            return ProgramError(
+                "refused", "find is not allowed in the declarative variant (name the timestamps)", i
+            )
         return NarrativeStep(i, "find", _unquote(m["q"]), _unquote(m["m"]))
     if m := _DESC_RE.fullmatch(body):
         mod, instruction = _unquote(m["m"]), _unquote(m["q"])
@@ -138,7 +144,11 @@ def _parse_line(i: int, raw: str, imperative: bool, times: bool) -> NarrativeSte
                 return ProgramError("refused", f"#{k} must name an earlier line", i)
             return NarrativeStep(i, "describe", instruction, mod, None, k)
         if not times:
-            return ProgramError("refused", "name no times yourself in the imperative variant: describe what an earlier find located", i)
+            return ProgramError(
+                "refused",
+                "name no times yourself in the imperative variant: describe what an earlier find located",
+                i,
+            )
         stamp = _unquote(m["t"])
         for end in stamp.split("-"):
             if parse_time(end)[1] is not None:  # the regex already ensures M:SS / H:MM:SS
@@ -147,7 +157,9 @@ def _parse_line(i: int, raw: str, imperative: bool, times: bool) -> NarrativeSte
     head = body.split("(", 1)[0][:40]
     if head in ("find", "describe", "synthesize"):
         return ProgramError("refused", f"malformed arguments to {head}(...)", i)
-    return ProgramError("refused", f"expected find(...), describe(...) or synthesize(...), got {head!r}", i)
+    return ProgramError(
+        "refused", f"expected find(...), describe(...) or synthesize(...), got {head!r}", i
+    )
 
 
 def run_narrative(
@@ -170,7 +182,9 @@ def run_narrative(
             if step.tool == "find":
                 spans_of[step.number] = _find(meter, tools, step)
             elif step.tool == "describe":
-                targets: list[Time] = [step.timestamps] if step.timestamps is not None else spans_of[step.ref or 0]
+                targets: list[Time] = (
+                    [step.timestamps] if step.timestamps is not None else spans_of[step.ref or 0]
+                )
                 for when in targets:
                     meter.iteration(step.number)
                     ev = _query(meter, tools, step, when)
@@ -182,7 +196,7 @@ def run_narrative(
     except ProgramStop as stop:
         error = stop.error
     except ToolCrash as crash:
-        raise crash.original
+        raise crash.original from None
     except Exception as e:  # a bug in this runner, never the plan's fault
         error = internal(e, None if step is None else step.number)
     return meter.trace("narrative", plan.imperative, error, None)
@@ -204,12 +218,14 @@ def run_narrative_source(
     return run_narrative(plan, tools, limits, options, clock)
 
 
-def check_narrative(text: str, imperative: bool, limits: Limits = Limits(),
-                    allow_times: bool = True) -> NarrativePlan | ProgramError:
+def check_narrative(
+    text: str, imperative: bool, limits: Limits = Limits(), allow_times: bool = True
+) -> NarrativePlan | ProgramError:
     """`parse_narrative` under `limits` (source length, lines)."""
     if len(text) > limits.max_source_chars:
         return ProgramError(
-            "refused", f"plan is {len(text)} characters, more than {limits.max_source_chars} (limit max_source_chars)"
+            "refused",
+            f"plan is {len(text)} characters, more than {limits.max_source_chars} (limit max_source_chars)",
         )
     return parse_narrative(text, imperative, limits.max_plan_lines, allow_times)
 
@@ -217,7 +233,9 @@ def check_narrative(text: str, imperative: bool, limits: Limits = Limits(),
 def _find(meter: Meter, tools: Tools, step: NarrativeStep) -> list[Time]:
     description, modality = step.text, step.modality or ""
     record = {"description": description, "modality": modality}
-    found = meter.call("find", record, lambda: tools.find(description, modality), step.number, sent=(description,))
+    found = meter.call(
+        "find", record, lambda: tools.find(description, modality), step.number, sent=(description,)
+    )
     return list(found or [])
 
 
@@ -225,12 +243,21 @@ def _query(meter: Meter, tools: Tools, step: NarrativeStep, when: Time) -> Evide
     question, modality = step.text, step.modality or ""
     shown = when.text if isinstance(when, Span) else when
     record = {"time": shown, "question": question, "modality": modality}
-    return meter.call("query", record, lambda: tools.query(when, question, modality), step.number,
-                      sent=(shown, question))
+    return meter.call(
+        "query",
+        record,
+        lambda: tools.query(when, question, modality),
+        step.number,
+        sent=(shown, question),
+    )
 
 
 def _synthesize(
-    meter: Meter, tools: Tools, step: NarrativeStep, evidence: list[Evidence], options: list[str] | None
+    meter: Meter,
+    tools: Tools,
+    step: NarrativeStep,
+    evidence: list[Evidence],
+    options: list[str] | None,
 ) -> None:
     items: list = list(evidence)
     opts = None if options is None else list(options)
@@ -239,5 +266,10 @@ def _synthesize(
         "evidence": [meter.evidence_ref(x) for x in items],
         "options": None if opts is None else list(opts),
     }
-    meter.call("answer", record, lambda: tools.answer(step.text, items, opts), step.number,
-               sent=(step.text, items, opts))
+    meter.call(
+        "answer",
+        record,
+        lambda: tools.answer(step.text, items, opts),
+        step.number,
+        sent=(step.text, items, opts),
+    )

@@ -8,8 +8,9 @@ their fields (the interpreter has no attribute access to read them with).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, Sequence, Union, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from ...text.citations import format_time
 
@@ -51,8 +52,8 @@ class Evidence:
         return "<evidence>"
 
 
-Time = Union[str, Span]
-EvidenceItem = Union[Evidence, str]
+Time = str | Span
+EvidenceItem = Evidence | str
 
 
 class ToolError(Exception):

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 from .budget import RunBudget, text_size
 from .limits import Limits, ProgramError, over_limit
@@ -32,7 +33,9 @@ def recorded(value: Any) -> Any:
     """A tool argument as the trace keeps it: long strings and lists cut, their full size noted,
     so a plan cannot make its trace as large as what it passed."""
     if isinstance(value, str):
-        return value if len(value) <= ARG_CHARS else f"{value[:ARG_CHARS]}… [{len(value)} characters]"
+        return (
+            value if len(value) <= ARG_CHARS else f"{value[:ARG_CHARS]}… [{len(value)} characters]"
+        )
     if isinstance(value, list):
         kept = [recorded(v) for v in value[:ARG_ITEMS]]
         return kept if len(value) <= ARG_ITEMS else [*kept, f"… [{len(value)} items]"]
@@ -129,7 +132,9 @@ class Meter:
     allocated: int = 0
     calls: list[ToolCall] = field(default_factory=list)
     answer: str | None = None
-    budget: RunBudget | None = None  # the run's byte pool, shared with the plans running beside this one
+    budget: RunBudget | None = (
+        None  # the run's byte pool, shared with the plans running beside this one
+    )
     worked: int = 0
     _start: float = 0.0
     _origin: dict[int, tuple[int, Evidence]] = field(default_factory=dict)
@@ -162,8 +167,15 @@ class Meter:
         if self.allocated + size > self.limits.max_bytes:
             raise over_limit("bytes of values built", self.limits.max_bytes, "max_bytes", line)
         if self.budget is not None:
-            self.budget.take(size, lambda: over_limit(
-                "bytes built by the run's plans together", self.limits.max_run_bytes, "max_run_bytes", line))
+            self.budget.take(
+                size,
+                lambda: over_limit(
+                    "bytes built by the run's plans together",
+                    self.limits.max_run_bytes,
+                    "max_run_bytes",
+                    line,
+                ),
+            )
         self.allocated += size
 
     def work_left(self) -> int:
@@ -173,8 +185,12 @@ class Meter:
         """Charge the elements an operation will visit, before it runs."""
         self.worked += units
         if self.worked > self.limits.max_work:
-            raise over_limit("elements visited by comparisons, hashing and ordering", self.limits.max_work,
-                             "max_work", line)
+            raise over_limit(
+                "elements visited by comparisons, hashing and ordering",
+                self.limits.max_work,
+                "max_work",
+                line,
+            )
 
     def evidence_ref(self, item: object) -> object:
         """How an evidence list item appears in a recorded `answer` call."""
@@ -183,22 +199,35 @@ class Meter:
             return {"call": origin[0]} if origin and origin[1] is item else {"call": None}
         return item if isinstance(item, str) else str(item)
 
-    def call(self, tool: str, args: dict[str, Any], thunk: Callable[[], Any], line: int | None,
-             sent: tuple = ()) -> Any:
+    def call(
+        self,
+        tool: str,
+        args: dict[str, Any],
+        thunk: Callable[[], Any],
+        line: int | None,
+        sent: tuple = (),
+    ) -> Any:
         """Run one tool call; a `ToolError` is recorded and gives None. Other exceptions are bugs in
         the tool and propagate. The result's type is checked: a wrong one is a tool bug too.
         `sent` is everything the tool receives: its text must fit `max_tool_chars`."""
         if len(self.calls) >= self.limits.max_tool_calls:
             raise over_limit("tool calls", self.limits.max_tool_calls, "max_tool_calls", line)
         if text_size(sent) > self.limits.max_tool_chars:
-            raise over_limit("characters passed to one tool call", self.limits.max_tool_chars, "max_tool_chars", line)
+            raise over_limit(
+                "characters passed to one tool call",
+                self.limits.max_tool_chars,
+                "max_tool_chars",
+                line,
+            )
         args = {k: recorded(v) for k, v in args.items()}
         index = len(self.calls) + 1
         t0 = self.clock()
         try:
             value = thunk()
         except ToolError as e:
-            self.calls.append(ToolCall(index, tool, args, line, None, _clip(e.reason), self.clock() - t0))
+            self.calls.append(
+                ToolCall(index, tool, args, line, None, _clip(e.reason), self.clock() - t0)
+            )
             return None
         except Exception as e:
             raise ToolCrash(e) from e
@@ -214,15 +243,27 @@ class Meter:
         self.calls.append(ToolCall(index, tool, args, line, summary, None, seconds))
         return value
 
-    def trace(self, style: str, imperative: bool, error: ProgramError | None, returned: str | None) -> Trace:
+    def trace(
+        self, style: str, imperative: bool, error: ProgramError | None, returned: str | None
+    ) -> Trace:
         """The run's trace; the bytes it held go back to the run's pool."""
         if self.budget is not None:
             self.budget.give_back(self.allocated)
             self.budget = None
         status: Status = "ok" if error is None else error.kind
         return Trace(
-            style, imperative, status, error, tuple(self.calls), self.steps, self.iterations,
-            len(self.calls), self.seconds, self.limits, self.answer, returned,
+            style,
+            imperative,
+            status,
+            error,
+            tuple(self.calls),
+            self.steps,
+            self.iterations,
+            len(self.calls),
+            self.seconds,
+            self.limits,
+            self.answer,
+            returned,
         )
 
 
@@ -273,7 +314,12 @@ def bounded_record(record: dict, max_chars: int) -> dict:
     trace = out.get("trace")
     calls = (trace.get("calls") or []) if isinstance(trace, dict) else []
     # measured with the widest count the note can hold, so the final note is no longer
-    out["cut"] = note = {"chars": full, "limit": max_chars, "strings_clipped": clipped, "calls_dropped": len(calls)}
+    out["cut"] = note = {
+        "chars": full,
+        "limit": max_chars,
+        "strings_clipped": clipped,
+        "calls_dropped": len(calls),
+    }
     kept = len(calls)
     if calls and _size(out) > max_chars:
         room = max_chars - _size({**out, "trace": {**trace, "calls": []}})

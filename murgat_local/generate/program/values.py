@@ -20,7 +20,8 @@ from __future__ import annotations
 import ast
 import operator
 import sys
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from .budget import CONTAINERS, TooDeep, expanded_size
 from .limits import Limits, failed, over_limit
@@ -29,15 +30,35 @@ from .trace import Meter
 
 _SEQ = (str, list, tuple)
 _ARITH: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
 }
 _CMP: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
-    ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
-    ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Is: operator.is_,
+    ast.IsNot: operator.is_not,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
 }
-_ERRORS = (TypeError, ValueError, ZeroDivisionError, OverflowError, IndexError, KeyError, RecursionError)
+_ERRORS = (
+    TypeError,
+    ValueError,
+    ZeroDivisionError,
+    OverflowError,
+    IndexError,
+    KeyError,
+    RecursionError,
+)
 
 
 def _is_int(v: Any) -> bool:
@@ -56,7 +77,8 @@ class Values:
     def fit(self, size: int, kind: str, line: int | None) -> None:
         """Refuse a value of `size` (characters or items) before it is built."""
         cap, name = (
-            (self.limits.max_string_chars, "max_string_chars") if kind == "str"
+            (self.limits.max_string_chars, "max_string_chars")
+            if kind == "str"
             else (self.limits.max_items, "max_items")
         )
         if size > cap:
@@ -79,7 +101,9 @@ class Values:
             return value
         if isinstance(value, int):
             if value.bit_length() > self.limits.max_int_bits:
-                raise over_limit("bits in an integer", self.limits.max_int_bits, "max_int_bits", line)
+                raise over_limit(
+                    "bits in an integer", self.limits.max_int_bits, "max_int_bits", line
+                )
         elif isinstance(value, str):
             self.fit(len(value), "str", line)
         elif isinstance(value, CONTAINERS):
@@ -91,11 +115,19 @@ class Values:
         for v in values:
             if isinstance(v, CONTAINERS):
                 try:
-                    n = expanded_size(v, self.meter.work_left(), self.limits.max_value_depth,
-                                      lambda: self.meter.tick(line))
+                    n = expanded_size(
+                        v,
+                        self.meter.work_left(),
+                        self.limits.max_value_depth,
+                        lambda: self.meter.tick(line),
+                    )
                 except TooDeep:
-                    raise over_limit("levels of nesting in a compared or hashed value",
-                                     self.limits.max_value_depth, "max_value_depth", line) from None
+                    raise over_limit(
+                        "levels of nesting in a compared or hashed value",
+                        self.limits.max_value_depth,
+                        "max_value_depth",
+                        line,
+                    ) from None
                 self.meter.work(n, line)
             elif isinstance(v, str) and len(v) > 64:
                 self.meter.work(len(v) // 64, line)
@@ -114,7 +146,9 @@ class Values:
                 self.fit(len(seq) * max(n, 0), "str" if isinstance(seq, str) else "items", line)
         elif kind is ast.Pow and _is_int(a) and _is_int(b) and b > 0:
             if max(abs(a).bit_length() - 1, 0) * b > self.limits.max_int_bits:
-                raise over_limit("bits in an integer", self.limits.max_int_bits, "max_int_bits", line)
+                raise over_limit(
+                    "bits in an integer", self.limits.max_int_bits, "max_int_bits", line
+                )
         try:
             result = _ARITH[kind](a, b)
         except _ERRORS as e:
@@ -247,12 +281,18 @@ class Values:
         would raise OverflowError instead of naming the limit."""
         if not all(_is_int(a) for a in args):
             raise failed("range() takes integers", line)
-        start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
+        start, stop, step = (
+            (0, args[0], 1)
+            if len(args) == 1
+            else (args[0], args[1], args[2] if len(args) == 3 else 1)
+        )
         if step == 0:
             raise failed("ValueError: range() arg 3 must not be zero", line)
         length = max(0, (stop - start + step - (1 if step > 0 else -1)) // step)
         if length > self.limits.max_iterations:
-            raise over_limit("loop iterations in a range", self.limits.max_iterations, "max_iterations", line)
+            raise over_limit(
+                "loop iterations in a range", self.limits.max_iterations, "max_iterations", line
+            )
         return self.built(range(start, stop, step), line)
 
     def _int(self, v: Any, line: int | None) -> int:
@@ -331,7 +371,9 @@ def error_text(e: BaseException) -> str:
     render a plan value of any size). A `KeyError`'s arguments are keys, so described; other
     string arguments are Python's own message, kept up to `MESSAGE_CHARS`."""
     parts = [
-        _clipped(a, MESSAGE_CHARS) if isinstance(a, str) and not isinstance(e, KeyError) else describe(a)
+        _clipped(a, MESSAGE_CHARS)
+        if isinstance(a, str) and not isinstance(e, KeyError)
+        else describe(a)
         for a in e.args[:3]
     ]
     if len(e.args) > 3:

@@ -19,8 +19,8 @@ path holds.
 from __future__ import annotations
 
 import pathlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterator
 
 from ..datasets import DatasetRead, _arrow_batches, _parquet_batches, _records, _rows, item_maker
 from ..jsontext import Unparsed
@@ -28,7 +28,16 @@ from ..limits import DEFAULT_LIMITS, InputLimits
 from ..responses import iter_records, read_items, text_size
 from . import videommmu, worldsense
 
-FORMATS = ("worldsense", "worldsense-table", "videommmu", "saved", "jsonl", "json", "parquet", "arrow")
+FORMATS = (
+    "worldsense",
+    "worldsense-table",
+    "videommmu",
+    "saved",
+    "jsonl",
+    "json",
+    "parquet",
+    "arrow",
+)
 _IGNORED = ("__MACOSX",)
 
 
@@ -47,7 +56,9 @@ class Dataset:
     # The JSON or TSV file the rows are parsed from; None: Arrow data.
     text_file: pathlib.Path | None = None
 
-    def items(self, limit: int | None = None, limits: InputLimits = DEFAULT_LIMITS) -> Iterator[DatasetRead]:
+    def items(
+        self, limit: int | None = None, limits: InputLimits = DEFAULT_LIMITS
+    ) -> Iterator[DatasetRead]:
         """Every question in input order, valid or not; a row holding a value over `limits` (an
         image too large to decode included) is that row's error."""
         text_bytes = 0 if self.text_file is None else text_size(self.text_file)
@@ -69,7 +80,9 @@ def detect(path: pathlib.Path) -> str:
     if path.is_dir():
         if (path / worldsense.QA_FILE).is_file():
             return "worldsense"
-        if videommmu.tracks_in(path) or (path.name in videommmu.TRACKS and videommmu.shards(path.parent, path.name)):
+        if videommmu.tracks_in(path) or (
+            path.name in videommmu.TRACKS and videommmu.shards(path.parent, path.name)
+        ):
             return "videommmu"
         if (path / "state.json").is_file() or (path / "dataset_dict.json").is_file():
             return "saved"
@@ -95,7 +108,9 @@ def detect(path: pathlib.Path) -> str:
 
 
 def _listing(folder: pathlib.Path) -> list[pathlib.Path]:
-    return sorted(p for p in folder.iterdir() if p.name not in _IGNORED and not p.name.startswith("._"))
+    return sorted(
+        p for p in folder.iterdir() if p.name not in _IGNORED and not p.name.startswith("._")
+    )
 
 
 def _describe(folder: pathlib.Path) -> str:
@@ -123,14 +138,18 @@ def _table_columns(path: pathlib.Path) -> set[str]:
 def _worldsense(path: pathlib.Path) -> Dataset:
     qa = path / worldsense.QA_FILE if path.is_dir() else path
     root = qa.parent
-    return Dataset(path, "worldsense", "worldsense", root, lambda limits: worldsense.read_official(qa), qa)
+    return Dataset(
+        path, "worldsense", "worldsense", root, lambda limits: worldsense.read_official(qa), qa
+    )
 
 
 def _worldsense_table(path: pathlib.Path) -> Dataset:
     if path.is_dir():
         tables = [p for p in _listing(path) if p.suffix.lower() in (".tsv", ".parquet")]
         if len(tables) != 1:
-            raise DatasetFormatError(f"{path} should hold one TSV or parquet table, found {len(tables)}")
+            raise DatasetFormatError(
+                f"{path} should hold one TSV or parquet table, found {len(tables)}"
+            )
         path_table, root = tables[0], path
     else:
         path_table, root = path, path.parent
@@ -142,8 +161,14 @@ def _worldsense_table(path: pathlib.Path) -> Dataset:
             source = _rows(path_table, _parquet_batches(path_table), limits=limits)
         return worldsense.read_table(path_table, source)
 
-    return Dataset(path, "worldsense-table", "worldsense", root, rows,
-                   path_table if path_table.suffix.lower() == ".tsv" else None)
+    return Dataset(
+        path,
+        "worldsense-table",
+        "worldsense",
+        root,
+        rows,
+        path_table if path_table.suffix.lower() == ".tsv" else None,
+    )
 
 
 def _videommmu(path: pathlib.Path) -> Dataset:
@@ -152,10 +177,14 @@ def _videommmu(path: pathlib.Path) -> Dataset:
     else:
         root, tracks = path, videommmu.tracks_in(path)
     if not tracks:
-        raise DatasetFormatError(f"{path} holds none of {', '.join(videommmu.TRACKS)} with parquet shards")
+        raise DatasetFormatError(
+            f"{path} holds none of {', '.join(videommmu.TRACKS)} with parquet shards"
+        )
 
     def records(limits: InputLimits) -> Iterator:
-        return videommmu.read(root, tracks, lambda shard, start: _rows(shard, _parquet_batches(shard), start, limits))
+        return videommmu.read(
+            root, tracks, lambda shard, start: _rows(shard, _parquet_batches(shard), start, limits)
+        )
 
     return Dataset(path, "videommmu", "videommmu", root, records)
 
@@ -163,9 +192,11 @@ def _videommmu(path: pathlib.Path) -> Dataset:
 def _generic(kind: str) -> Callable[[pathlib.Path], Dataset]:
     def opener(path: pathlib.Path) -> Dataset:
         if kind == "json" and worldsense.looks_official(path):
-            records = lambda limits: iter([(0, str(path), Unparsed(  # noqa: E731
+            message = (
                 f"{path.name} is one JSON object of videos, not a list of questions: "
-                "it reads as --format worldsense"))])
+                "it reads as --format worldsense"
+            )
+            records = lambda limits: iter([(0, str(path), Unparsed(message))])  # noqa: E731
         elif kind in ("jsonl", "json"):
             records = lambda limits: iter_records(path)  # noqa: E731
         elif kind == "arrow":

@@ -16,7 +16,8 @@ from __future__ import annotations
 import hashlib
 import pathlib
 import re
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from ..datasets import LETTERS, DatasetImage, Invalid
 from ..jsontext import Unparsed
@@ -26,10 +27,22 @@ DISCIPLINES = {
     "Art": ("Art", "Art_Theory", "Design", "Music"),
     "Science": ("Biology", "Chemistry", "Geography", "Math", "Physics"),
     "Humanities": ("History", "Literature", "Sociology", "Psychology"),
-    "Engineering": ("Agriculture", "Architecture_and_Engineering", "Computer_Science", "Electronics",
-                    "Energy_and_Power", "Materials", "Mechanical_Engineering"),
-    "Medicine": ("Basic_Medical_Science", "Clinical_Medicine", "Diagnostics_and_Laboratory_Medicine",
-                 "Pharmacy", "Public_Health"),
+    "Engineering": (
+        "Agriculture",
+        "Architecture_and_Engineering",
+        "Computer_Science",
+        "Electronics",
+        "Energy_and_Power",
+        "Materials",
+        "Mechanical_Engineering",
+    ),
+    "Medicine": (
+        "Basic_Medical_Science",
+        "Clinical_Medicine",
+        "Diagnostics_and_Laboratory_Medicine",
+        "Pharmacy",
+        "Public_Health",
+    ),
     "Business": ("Accounting", "Economics", "Finance", "Manage", "Marketing"),
 }
 DISCIPLINE_OF = {subject: d for d, subjects in DISCIPLINES.items() for subject in subjects}
@@ -43,7 +56,9 @@ def shards(root: pathlib.Path, track: str) -> list[pathlib.Path]:
     folder = root / track
     if not folder.is_dir():
         return []
-    return sorted(p for p in folder.glob("*.parquet") if not p.name.startswith("._") and p.is_file())
+    return sorted(
+        p for p in folder.glob("*.parquet") if not p.name.startswith("._") and p.is_file()
+    )
 
 
 def tracks_in(root: pathlib.Path) -> list[str]:
@@ -78,7 +93,9 @@ def question(row: dict, track: str) -> dict | Invalid:
     qid = f"{track}/{rid}"
     subject = subject_of(rid)
     if subject is None:
-        return Invalid(qid, f"field 'id' {rid!r} does not name a subject (expected validation_<Subject>_<n>)")
+        return Invalid(
+            qid, f"field 'id' {rid!r} does not name a subject (expected validation_<Subject>_<n>)"
+        )
     discipline = DISCIPLINE_OF.get(subject)
     if discipline is None:
         return Invalid(qid, f"field 'id' names an unknown subject {subject!r}")
@@ -94,7 +111,9 @@ def question(row: dict, track: str) -> dict | Invalid:
         "video": f"{discipline}/{rid}.mp4",
         "question": row.get("question"),
         "options": options or None,
-        "answer": answer if not isinstance(answer, (int, float)) or isinstance(answer, bool) else str(answer),
+        "answer": answer
+        if not isinstance(answer, (int, float)) or isinstance(answer, bool)
+        else str(answer),
         "_strict_answer": bool(options),
         "question_type": row.get("question_type"),
         "categories": {"track": track, "discipline": discipline, "subject": subject},
@@ -111,7 +130,11 @@ def question(row: dict, track: str) -> dict | Invalid:
 
 def _drop_letter(option: str, i: int) -> str:
     m = _OWN_LETTER.match(option)
-    return option[m.end():].strip() if m and i < len(LETTERS) and m.group(1).upper() == LETTERS[i] else option.strip()
+    return (
+        option[m.end() :].strip()
+        if m and i < len(LETTERS) and m.group(1).upper() == LETTERS[i]
+        else option.strip()
+    )
 
 
 def _image(value: object, rid: str) -> DatasetImage | str:

@@ -18,7 +18,8 @@ import csv
 import pathlib
 import re
 import sys
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from ..datasets import LETTERS, Invalid
 from ..jsontext import Unparsed, entries, parse
@@ -57,16 +58,28 @@ def read_official(path: pathlib.Path) -> Iterator[Record]:
     index = 0
     for video_id, _, video in videos:
         if isinstance(video, Unparsed):
-            yield index, f"video {video_id}", Invalid(str(video_id), f"video {video_id!r}: {video.reason}")
+            yield (
+                index,
+                f"video {video_id}",
+                Invalid(str(video_id), f"video {video_id!r}: {video.reason}"),
+            )
             index += 1
             continue
         if not isinstance(video, dict):
-            yield index, f"video {video_id}", Invalid(str(video_id), f"video {video_id!r} is not an object")
+            yield (
+                index,
+                f"video {video_id}",
+                Invalid(str(video_id), f"video {video_id!r} is not an object"),
+            )
             index += 1
             continue
-        tasks = sorted(((int(m.group(1)), k) for k in video if (m := _TASK_KEY.match(str(k)))))
+        tasks = sorted((int(m.group(1)), k) for k in video if (m := _TASK_KEY.match(str(k))))
         if not tasks:
-            yield index, f"video {video_id}", Invalid(str(video_id), f"video {video_id!r} has no task0, task1, ... questions")
+            yield (
+                index,
+                f"video {video_id}",
+                Invalid(str(video_id), f"video {video_id!r} has no task0, task1, ... questions"),
+            )
             index += 1
             continue
         vid = str(video.get("video_id") or video_id)
@@ -162,7 +175,9 @@ def _table_question(row: dict, index: int) -> dict | Invalid:
             categories[f] = v
     return {
         "id": qid,
-        "video": path.strip().lstrip("./") if isinstance(path, str) and path.strip() else f"videos/{video.strip()}.mp4",
+        "video": path.strip().lstrip("./")
+        if isinstance(path, str) and path.strip()
+        else f"videos/{video.strip()}.mp4",
         "question": row.get("question"),
         "options": options,
         "answer": row.get("answer"),
@@ -180,7 +195,11 @@ def tsv_rows(path: pathlib.Path) -> Iterator[Record]:
             for i, row in enumerate(csv.DictReader(f, delimiter="\t")):
                 yield i, f"row {i}", dict(row)
     except (OSError, UnicodeDecodeError, csv.Error) as e:
-        yield 0, str(path), Unparsed(f"{path.name} is not a readable TSV file ({type(e).__name__}: {e})")
+        yield (
+            0,
+            str(path),
+            Unparsed(f"{path.name} is not a readable TSV file ({type(e).__name__}: {e})"),
+        )
 
 
 def looks_official(path: pathlib.Path) -> bool:
