@@ -185,6 +185,29 @@ class PanelConfig(PanelVote):
         return rule
 
 
+class EscalationStage(BaseModel):
+    """One stage's certified threshold, as `murgat meta-eval --certify` measured it: a verdict
+    whose confidence max(p_yes, 1 - p_yes) is at least `threshold` is kept, the others go to
+    people; with probability >= 1 - alpha the kept verdicts agree with people at least `target`
+    of the time. No threshold: nothing was certified, every verdict of the stage is escalated."""
+
+    model_config = ConfigDict(extra="forbid")
+    threshold: float | None = Field(None, ge=0.5, le=1)
+    target: float = Field(gt=0, lt=1)
+    alpha: float = Field(gt=0, lt=1)
+    coverage: float = Field(ge=0, le=1)  # share of the calibration verdicts kept at threshold
+    n: int = Field(ge=0)  # calibration pairs (judgements with a p_yes and a person's label)
+
+
+class EscalationConfig(BaseModel):
+    """`[escalation]`: written by `murgat meta-eval --certify ... --select best.toml`."""
+
+    model_config = ConfigDict(extra="forbid")
+    labels: str | None = None  # the human labels the thresholds were certified on
+    verifiable: EscalationStage | None = None
+    entail: EscalationStage | None = None
+
+
 class RunConfig(_Run):
     """`murgat score` (and the scoring half of `murgat run`)."""
 
@@ -210,6 +233,8 @@ class RunConfig(_Run):
     # summary.json's `by_group`: the same means and intervals per value of each field (a key of
     # the responses' `categories`, or `model`, `benchmark`, `question_type`).
     group_by: list[str] = Field(default_factory=list)
+    # Certified confidence thresholds per stage (`murgat meta-eval --certify`); None: none.
+    escalation: EscalationConfig | None = None
 
     @field_validator("group_by")
     @classmethod
