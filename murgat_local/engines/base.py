@@ -101,6 +101,13 @@ class Result:
     reached: dict[str, int] | None = None
     reached_unknown: str | None = None
 
+    # A yes/no verdict's confidence (`engines.confidence`): the probability of YES at the
+    # deciding token, renormalised over YES and NO; None with `p_yes_unknown` saying why.
+    p_yes: float | None = None
+    p_yes_unknown: str | None = None
+    # A thinking model's thought reached its budget and was closed before the verdict.
+    thought_cut: bool = False
+
     @property
     def ok(self) -> bool:
         return self.error is None and self.failure is None
@@ -269,6 +276,21 @@ def finish(request: Request, raw: str, prompt_tokens: int, output_tokens: int) -
         failure = ParseFailure(raw, "output does not have the required shape (truncated?)")
         return Result(None, failure, None, raw, prompt_tokens, output_tokens)
     return Result(None, None, None, raw, prompt_tokens, output_tokens)
+
+
+def with_p_yes(request: Request, result: Result, steps: Sequence | None) -> Result:
+    """The result with its yes/no confidence read from the generated tokens' alternatives
+    (`confidence.Step`s; None where the engine returned none). Only a yes/no verdict has one."""
+    from dataclasses import replace
+
+    from .confidence import p_yes, wants_p_yes
+
+    if not wants_p_yes(request.verdict) or result.verdict is None:
+        return result
+    if steps is None:
+        return replace(result, p_yes_unknown="the engine returned no log-probabilities")
+    value, why = p_yes(steps)
+    return replace(result, p_yes=value, p_yes_unknown=why)
 
 
 class Timer:

@@ -29,9 +29,19 @@ import random
 import time
 from collections.abc import Sequence
 
-from .base import TIMED_OUT, EngineStats, EngineUnavailable, Request, Result, finish, record
+from .base import (
+    TIMED_OUT,
+    EngineStats,
+    EngineUnavailable,
+    Request,
+    Result,
+    finish,
+    record,
+    with_p_yes,
+)
 from .identity import effective_args, engine_identity
 from .limits import RequestFitter, prepare
+from .logprobs import from_openai
 from .presets import Preset
 from .reach import count, placeholder_tokens
 from .render import ChatRenderer, neutralization_of, tokenizer_special_tokens
@@ -299,6 +309,7 @@ class OpenAIEngine:
             )
         except (KeyError, IndexError, TypeError, ValueError) as e:
             return Result(error=f"the server's answer has no completion ({type(e).__name__}: {e})")
+        res = with_p_yes(request, res, from_openai(data["choices"][0]))
         ids = data.get("prompt_token_ids")
         if not request.media and (ids is None or self.placeholders is None):
             return res  # nothing cited: nothing to miss

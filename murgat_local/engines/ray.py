@@ -26,9 +26,11 @@ from collections.abc import Sequence
 
 from ..media.segments import SegmentRef, cut_ref
 from ..offline import LOCAL_DEFAULTS, OFFLINE_ENV
-from .base import EngineStats, Request, Result, build_messages, finish, record
+from .base import EngineStats, Request, Result, build_messages, finish, record, with_p_yes
+from .confidence import TOP_LOGPROBS, Step, wants_p_yes
 from .identity import effective_args, engine_identity, vllm_cpu_build
 from .limits import Fitted, RequestFitter, fit_or_refuse, prepare
+from .logprobs import from_vllm
 from .presets import Preset
 from .reach import count, placeholder_tokens
 from .render import ChatRenderer
@@ -45,7 +47,22 @@ def _sampling(request: Request, temperature: float, extra_tokens: int) -> dict:
     regex = request.constraint()
     if regex is not None:
         sp["structured_outputs"] = {"regex": regex}
+    if wants_p_yes(request.verdict):  # the alternatives at the deciding token (p_yes)
+        sp["logprobs"] = TOP_LOGPROBS
     return sp
+
+
+def _steps_json(row: dict) -> str:
+    """The generated tokens' alternatives as JSON (`confidence.Step`s), "" where none came."""
+    steps = from_vllm(row.get("generated_tokens") or [], row.get("logprobs"))
+    return json.dumps([[s.token, s.alternatives] for s in steps]) if steps else ""
+
+
+def _steps(row: dict) -> list[Step] | None:
+    text = row.get("steps") or ""
+    if not text:
+        return None
+    return [Step(t, tuple((a, float(lp)) for a, lp in alts)) for t, alts in json.loads(text)]
 
 
 _worker_fitters: dict[str, RequestFitter] = {}
@@ -119,6 +136,7 @@ def _postprocess(row: dict, placeholders: dict[int, str]) -> dict:
         "reached": json.dumps(count(ids, placeholders)) if ids is not None else "",
         "prompt_tokens": int(row.get("num_input_tokens") or 0),
         "output_tokens": int(row.get("num_generated_tokens") or 0),
+        "steps": _steps_json(row),
         "row_error": row.get("row_error") or "",
         "engine_error": row.get("__inference_error__") or "",
     }
@@ -273,6 +291,7 @@ class RayEngine:
                     res = finish(
                         requests[i], row["text"], row["prompt_tokens"], row["output_tokens"]
                     )
+                    res = with_p_yes(requests[i], res, _steps(row))
                     reach = (
                         {"reached": json.loads(row["reached"])}
                         if row.get("reached")

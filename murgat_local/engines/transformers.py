@@ -23,8 +23,11 @@ from .base import (
     finish,
     record,
     refusal,
+    with_p_yes,
 )
+from .confidence import wants_p_yes
 from .identity import effective_args, engine_identity
+from .logprobs import from_scores
 from .presets import Preset
 from .reach import count, placeholder_tokens
 from .render import ChatRenderer, adapt_media, processor_inputs
@@ -147,12 +150,19 @@ class TransformersEngine:
                 if s.top_k:
                     gen_kwargs["top_k"] = s.top_k
             torch.manual_seed(self.seed if s is None else s.seed)
+        confident = wants_p_yes(request.verdict)  # scores after the grammar's mask, for p_yes
+        if confident:
+            gen_kwargs.update(output_scores=True, return_dict_in_generate=True)
         with torch.inference_mode():
             out = self.model.generate(**inputs, **gen_kwargs)
+        scores = out.scores if confident else None
+        out = out.sequences if confident else out
         new = out[0, n_prompt:]
         raw = tok.decode(new, skip_special_tokens=True)
+        steps = from_scores(new.tolist(), scores, lambda t: tok.decode([t])) if scores else None
+        res = with_p_yes(request, finish(request, raw, n_prompt, int(new.shape[0])), steps)
         return dataclasses.replace(
-            finish(request, raw, n_prompt, int(new.shape[0])), reached=reached
+            res, reached=reached
         )
 
     def judge(self, requests: Sequence[Request]) -> list[Result]:

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..media.parts import AudioPart, ImagePart, MediaPart, VideoPart
 from .base import Request, build_messages, neutralize
+from .confidence import TOP_LOGPROBS, wants_p_yes
 
 
 def png_base64(pixels: np.ndarray) -> str:
@@ -105,6 +106,8 @@ def body(
     regex = request.constraint()
     if regex is not None:
         data["structured_outputs"] = {"regex": regex}
+    if wants_p_yes(request.verdict):  # the alternatives at the deciding token (p_yes)
+        data.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
     videos = [m for m in request.media if isinstance(m, VideoPart)]
     if videos:
         # Every frame sent is a frame used (no resampling on the server), at the rate cut, which

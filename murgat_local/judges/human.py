@@ -30,6 +30,7 @@ that response's error before any call (`check_response`, called by the protocol)
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import pathlib
@@ -211,7 +212,10 @@ class HumanLabels:
                 f"the labelled answer cannot be written as the {req.verdict.__name__} verdict "
                 f"(its grammar admits no quote, backslash or control character in a text): {raw[:160]}"
             )
-        return finish(req, raw, 0, 0)
+        result = finish(req, raw, 0, 0)
+        if getattr(req.verdict, "yes_no", False):  # a person's label is certain: 0 or 1
+            result = dataclasses.replace(result, p_yes=1.0 if answer["label"] == "YES" else 0.0)
+        return result
 
     def _response(self, req: Request) -> LabelledResponse:
         if req.item is None:

@@ -62,6 +62,10 @@ def _verdict(out: Outcome | None) -> dict | None:
     d: dict = {"value": out.verdict.model_dump() if out.ok else None}
     if out.ok and hasattr(out.verdict, "yes"):
         d["value"] = out.verdict.yes
+        # Its confidence beside it (null only where the engine gave no log-probabilities).
+        d["p_yes"] = out.p_yes
+        if out.p_yes is None:
+            d["p_yes_unknown"] = out.p_yes_unknown or "no p_yes was recorded"
     d.update(out.trace())
     if out.panel is not None:  # a panel's decision: every member's own verdict beside it
         d["panel"] = {**out.panel, "members": {name: _verdict(o) for name, o in out.members}}
