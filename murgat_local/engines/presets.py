@@ -110,6 +110,15 @@ class FitData(BaseModel):
     layouts: dict[str, LayoutData] = Field(default_factory=dict)
 
 
+class DownloadData(BaseModel):
+    """Where a preset's weights come from: a model hub repository and its revision (a commit,
+    tag or branch), for the command printed where the preset's folder is missing."""
+
+    model_config = ConfigDict(extra="forbid")
+    repo: str
+    revision: str = "main"
+
+
 class PresetFile(BaseModel):
     """The schema of one `models/*.toml` file."""
 
@@ -128,6 +137,7 @@ class PresetFile(BaseModel):
     # there, with that reason, instead of taking the engine down.
     cpu_refuses: dict[str, str] = Field(default_factory=dict)
     fit: FitData | None = None
+    download: DownloadData | None = None
 
 
 @dataclass(frozen=True)
@@ -148,6 +158,7 @@ class Preset:
     # What a folder without a preset was assumed to be (`folder.read_folder`); empty for a preset.
     assumed: tuple[str, ...] = ()
     fit: FitData | None = None
+    download: DownloadData | None = None
 
     def on_gpus(self, memory_gib: float, count: int) -> Preset:
         """This preset laid out as it needs for `count` GPUs of `memory_gib` each (its
@@ -202,13 +213,25 @@ class Preset:
         """The model directory, or `ModelNotFound` naming it and this preset."""
         if not (self.path / "config.json").is_file():
             what = "does not exist" if not self.path.exists() else "has no config.json"
+            command = download_command(self)
             hint = (
                 " Build the local test models with scripts/setup.sh."
                 if self.local_test
-                else " Put the weights there, or point --model-path / the preset's path_env at them."
+                else " Put the weights there, or point --model-path / the preset's path_env at them"
+                + (f"; to download them: {command}" if command else "")
+                + "."
             )
             raise ModelNotFound(f"model directory {self.path} {what} (preset {self.name!r}).{hint}")
         return self.path
+
+
+def download_command(preset: Preset) -> str | None:
+    """The command that downloads `preset`'s weights into its folder (its repository at its
+    revision), or None where the preset names no repository."""
+    if preset.download is None:
+        return None
+    d = preset.download
+    return f"hf download {d.repo} --revision {d.revision} --local-dir {preset.path}"
 
 
 def memory_share(need_bytes: float, total_bytes: int) -> float:
@@ -270,6 +293,7 @@ def load_preset(
             local_test=spec.local_test,
             cpu_refuses=dict(spec.cpu_refuses),
             fit=spec.fit,
+            download=spec.download,
         )
     directory = pathlib.Path(path_override or name_or_dir)
     if directory.is_dir() or os.sep in name_or_dir or name_or_dir.startswith("."):
