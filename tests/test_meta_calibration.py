@@ -163,8 +163,16 @@ def test_meta_eval_calibration_certification_ppi_and_best_toml(run, tmp_path):
     toml = tomllib.loads(best.read_text())
     assert toml["escalation"]["labels"] == str(labels)
     assert toml["escalation"]["verifiable"] == {
-        k: cert["verifiable"][k] for k in ("threshold", "target", "alpha", "coverage", "n")
+        **{k: cert["verifiable"][k] for k in ("threshold", "target", "alpha", "coverage", "n")},
+        "judge": "oracle",
     }
+    # every measured judge's own thresholds, for `murgat score --escalate-to`: of its runs, the
+    # one certified on the most verdicts
+    judges = toml["escalation"]["judges"]
+    for stage in ("verifiable", "entail"):
+        own = block["certification"][stage]
+        assert judges["oracle"][stage]["n"] == own["n"] > 0
+        assert judges["oracle"][stage].get("threshold") == own["threshold"]
     assert load_config(best, {}).escalation.verifiable.threshold == 0.63
     # PPI: MURGAT-S over all responses, people's scores on the labelled half
     human = {v.id: v.scores for v in map(from_record, recs.values())}

@@ -87,6 +87,7 @@ def meta_eval(
         certify_best,
         certify_combination,
         escalation_section,
+        judge_thresholds,
         judged_by_people,
     )
     from ..meta.config_file import dumps as dumps_toml
@@ -168,7 +169,9 @@ def meta_eval(
                 report["certification"] = certify_combination(
                     records, chosen, truths[0], target=certify, alpha=alpha
                 )
-                config["escalation"] = escalation_section(report["certification"], str(human[0]))
+                config["escalation"] = escalation_section(
+                    report["certification"], str(human[0]), judge_thresholds(results)
+                )
         except ValueError as e:
             cli._error(str(e))
             raise typer.Exit(1) from None

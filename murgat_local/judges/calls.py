@@ -98,6 +98,9 @@ class Outcome:
     p_yes: float | None = None
     p_yes_unknown: str | None = None
     thought_cut: bool = False  # a thinking judge's thought reached its budget and was closed
+    # An escalation cascade's decision (`pipeline.cascade`): `decided_by` (None: abstained) and
+    # `asked`, each judge asked as (judges.cascade.Step, Outcome).
+    cascade: dict | None = None
 
     @property
     def ok(self) -> bool:

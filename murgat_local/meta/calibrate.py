@@ -160,21 +160,45 @@ def certify_combination(
     return {stage: {**c, "judge": chosen[stage].model} for stage, c in block.items()}
 
 
-def escalation_section(certification: Mapping[str, Mapping], labels: str | None = None) -> dict:
+def _block(c: Mapping) -> dict:
+    out = {k: c[k] for k in ("threshold", "target", "alpha", "coverage", "n")}
+    if c.get("judge"):
+        out["judge"] = c["judge"]
+    return out
+
+
+def judge_thresholds(results: Mapping[str, Mapping]) -> dict[str, dict[str, dict]]:
+    """Per judge and certified stage, the certification of the run it judged that stage in
+    (`results`: meta-eval's per-run blocks, each naming its `judges`); of several such runs, the
+    one certified on the most verdicts. What `murgat score --escalate-to M` reads for M."""
+    out: dict[str, dict[str, dict]] = {}
+    for r in results.values():
+        for stage, c in (r.get("certification") or {}).items():
+            model = (r.get("judges") or {}).get(stage)
+            if not model:
+                continue
+            have = out.setdefault(model, {}).get(stage)
+            if have is None or c["n"] > have["n"]:
+                out[model][stage] = _block(c)
+    return out
+
+
+def escalation_section(
+    certification: Mapping[str, Mapping],
+    labels: str | None = None,
+    judges: Mapping[str, Mapping] | None = None,
+) -> dict:
     """best.toml's `[escalation]` table from a certification (per stage): what `murgat score
     --escalate-to` reads. A stage with no certified threshold has no `threshold` key: every one
-    of its verdicts is escalated. Validated as `config.EscalationConfig`."""
+    of its verdicts is escalated. `judges` (`judge_thresholds`) adds every other measured
+    judge's thresholds, for a cascade. Validated as `config.EscalationConfig`."""
     from ..config import EscalationConfig
 
     out: dict = {"labels": labels} if labels else {}
     for stage, c in certification.items():
-        out[stage] = {
-            "threshold": c["threshold"],
-            "target": c["target"],
-            "alpha": c["alpha"],
-            "coverage": c["coverage"],
-            "n": c["n"],
-        }
+        out[stage] = _block(c)
+    if judges:
+        out["judges"] = {m: dict(stages) for m, stages in judges.items()}
     EscalationConfig.model_validate(out)
     return out
 
@@ -188,6 +212,7 @@ __all__ = [
     "STAGES",
     "corrected_means",
     "escalation_section",
+    "judge_thresholds",
     "stage_calibration",
     "stage_certification",
 ]
