@@ -159,6 +159,9 @@ class Preset:
     assumed: tuple[str, ...] = ()
     fit: FitData | None = None
     download: DownloadData | None = None
+    # The layout `on_gpus` applied (how many GPUs, the arguments it set): part of the identity,
+    # since those arguments change numerics. None where none was applied.
+    layout: str | None = None
 
     def on_gpus(self, memory_gib: float, count: int) -> Preset:
         """This preset laid out as it needs for `count` GPUs of `memory_gib` each (its
@@ -168,7 +171,13 @@ class Preset:
         layout = runtime_layout(self, memory_gib, count)
         if layout is None:
             return self
-        return dataclasses.replace(self, engine_args={**self.engine_args, **layout.engine_args()})
+        args = layout.engine_args()
+        shown = ", ".join(f"{k}={v}" for k, v in args.items())
+        return dataclasses.replace(
+            self,
+            engine_args={**self.engine_args, **args},
+            layout=f"gpus={layout.gpus}, {shown}",
+        )
 
     def on_runtime(self, cpu: bool, memory_bytes: int | None = None) -> Preset:
         """This preset as an engine on vLLM's CPU build (`cpu`) runs it: the modalities that
