@@ -100,6 +100,10 @@ class Result:
     # or None where they cannot be counted, with the reason in `reached_unknown`.
     reached: dict[str, int] | None = None
     reached_unknown: str | None = None
+    # The prompt token ids the runtime ran (`reach.prompt_print`): their sha256, and how many
+    # of them are the tokenizer's BOS (None where it has none); None where the ids are unknown.
+    prompt_digest: str | None = None
+    bos_count: int | None = None
 
     # A yes/no verdict's confidence (`engines.confidence`): the probability of YES at the
     # deciding token, renormalised over YES and NO; None with `p_yes_unknown` saying why.

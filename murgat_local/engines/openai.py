@@ -43,7 +43,7 @@ from .identity import effective_args, engine_identity
 from .limits import RequestFitter, prepare
 from .logprobs import from_openai
 from .presets import Preset
-from .reach import count, placeholder_tokens
+from .reach import count, placeholder_tokens, prompt_print
 from .render import ChatRenderer, neutralization_of, tokenizer_special_tokens
 from .wire import body
 
@@ -147,6 +147,8 @@ class OpenAIEngine:
         else:
             self.special_tokens = []
         self.placeholders = _placeholders(preset, renderer, tokenizer)
+        # The BOS counted in the server's prompt ids (`Result.bos_count`): known from the folder.
+        self._bos_id = renderer.tokenizer.bos_token_id if renderer is not None else None
         self.server_model = self._check_server(served_model or preset.name)
         if renderer is None and tokenizer is not None:
             self._check_tokenizer(tokenizer)
@@ -311,6 +313,7 @@ class OpenAIEngine:
             return Result(error=f"the server's answer has no completion ({type(e).__name__}: {e})")
         res = with_p_yes(request, res, from_openai(data["choices"][0]))
         ids = data.get("prompt_token_ids")
+        res = dataclasses.replace(res, **prompt_print(ids, self._bos_id))
         if not request.media and (ids is None or self.placeholders is None):
             return res  # nothing cited: nothing to miss
         if self.placeholders is None:

@@ -31,8 +31,9 @@ from .confidence import TOP_LOGPROBS, Step, wants_p_yes
 from .identity import effective_args, engine_identity, vllm_cpu_build
 from .limits import Fitted, RequestFitter, fit_or_refuse, prepare
 from .logprobs import from_vllm
+from .placement import lay_out, seen
 from .presets import Preset
-from .reach import count, placeholder_tokens
+from .reach import count, placeholder_tokens, prompt_print
 from .render import ChatRenderer
 from .vllm import ENGINE_KEYS, multimodal_inputs, structured_outputs_config
 
@@ -127,9 +128,12 @@ def _preprocess(row: dict, fallback: list[int], preset: Preset, args: dict) -> d
     return out
 
 
-def _postprocess(row: dict, placeholders: dict[int, str]) -> dict:
+def _postprocess(row: dict, placeholders: dict[int, str], bos_id: int | None = None) -> dict:
     ids = row.get("prompt_token_ids")  # vLLM's, its placeholders expanded: what reached the model
+    printed = prompt_print(ids, bos_id)
     return {
+        "prompt_digest": printed.get("prompt_digest") or "",
+        "bos_count": -1 if printed.get("bos_count") is None else printed["bos_count"],
         "idx": row["idx"],
         "text": row.get("generated_text") or "",
         "note": row.get("note") or "",
@@ -176,6 +180,8 @@ class RayEngine:
         from vllm.config import StructuredOutputsConfig
 
         path = preset.require_path()
+        # The layout for the GPUs a local Ray has (a `LazyEngine` chose it already).
+        preset = lay_out(preset, seen("ray", {"address": address}))
         self.preset = preset
         self.name = preset.name
         self.modalities = preset.modalities
@@ -228,7 +234,9 @@ class RayEngine:
         )
         self.fitter = RequestFitter(preset, self._args, self.renderer)
         post = functools.partial(
-            _postprocess, placeholders=placeholder_tokens(path, self.renderer.tokenizer)
+            _postprocess,
+            placeholders=placeholder_tokens(path, self.renderer.tokenizer),
+            bos_id=self.renderer.tokenizer.bos_token_id,
         )
         fallback = self.renderer.prompt_ids(build_messages(Request("Reply."), preset.quirks)[0])
         small = {"num_cpus": 0.25}
@@ -297,7 +305,15 @@ class RayEngine:
                         if row.get("reached")
                         else {"reached_unknown": "the Ray job returned no prompt token ids"}
                     )
-                    results[i] = dataclasses.replace(res, note=row["note"] or notes.get(i), **reach)
+                    printed = {  # Ray Data columns hold no None: "" and -1 stand for it
+                        "prompt_digest": row.get("prompt_digest") or None,
+                        "bos_count": None
+                        if int(row.get("bos_count", -1)) < 0
+                        else int(row["bos_count"]),
+                    }
+                    results[i] = dataclasses.replace(
+                        res, note=row["note"] or notes.get(i), **reach, **printed
+                    )
             missing = [i for i, r in enumerate(results) if r is None]
             for i in missing:  # never silently lost
                 results[i] = Result(error="the Ray job returned no row for this request")

@@ -29,7 +29,7 @@ from .confidence import wants_p_yes
 from .identity import effective_args, engine_identity
 from .logprobs import from_scores
 from .presets import Preset
-from .reach import count, placeholder_tokens
+from .reach import count, placeholder_tokens, prompt_print
 from .render import ChatRenderer, adapt_media, processor_inputs
 
 
@@ -127,7 +127,8 @@ class TransformersEngine:
         inputs = {k: self._placed(v) for k, v in inputs.items() if v is not None}
         n_prompt = int(inputs["input_ids"].shape[-1])
         # The processor's ids, its placeholders expanded: what the model's forward pass reads.
-        reached = count(inputs["input_ids"][0].tolist(), self.placeholders)
+        ids = inputs["input_ids"][0].tolist()
+        reached = count(ids, self.placeholders)
         tok = self.renderer.tokenizer
         eos = [
             t for t in {tok.eos_token_id, tok.convert_tokens_to_ids("<|im_end|>")} if t is not None
@@ -162,7 +163,9 @@ class TransformersEngine:
         steps = from_scores(new.tolist(), scores, lambda t: tok.decode([t])) if scores else None
         res = with_p_yes(request, finish(request, raw, n_prompt, int(new.shape[0])), steps)
         return dataclasses.replace(
-            res, reached=reached
+            res,
+            reached=reached,
+            **prompt_print(ids, tok.bos_token_id),
         )
 
     def judge(self, requests: Sequence[Request]) -> list[Result]:

@@ -28,7 +28,7 @@ from .identity import effective_args, engine_identity, vllm_cpu_build
 from .limits import RequestFitter, prepare
 from .logprobs import from_vllm
 from .presets import Preset
-from .reach import count, placeholder_tokens
+from .reach import count, placeholder_tokens, prompt_print
 from .render import ChatRenderer, video_metadata
 from .thought import close_cut_thoughts
 
@@ -199,7 +199,10 @@ class VLLMEngine:
                     res, thought_cut=True, output_tokens=completion.total_tokens
                 )
             results[i] = dataclasses.replace(
-                res, note=notes.get(i), reached=count(ids, self.placeholders)
+                res,
+                note=notes.get(i),
+                reached=count(ids, self.placeholders),
+                **prompt_print(ids, self.renderer.tokenizer.bos_token_id),
             )
         final = [r for r in results if r is not None]
         assert len(final) == len(requests)
