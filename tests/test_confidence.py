@@ -128,3 +128,27 @@ def test_a_panels_confidence_is_its_vote_share_and_its_members_mean():
     assert vote_share(vote(Rule(), {"a": None, "b": None})) is None
     assert mean_p_yes([0.9, None, 0.3]) == pytest.approx(0.6)
     assert mean_p_yes([None, None]) is None
+
+
+def test_the_servers_chosen_token_is_counted_once():
+    """`vllm serve` lists the chosen token among `top_logprobs` too: counted once, it gives the
+    in-process engine's p_yes (0.276 here; counted twice it gave 0.166, measured on SmolLM2)."""
+    import math as m
+
+    from murgat_local.engines.logprobs import from_openai
+
+    tops = [("NO", -0.412), ("Y", -1.287), ("N", -2.787), ('"', -9999.0)]
+    entry = {
+        "token": "NO",
+        "logprob": -0.412,
+        "top_logprobs": [{"token": t, "logprob": lp} for t, lp in tops],
+    }
+    plain = {"token": '"}', "logprob": 0.0, "top_logprobs": [{"token": '"}', "logprob": 0.0}]}
+    head = [{"token": t, "logprob": 0.0, "top_logprobs": []} for t in ('{"', "label", '":"')]
+    choice = {"logprobs": {"content": [*head, entry, plain]}}
+    yes, no = m.exp(-1.287), m.exp(-0.412) + m.exp(-2.787)
+    assert p_yes(from_openai(choice)) == (pytest.approx(yes / (yes + no)), None)
+    # A chosen token outside the top alternatives is still one of them.
+    entry["top_logprobs"] = [{"token": "Y", "logprob": -1.287}]
+    yes, no = m.exp(-1.287), m.exp(-0.412)
+    assert p_yes(from_openai(choice)) == (pytest.approx(yes / (yes + no)), None)

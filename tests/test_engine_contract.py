@@ -98,11 +98,6 @@ def test_refused_and_failed_requests_come_back_in_place_and_the_engine_goes_on(
         holder.close()
 
 
-@pytest.mark.xfail(
-    reason="measured 0.166 (serve) vs 0.276 (in-process) on SmolLM2: not yet explained; the "
-    "prompts the two routes send are the first suspect (compare their prompt digests)",
-    strict=False,
-)
 def test_the_in_process_engine_and_vllm_serve_give_the_same_p_yes():
     """The same request on the same model: one p_yes, whichever vLLM route reads it (the
     engines above ran it; this compares what they read)."""
