@@ -34,6 +34,19 @@ class Sampling:
         return asdict(self)
 
 
+def decoding(request: Request, quirks) -> Sampling | None:
+    """A request's decoding settings: its own (free text), else the preset's judge sampling
+    (`Quirks.sampling`, from the model card), else None: the engine's greedy default."""
+    if request.sampling is not None:
+        return request.sampling
+    preset = getattr(quirks, "sampling", None)
+    if preset is None:
+        return None
+    return Sampling(
+        temperature=preset.temperature, top_p=preset.top_p, top_k=preset.top_k, seed=preset.seed
+    )
+
+
 @dataclass(frozen=True)
 class Request:
     """One call. `prompt` is the user text; `media` goes before or after it per the preset,

@@ -64,6 +64,19 @@ class ModelNotFound(FileNotFoundError):
     """The model directory a preset points to does not exist."""
 
 
+class JudgeSampling(BaseModel):
+    """A preset's own decoding for judge calls (`[quirks.sampling]`), where its model card
+    recommends sampling over greedy decoding (a thinking model decoded greedily tends to repeat
+    itself until its budget runs out). Absent: judges decode greedily. Part of the identity
+    through the quirks; a fixed seed per request keeps a verdict reproducible."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    temperature: float = Field(ge=0.0)
+    top_p: float = Field(1.0, gt=0.0, le=1.0)
+    top_k: int = Field(0, ge=0)  # 0: no top-k cut
+    seed: int = 0
+
+
 class Quirks(BaseModel):
     model_config = ConfigDict(extra="forbid")
     media_first: bool = True
@@ -74,6 +87,9 @@ class Quirks(BaseModel):
     # The longest audio clip the model hears whole (its processor cuts the rest off silently):
     # a longer one is sent as consecutive windows of at most this length.
     max_audio_seconds: float | None = None
+    # Judge decoding from the model card (`JudgeSampling`); None: greedy at the engine's
+    # temperature.
+    sampling: JudgeSampling | None = None
 
     @model_serializer(mode="wrap")
     def _dump(self, handler):
@@ -86,7 +102,7 @@ class Quirks(BaseModel):
         return data
 
 
-_LATER_QUIRKS = ("max_audio_seconds",)
+_LATER_QUIRKS = ("max_audio_seconds", "sampling")
 
 
 class LayoutData(BaseModel):

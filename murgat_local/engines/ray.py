@@ -26,7 +26,16 @@ from collections.abc import Sequence
 
 from ..media.segments import SegmentRef, cut_ref
 from ..offline import LOCAL_DEFAULTS, OFFLINE_ENV
-from .base import EngineStats, Request, Result, build_messages, finish, record, with_p_yes
+from .base import (
+    EngineStats,
+    Request,
+    Result,
+    build_messages,
+    decoding,
+    finish,
+    record,
+    with_p_yes,
+)
 from .confidence import TOP_LOGPROBS, Step, wants_p_yes
 from .identity import effective_args, engine_identity, vllm_cpu_build
 from .limits import Fitted, RequestFitter, fit_or_refuse, prepare
@@ -38,9 +47,9 @@ from .render import ChatRenderer
 from .vllm import ENGINE_KEYS, multimodal_inputs, structured_outputs_config
 
 
-def _sampling(request: Request, temperature: float, extra_tokens: int) -> dict:
+def _sampling(request: Request, temperature: float, extra_tokens: int, quirks=None) -> dict:
     sp: dict = {"max_tokens": request.max_tokens() + extra_tokens}
-    s = request.sampling
+    s = decoding(request, quirks)
     if s is None:
         sp["temperature"] = temperature
     else:
@@ -275,7 +284,9 @@ class RayEngine:
                     {
                         "idx": i,
                         "prompt_ids": self.renderer.prompt_ids(messages),
-                        "sampling": json.dumps(_sampling(req, self.temperature, extra)),
+                        "sampling": json.dumps(
+                            _sampling(req, self.temperature, extra, self.preset.quirks)
+                        ),
                         "request": pickle.dumps(req),
                     }
                 )

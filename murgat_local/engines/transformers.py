@@ -20,6 +20,7 @@ from .base import (
     Result,
     Timer,
     build_messages,
+    decoding,
     finish,
     record,
     refusal,
@@ -133,7 +134,7 @@ class TransformersEngine:
         eos = [
             t for t in {tok.eos_token_id, tok.convert_tokens_to_ids("<|im_end|>")} if t is not None
         ]
-        s = request.sampling
+        s = decoding(request, self.preset.quirks)
         temperature = self.temperature if s is None else s.temperature
         gen_kwargs = {
             "max_new_tokens": request.max_tokens() + self.preset.quirks.extra_output_tokens,

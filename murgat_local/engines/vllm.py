@@ -19,6 +19,7 @@ from .base import (
     Result,
     Timer,
     build_messages,
+    decoding,
     finish,
     record,
     with_p_yes,
@@ -137,7 +138,7 @@ class VLLMEngine:
         if wants_p_yes(request.verdict):  # the alternatives at the deciding token (p_yes)
             extra["logprobs"] = TOP_LOGPROBS
         max_tokens = request.max_tokens() + self.preset.quirks.extra_output_tokens
-        s = request.sampling
+        s = decoding(request, self.preset.quirks)
         if s is None:  # a judge: the engine's decoding settings
             return SamplingParams(temperature=self.temperature, max_tokens=max_tokens, **extra)
         return SamplingParams(

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..media.parts import AudioPart, ImagePart, MediaPart, VideoPart
-from .base import Request, build_messages, neutralize
+from .base import Request, build_messages, decoding, neutralize
 from .confidence import TOP_LOGPROBS, wants_p_yes
 
 
@@ -98,7 +98,7 @@ def body(
         "max_tokens": request.max_tokens() + extra_output_tokens,
         "n": 1,
     }
-    s = request.sampling
+    s = decoding(request, quirks)
     if s is None:  # a judge: the engine's decoding (as in-process: no per-request seed)
         data.update(temperature=temperature, top_p=1.0, top_k=-1)
     else:
