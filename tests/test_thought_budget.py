@@ -64,3 +64,29 @@ def test_a_thought_cut_at_its_budget_still_gives_a_verdict_and_is_counted(tmp_pa
         ]
     finally:
         holder.close()
+
+
+def test_on_vllm_serve_a_cut_thought_is_closed_and_its_verdict_decoded(tmp_path):
+    """The same on `vllm serve` through the OpenAI engine: the verdict comes from a second,
+    constrained completions request on the prompt ids + the thought's + the closing tag."""
+    import os
+
+    from murgat_local.engines.openai import OpenAIEngine
+    from murgat_local.serving import ServerProcess
+
+    preset = thinking_copy(tmp_path)
+    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1")
+    with ServerProcess(preset, log=tmp_path / "vllm-serve.log", env=env) as server:
+        holder = LazyEngine("openai", preset, base_url=server.base_url)
+        stage = StageJudge("verifiable", holder, VerdictCache(tmp_path / "cache.sqlite"))
+        tpl = load_prompt("verifiable")
+        calls = [Call(tpl, tpl.render(sentence=s)) for s in ("The sky is red.", "A dog barks.")]
+        outcomes = stage.run(calls)
+        for o in outcomes:
+            assert o.ok and o.verdict.label in ("YES", "NO"), o
+            assert o.thought_cut and o.trace()["thought_cut"] is True
+            assert "</think>" in o.raw  # the thought, closed, before the verdict
+            assert o.p_yes is not None and 0.0 <= o.p_yes <= 1.0
+        assert stage.counters.as_dict()["thought_cut"] == 2
+        assert isinstance(holder.get(), OpenAIEngine)
+        holder.close()
