@@ -90,3 +90,20 @@ def test_on_vllm_serve_a_cut_thought_is_closed_and_its_verdict_decoded(tmp_path)
         assert stage.counters.as_dict()["thought_cut"] == 2
         assert isinstance(holder.get(), OpenAIEngine)
         holder.close()
+
+
+def test_on_transformers_a_cut_thought_is_closed_and_its_verdict_decoded(tmp_path):
+    """transformers decodes the thought free up to its budget, closes it, and continues the
+    same sequence under the grammar."""
+    holder = LazyEngine("transformers", thinking_copy(tmp_path))
+    try:
+        stage = StageJudge("verifiable", holder, VerdictCache(tmp_path / "cache.sqlite"))
+        tpl = load_prompt("verifiable")
+        calls = [Call(tpl, tpl.render(sentence=s)) for s in ("The sky is red.", "A dog barks.")]
+        for o in stage.run(calls):
+            assert o.ok and o.verdict.label in ("YES", "NO"), o
+            assert o.thought_cut and "</think>" in o.raw, o
+            assert o.p_yes is not None and 0.0 <= o.p_yes <= 1.0
+        assert stage.counters.as_dict()["thought_cut"] == 2
+    finally:
+        holder.close()
