@@ -406,8 +406,8 @@ class RunConfig(_Run):
                 )
             steps = [Step(first, own.threshold, is_human(first))]
             for m in self.escalate_to:
-                if m == first:
-                    raise ValueError(f"escalate_to {m!r}: it is already the {stage} judge")
+                if m == first:  # nowhere further for this stage: its escalations are abstained
+                    continue
                 if is_human(m):
                     steps.append(Step(m, None, certain=True))
                     continue

@@ -164,6 +164,11 @@ def test_the_config_resolves_each_judges_threshold_per_stage():
         Step("human:p.jsonl", None, True),
     ]
     assert _config().cascades() == {}
+    # A judge is not asked again what it was not sure of: where it judges the stage itself, its
+    # uncertain verdicts have nowhere further to go.
+    own = _config(entailer="big", escalate_to=["big"]).cascades()
+    assert own["verifiable"] == [Step("small", 0.8), Step("big", 0.7)]
+    assert own["entail"] == [Step("big", None)]
 
 
 @pytest.mark.parametrize(
@@ -171,7 +176,6 @@ def test_the_config_resolves_each_judges_threshold_per_stage():
     [
         ({"escalate_to": ["other"]}, "certifies no threshold for it (certified: 'big')"),
         ({"escalate_to": ["big", "big"]}, "names big twice"),
-        ({"escalate_to": ["small"]}, "already the verifiable judge"),
         ({"escalate_to": ["big"], "entailer_audio": "x"}, "not supported"),
     ],
 )

@@ -90,6 +90,7 @@ class CascadeJudge:
     ):
         self.stage = stage
         self.steps = [s for s, _ in members]
+        self.names = tuple(s.judge for s in self.steps)
         self.members = [j for _, j in members]
         self.engine = CascadeEngine(self.steps, [j.engine for j in self.members])
         self.cache = self.members[0].cache
