@@ -251,6 +251,7 @@ def test_cpu_fallback_smokes_one_model(tmp_path):
     got = rows(summary)
     assert [r[:4] for r in got] == [
         ["smoke", CHEAP, "vllm", "0"],
+        ["routes", "-", "-", "-"],
         ["bench-judges", "-", "vllm", "-"],
     ]
     assert got[0][5] == "ok" and float(got[0][4]) > 0
