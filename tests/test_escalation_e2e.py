@@ -4,7 +4,9 @@ sends it the verifiability verdicts SmolLM2 is not sure enough of, and the think
 attributions have nowhere further to go: abstained. `murgat annotate --abstained` asks exactly
 those. The thresholds are hand-written in best.toml, between the confidences the judges really
 give, so that some verdicts are kept, some escalated and some abstained; the verdicts themselves
-mean nothing."""
+mean nothing. Then people answer those questions (through annotate's own session, as its server
+drives it), and a re-run that escalates further to `human:` the export decides each of them by
+the answers."""
 
 from __future__ import annotations
 
@@ -15,7 +17,9 @@ import pytest
 from conftest import ROOT, require_model
 
 from murgat_local.annotate.questions import questions
+from murgat_local.annotate.session import Session
 from murgat_local.annotate.source import load_source
+from murgat_local.annotate.store import Store
 from murgat_local.config import RunConfig, load_config
 from murgat_local.engines import close_all
 from murgat_local.judges.cascade import confidence
@@ -155,3 +159,75 @@ def test_an_escalated_run_and_its_abstained_questions(tmp_path, media_root, engi
                 keys.append(f"s{where[0] + 1}.f{where[1] + 1}.c{k + 1}.precise")
         want[rid] = list(dict.fromkeys(keys))
     assert asked == want and sum(map(len, asked.values())) > 0
+
+    _answer_and_rerun(tmp_path, media_root, responses, engines, src, best, recs)
+
+
+def _people(kind: str, where: tuple) -> bool:
+    """What the people answer (it means nothing; it differs from question to question)."""
+    if kind == "verifiable":
+        return True
+    if kind == "entailed":
+        return where[1] % 2 == 0
+    return False  # no citation is needed: every necessity call is settled by the answers
+
+
+def _answer_and_rerun(tmp_path, media_root, responses, engines, src, best, before):
+    labels = tmp_path / "abstained.jsonl"
+    session = Session(src, Store(tmp_path / "answers.sqlite"), "a1", labels=labels)
+    expected = {}  # (id, where in the record) -> the verdict the answers settle
+    while not (step := session.next())["done"]:
+        q = step["question"]
+        rid, _, suffix = q["key"].rpartition("#")
+        where = tuple(int(w[1:]) - 1 for w in suffix.split(".")[:-1])
+        value = _people(q["kind"], where)
+        assert session.answer(q["key"], value)[0] == 200
+        if q["kind"] == "verifiable":
+            expected[(rid, where)] = value
+        elif q["kind"] == "entailed":
+            expected[(rid, (*where, "joint"))] = value
+        else:  # not needed: alone it does not support; the others without it do
+            i, j, k = where
+            expected[(rid, (i, j, f"alone.{k}"))] = False
+            expected[(rid, (i, j, f"without.{k}"))] = True
+    written, left_out = session.close()
+    assert written == len(src.items) and not left_out
+    assert all("abstained" in json.loads(x) for x in labels.read_text().splitlines())
+
+    human = f"human:{labels}"
+    cfg = load_config(best, {"escalate_to": [OMNI, human]})
+    result, recs = _run(cfg, media_root, tmp_path / "answered", responses, engines)
+    assert result.exit_code == 0
+    was = {
+        (rec["id"], where)
+        for rec in before
+        for _, where, v in yes_no_verdicts(rec)
+        if v["abstained"]
+    }
+    decided, left, counts = 0, 0, {}
+    for rec in recs:
+        assert rec.get("error") is None, rec.get("error")
+        for stage, where, v in yes_no_verdicts(rec):
+            who = v["decided_by"] or "abstained"
+            c = counts.setdefault(stage, {})
+            c[who] = c.get(who, 0) + 1
+            if (rec["id"], where) in was:  # people answered it: decided by them, as they said
+                assert v["decided_by"] == human and not v["abstained"], (rec["id"], where, v)
+                if (rec["id"], where) in expected:
+                    assert v["value"] == expected[(rec["id"], where)]
+                decided += 1
+            elif v["abstained"]:  # only what no one was asked (new since people's answers)
+                assert v["cascade"][-1]["judge"] == human
+                assert v["cascade"][-1]["error"].startswith("human labels: people gave no")
+                left += 1
+    assert decided == len(was) > 0
+    cert = result.summary["certification"]
+    for stage, c in counts.items():
+        assert cert[stage]["decided_by"] == {
+            j["judge"]: c.get(j["judge"], 0) for j in cert[stage]["judges"]
+        }
+        assert cert[stage]["abstained"] == c.get("abstained", 0)
+        assert cert[stage]["judges"][-1] == {"judge": human, "threshold": None, "certain": True}
+    # the model judges' verdicts all came from the cache: no new engine, nothing re-judged
+    members = result.summary["stages"]["verifiable"]["members"]
+    assert members[SMALL]["cache_hits"] == members[SMALL]["unique"]

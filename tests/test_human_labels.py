@@ -151,7 +151,7 @@ def test_the_human_engine_gives_the_human_murgat_s(tmp_path, media_root):
     # Provenance and the summary name the labels.
     judges = result.summary["provenance"]["judges"]
     assert judges["entail"]["engine"] == "human"
-    assert judges["entail"]["identity"].startswith("human-labels/1:")
+    assert judges["entail"]["identity"].startswith("human-labels/2:")
     assert judges["entail"]["detail"]["sha256"] in judges["entail"]["identity"]
     assert result.summary["murgat_s"] == pytest.approx((8 / 21 + 1 + 0.5) / 3)
     # A rerun is served from the cache, keyed per response.

@@ -152,7 +152,14 @@ def from_labels(labels: LabelledResponse) -> ResponseView:
 def label_views(path) -> tuple[dict[str, ResponseView], list[str]]:
     """Every labelled response of a label file as a view, and the reasons of its bad lines."""
     labels, errors = read_labels(path)
+    reasons = [f"{e.source}: {e.reason}" for e in errors]
+    # Answers to a run's abstained verdicts label no whole response: nothing to compare with.
+    reasons += [
+        f"{r.source}: response {rid!r} holds answers to abstained verdicts only (--abstained)"
+        for rid, r in labels.items()
+        if not isinstance(r, LabelledResponse)
+    ]
     return (
-        {rid: from_labels(r) for rid, r in labels.items()},
-        [f"{e.source}: {e.reason}" for e in errors],
+        {rid: from_labels(r) for rid, r in labels.items() if isinstance(r, LabelledResponse)},
+        reasons,
     )

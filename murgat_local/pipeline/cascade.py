@@ -28,13 +28,15 @@ ABSTAINED = "abstained: no judge of the cascade kept its verdict (under each one
 
 class CascadeEngine(HolderGroup):
     """The cascade as an engine holder (identity, detail) for provenance; the members' own
-    holders do the work. Members that answer per item (human labels) are not checked per
-    response: a response they hold no labels for has its escalated verdicts abstained."""
+    holders do the work. A member that answers per item (human labels) need not hold every
+    response (one it lacks has its escalated verdicts abstained), but one it holds must be about
+    the response's sentences as split here (`check_response`)."""
 
     kind = "cascade"
 
     def __init__(self, steps: Sequence[Step], holders: Sequence):
         super().__init__(holders)
+        self._named = list(zip((s.judge for s in steps), holders))
         self.name = " -> ".join(s.judge for s in steps)
         self.identity = cascade_identity(steps, [h.identity for h in holders])
         self.identity_detail = {
@@ -49,6 +51,19 @@ class CascadeEngine(HolderGroup):
                 for s, h in zip(steps, holders)
             ],
         }
+
+    def check_response(self, item_id: str, sentences: Sequence[str]) -> str | None:
+        """Labels (full or answers to abstained verdicts) about other sentences than this
+        response's would decide the wrong verdicts: the response's error, before any call."""
+        for name, h in self._named:
+            check = getattr(h, "check_response", None)
+            if check is None:
+                continue
+            human = getattr(h, "kind", None) == "human"
+            why = check(item_id, sentences, member=True) if human else check(item_id, sentences)
+            if why:
+                return f"cascade judge {name}: {why}"
+        return None
 
 
 class CascadeCounters(SummedCounters):
