@@ -107,3 +107,21 @@ def test_on_transformers_a_cut_thought_is_closed_and_its_verdict_decoded(tmp_pat
         assert stage.counters.as_dict()["thought_cut"] == 2
     finally:
         holder.close()
+
+
+def test_on_ray_a_cut_thought_is_closed_and_its_verdict_decoded(tmp_path):
+    """Ray Data LLM: the cut rows go through a second pass on the prompt ids + the thought's +
+    the closing tag, under the grammar."""
+    pytest.importorskip("ray")
+    holder = LazyEngine("ray", thinking_copy(tmp_path), local_cpus=4)
+    try:
+        stage = StageJudge("verifiable", holder, VerdictCache(tmp_path / "cache.sqlite"))
+        tpl = load_prompt("verifiable")
+        calls = [Call(tpl, tpl.render(sentence=s)) for s in ("The sky is red.", "A dog barks.")]
+        for o in stage.run(calls):
+            assert o.ok and o.verdict.label in ("YES", "NO"), o
+            assert o.thought_cut and "</think>" in o.raw, o
+            assert o.p_yes is not None and 0.0 <= o.p_yes <= 1.0
+        assert stage.counters.as_dict()["thought_cut"] == 2
+    finally:
+        holder.close()

@@ -150,6 +150,8 @@ def _postprocess(row: dict, placeholders: dict[int, str], bos_id: int | None = N
         "prompt_tokens": int(row.get("num_input_tokens") or 0),
         "output_tokens": int(row.get("num_generated_tokens") or 0),
         "steps": _steps_json(row),
+        # The generated ids, where a cut thought is continued from (`_close_cut_thoughts`).
+        "generated": json.dumps([int(t) for t in row.get("generated_tokens") or []]),
         "row_error": row.get("row_error") or "",
         "engine_error": row.get("__inference_error__") or "",
     }
@@ -297,6 +299,8 @@ class RayEngine:
 
             t0 = time.perf_counter()
             done = self.processor(ray.data.from_items(rows)).take_all()
+            # A thinking judge's thought cut at its budget: closed, its verdict decoded next.
+            done = self._close_cut_thoughts(rows, done)
             self.stats.wall_s += time.perf_counter() - t0
             for row in done:
                 i = int(row["idx"])
@@ -311,6 +315,7 @@ class RayEngine:
                         requests[i], row["text"], row["prompt_tokens"], row["output_tokens"]
                     )
                     res = with_p_yes(requests[i], res, _steps(row))
+                    res = dataclasses.replace(res, thought_cut=bool(row.get("thought_cut")))
                     reach = (
                         {"reached": json.loads(row["reached"])}
                         if row.get("reached")
@@ -331,6 +336,55 @@ class RayEngine:
         final = [r for r in results if r is not None]
         record(self.stats, final)
         return final
+
+    def _close_cut_thoughts(self, rows: list[dict], done: list[dict]) -> list[dict]:
+        """`done` with each cut thought (a thinking judge's constrained row that used its whole
+        budget without closing) closed and its verdict decoded in a second pass over those rows:
+        the prompt ids sent + the thought's + `thought.CLOSE`, under the grammar, with the
+        verdict's own budget (vLLM reads the tag in the prompt as the end of reasoning)."""
+        import ray
+
+        from .thought import CLOSE
+
+        if not self.preset.quirks.thinking:
+            return done
+        sent = {int(r["idx"]): r for r in rows}
+        cut = {}
+        for row in done:
+            i = int(row["idx"])
+            req = pickle.loads(sent[i]["request"])
+            budget = json.loads(sent[i]["sampling"])["max_tokens"]
+            if (
+                req.constraint() is not None
+                and not row["row_error"]
+                and not row["engine_error"]
+                and row["output_tokens"] >= budget
+                and "</think>" not in row["text"]
+            ):
+                cut[i] = (req, row)
+        if not cut:
+            return done
+        close = self.renderer.tokenizer.encode(CLOSE, add_special_tokens=False)
+        again = []
+        for i, (req, row) in cut.items():
+            sampling = json.loads(sent[i]["sampling"])
+            sampling["max_tokens"] = req.max_tokens()
+            ids = [*sent[i]["prompt_ids"], *json.loads(row["generated"]), *close]
+            again.append({**sent[i], "prompt_ids": ids, "sampling": json.dumps(sampling)})
+        seconds = {int(r["idx"]): r for r in self.processor(ray.data.from_items(again)).take_all()}
+        out = []
+        for row in done:
+            i, second = int(row["idx"]), seconds.get(int(row["idx"]))
+            if i in cut and second and not second["row_error"] and not second["engine_error"]:
+                row = {
+                    **row,
+                    "text": row["text"] + CLOSE + second["text"],
+                    "output_tokens": row["output_tokens"] + len(close) + second["output_tokens"],
+                    "steps": second["steps"],
+                    "thought_cut": True,
+                }
+            out.append(row)
+        return out
 
     def close(self) -> None:
         self.processor = None
