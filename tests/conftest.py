@@ -6,14 +6,13 @@ import os
 import pathlib
 
 import pytest
+from support.paths import ROOT
 
 from murgat_local import offline
 
 # Engines built in-process by tests stay offline, as the `murgat` command keeps them.
 offline.enforce()
 os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-MODELS = pathlib.Path(os.environ.get("MURGAT_MODELS_DIR", ROOT / ".local" / "models"))
 
 
 @pytest.fixture(scope="session")
@@ -26,10 +25,3 @@ def media_root(tmp_path_factory) -> pathlib.Path:
     out = tmp_path_factory.mktemp("media")
     build_sample_media(out)
     return out
-
-
-def require_model(name: str) -> pathlib.Path:
-    path = MODELS / name
-    if not (path / "config.json").is_file():
-        pytest.fail(f"local test model {path} is missing: run scripts/setup.sh first")
-    return path

@@ -1,0 +1,17 @@
+"""Fixtures shared by the end-to-end tests."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def config(tmp_path_factory):
+    p = tmp_path_factory.mktemp("cfg") / "run.toml"
+    # Short answers keep random-weight responders quick; small batches so a kill lands mid-run;
+    # no prefix caching, so a resumed run computes its batches exactly as an uninterrupted one.
+    p.write_text(
+        "batch_size = 4\n[engine_args]\nenable_prefix_caching = false\n"
+        "[generate]\nbatch_size = 4\n[generate.sampling]\nmax_tokens = 40\n"
+    )
+    return p

@@ -1,0 +1,97 @@
+"""The error contract of `engines/base.py`, checked the same way on every registered engine.
+
+One batch holds a good request, a refused one (a modality the text model does not take) and a
+failed one (an output constraint no grammar compiler accepts). Every engine must return three
+results in order, judge the good one, refuse and fail the other two with their reasons, raise
+nothing, and stay usable. Every engine of the vLLM runtime refuses a prompt past the preset's
+context before the engine, with the same reason. Engines with a per-request timeout must report one as "timed out".
+Each engine runs for real on SmolLM2-135M: in-process, on `vllm serve`, on two replicas, on Ray.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from support.paths import require_model
+
+from murgat_local.engines import ImagePart, LazyEngine, Request, engine_names, load_preset
+from murgat_local.engines.base import REFUSED, TIMED_OUT
+from murgat_local.judges import YesNo
+
+pytestmark = [pytest.mark.engine, pytest.mark.slow]
+
+MODEL = "smollm2-135m-instruct"
+
+
+def test_every_registered_engine_is_covered():
+    assert set(engine_names()) == set(OPTIONS)
+
+
+@pytest.fixture(scope="module")
+def server():
+    from murgat_local.serving import ServerProcess
+
+    require_model(MODEL)
+    with ServerProcess(load_preset(MODEL), env=dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1")) as s:
+        yield s
+
+
+OPTIONS = {
+    "vllm": lambda server: {},
+    "transformers": lambda server: {},
+    "openai": lambda server: {"base_url": server.base_url},
+    "replicas": lambda server: {"data_parallel": 2},
+    "ray": lambda server: {"local_cpus": 4},
+}
+
+
+def batch():
+    good = Request("Is the sky blue? Answer YES or NO.", YesNo)
+    refused = Request("Is this red?", YesNo, media=(ImagePart(np.zeros((32, 32, 3), np.uint8)),))
+    failed = Request("Say anything.", pattern="(unclosed[")  # no grammar compiler takes this
+    return [good, refused, failed]
+
+
+@pytest.mark.parametrize("kind", sorted(OPTIONS))
+def test_refused_and_failed_requests_come_back_in_place_and_the_engine_goes_on(kind, request):
+    require_model(MODEL)
+    if kind == "ray":
+        pytest.importorskip("ray")
+    srv = request.getfixturevalue("server") if kind == "openai" else None
+    holder = LazyEngine(kind, load_preset(MODEL), **OPTIONS[kind](srv))
+    try:
+        engine = holder.get()
+        good, refused, failed = engine.judge(batch())
+        assert good.ok and good.verdict.label in ("YES", "NO"), good
+        assert refused.error and refused.error.startswith(REFUSED) and "image" in refused.error, (
+            refused
+        )
+        assert failed.error and not failed.ok, failed
+        assert not failed.error.startswith(TIMED_OUT)
+        if (
+            kind != "transformers"
+        ):  # the vLLM runtime's limits, checked the same way wherever it runs
+            (wordy,) = engine.judge([Request("Claim: " + "red " * 6000, YesNo)])
+            assert (
+                wordy.error
+                and wordy.error.startswith(f"{REFUSED} before the engine")
+                and "max_model_len=4096" in wordy.error
+            ), wordy
+        again = engine.judge([batch()[0]])  # still usable
+        assert len(again) == 1 and again[0].ok
+        assert engine.stats.calls >= 2
+    finally:
+        holder.close()
+
+
+def test_a_request_past_its_timeout_is_reported_as_timed_out(server):
+    """The server engine's per-request timeout: no answer in time, after its retries."""
+    holder = LazyEngine(
+        "openai", load_preset(MODEL), base_url=server.base_url, timeout_s=0.001, retries=1
+    )
+    results = holder.get().judge([Request("Write a long story about the sea.")])
+    assert len(results) == 1 and results[0].error and results[0].error.startswith(TIMED_OUT), (
+        results
+    )

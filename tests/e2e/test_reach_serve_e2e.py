@@ -1,0 +1,46 @@
+"""`murgat smoke --reach` under `vllm serve` for the local test models no other test serves:
+one server each (module-scoped, one alive at a time), probed through the OpenAI engine.
+tiny-qwen3-omni is probed on tests/e2e/test_serve_e2e.py's server; the text-only models have no
+modality to neutralise and get no server."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from support.paths import require_model
+from support.reach_checks import check_reach
+
+from murgat_local.engines import load_preset
+from murgat_local.engines.identity import vllm_cpu_build
+from murgat_local.judges.smoke import LOCAL_TEST_MODELS
+from murgat_local.serving import ServerProcess
+
+pytestmark = [pytest.mark.engine, pytest.mark.slow]
+
+SERVED_ELSEWHERE = {"tiny-qwen3-omni"}
+NAMES = [
+    m
+    for m in LOCAL_TEST_MODELS
+    if m not in SERVED_ELSEWHERE and load_preset(m).modalities - {"text"}
+]
+
+
+@pytest.fixture(scope="module", params=NAMES)
+def served(request, tmp_path_factory):
+    require_model(request.param)
+    log = tmp_path_factory.mktemp("server") / "vllm-serve.log"
+    with ServerProcess(
+        load_preset(request.param), log=log, env=dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1")
+    ) as s:
+        yield request.param, s
+
+
+def test_every_modality_reaches_the_served_model(served, media_root):
+    from murgat_local.engines.openai import OpenAIEngine
+
+    name, server = served
+    # A server on this machine runs this machine's build: Gemma 4's audio is not sent to it on the CPU.
+    preset = load_preset(name).on_runtime(cpu=vllm_cpu_build())
+    rows = check_reach(preset, OpenAIEngine(preset, base_url=server.base_url), media_root)
+    assert name != "tiny-qwen2.5-omni" or rows[-1]["modality"] == "audio in video"
