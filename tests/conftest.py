@@ -10,6 +10,9 @@ from support.paths import ROOT
 
 from murgat_local import offline
 
+# Fixtures shared by tests in both folders, built once per session (the report's inputs and page).
+pytest_plugins = ["support.report_fixtures"]
+
 # Engines built in-process by tests stay offline, as the `murgat` command keeps them.
 offline.enforce()
 os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")

@@ -42,18 +42,6 @@ def test_importing_the_package_leaves_the_environment_alone():
     assert json.loads(proc.stdout.splitlines()[-1]) == {}
 
 
-def test_package_data_found_in_the_checkout():
-    from murgat_local.engines.presets import PRESETS_DIR, available_presets
-    from murgat_local.judges.prompts import PROMPTS_DIR, load_prompt
-
-    assert isinstance(PRESETS_DIR, pathlib.Path) and isinstance(PROMPTS_DIR, pathlib.Path)
-    assert available_presets() == PRESETS
-    assert (PROMPTS_DIR / "entail.toml").read_bytes() == (
-        ROOT / "prompts" / "entail.toml"
-    ).read_bytes()
-    assert load_prompt("entail").name == "entail"
-
-
 def _build_wheel(tmp: pathlib.Path) -> pathlib.Path:
     # Built from a copy, so the build leaves no build/ or egg-info behind in the checkout.
     src = tmp / "src"

@@ -9,9 +9,6 @@ import subprocess
 import sys
 
 import pytest
-from typer.testing import CliRunner
-
-from murgat_local.cli import app
 
 # Stands in for an engine: a Python logger, a C-level write, a child process and a spawned
 # worker (as vLLM's engine core is) all write to stdout/stderr; we write to the terminal.
@@ -72,11 +69,6 @@ def test_engine_output_goes_to_the_log_and_ours_to_the_terminal(tmp_path):
     assert logged.startswith("earlier run\n")  # appended, not truncated
     assert all(line in logged for line in ENGINE_LINES), logged
     assert not any(word in logged for word in ("ours-", "before", "after"))
-
-
-def test_score_has_verbose_option():
-    r = CliRunner().invoke(app, ["score", "--help"], env={"COLUMNS": "200"})
-    assert r.exit_code == 0 and "--verbose" in r.output and "engine.log" in r.output
 
 
 def murgat(*args, cwd):
@@ -391,20 +383,3 @@ def test_smoke_on_vllm_prints_its_table_and_nothing_of_vllm(tmp_path):
     assert not any(word in said for word in ("WARNING", "INFO", "Triton", "pid=")), said
     log = logged_at(proc.stderr).read_text()
     assert "WARNING" in log and "EngineCore" in log
-
-
-def test_every_commands_help_is_wrapped_to_an_80_column_terminal():
-    """A docstring's own line breaks are not kept: each paragraph of a command's help fills the
-    lines rich wraps it to, so no line but a paragraph's last stops short (ragged text)."""
-    names = [c.name or c.callback.__name__.replace("_", "-") for c in app.registered_commands]
-    for name in names:
-        r = CliRunner().invoke(app, [name, "--help"], env={"COLUMNS": "80"}, terminal_width=80)
-        assert r.exit_code == 0, (name, r.output)
-        text = r.output.split("╭", 1)[0].splitlines()
-        body = [
-            line.strip() for line in text[text.index(next(l for l in text if "Usage:" in l)) + 1 :]
-        ]
-        paragraphs = [p for p in "\n".join(body).split("\n\n") if p.strip()]
-        for p in paragraphs:
-            lines = p.strip().splitlines()
-            assert all(len(line) >= 50 for line in lines[:-1]), (name, lines)

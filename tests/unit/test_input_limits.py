@@ -8,15 +8,12 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
-import sys
 import tracemalloc
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from support.fakes import OracleEngine
-from support.paths import ROOT
 from typer.testing import CliRunner
 
 from murgat_local.annotate.source import load_source
@@ -341,19 +338,6 @@ def test_segment_and_the_annotation_reader_go_on_past_hostile_lines(tmp_path, me
     source = load_source(f, media_root)
     assert [u.source for u in source.unusable] == ["line 1", "line 2", "line 3", "line 4"]
     assert [i.id for i in source.items] == ["ok"]
-
-
-def test_murgat_dataset_prints_the_other_rows_past_a_deep_video(tmp_path):
-    _worldsense(tmp_path / "ws", f'{{"task0": {DEEP}}}')
-    proc = subprocess.run(
-        [sys.executable, "-m", "murgat_local.cli", "dataset", str(tmp_path / "ws")],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
-    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
-    bad, ok = map(json.loads, proc.stdout.splitlines())
-    assert bad["error"] == f"video 'bad': {TOO_DEEP}" and ok["id"] == "ok/task0"
 
 
 def test_a_pngs_size_is_read_from_its_header_as_pil_reads_it():

@@ -66,21 +66,6 @@ def test_mean_ci_without_scipy_gives_scipys_numbers_to_the_last_digit(n, kind):
         assert got == [float(ref.low), float(ref.high)]
 
 
-def test_scoring_does_not_import_scipy():
-    # 80 MB and 3 s per process: the score path's intervals are computed without it.
-    import subprocess
-    import sys
-
-    code = (
-        "import sys, murgat_local.pipeline.runner, murgat_local.cli, murgat_local.metrics.intervals;"
-        "print('scipy' in sys.modules)"
-    )
-    assert (
-        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip()
-        == "False"
-    )
-
-
 def test_mean_ci_on_a_known_sample():
     # Ten 0/1 values, mean 0.7: the interval is a percentile of resampled means, a multiple of
     # 0.1, around 0.7, and the same on every call.

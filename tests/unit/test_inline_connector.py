@@ -1,0 +1,81 @@
+"""The inline-only media connector refuses every URL but data: (a fake HTTP server, no vLLM)."""
+
+from __future__ import annotations
+
+import base64
+import io
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+pytestmark = [pytest.mark.engine, pytest.mark.slow]
+
+
+def png_bytes() -> bytes:
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (32, 32), (200, 30, 30)).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+class MediaHost:
+    """A web server on 127.0.0.1 that would hand out a valid PNG to anyone who asked; it records
+    every request it gets (none, if the judge's server fetches nothing)."""
+
+    def __init__(self):
+        hits = self.hits = []
+        image = png_bytes()
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_GET(self):
+                hits.append(self.path)
+                self.send_response(200)
+                self.send_header("Content-Type", "image/png")
+                self.send_header("Content-Length", str(len(image)))
+                self.end_headers()
+                self.wfile.write(image)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_the_inline_only_connector_refuses_every_url_but_data(tmp_path):
+    """The connector `murgat serve` gives vLLM, on its own: http(s) and file URLs are refused
+    before a socket or a file is opened (sync and async paths); a data URL loads as in vLLM."""
+    import asyncio
+
+    from vllm.exceptions import VLLMValidationError
+
+    from murgat_local.serving.connector import InlineOnlyConnector
+
+    host = MediaHost()
+    (tmp_path / "cat.png").write_bytes(png_bytes())
+    try:
+        connector = InlineOnlyConnector(
+            allowed_local_media_path=str(tmp_path)
+        )  # even where vLLM's would read
+        for url in (
+            f"{host.url}/cat.png",
+            f"https://127.0.0.1:{host.httpd.server_address[1]}/cat.png",
+            f"file://{tmp_path}/cat.png",
+            "ftp://127.0.0.1/cat.png",
+        ):
+            with pytest.raises(VLLMValidationError, match="inline only"):
+                connector.fetch_image(url)
+            with pytest.raises(VLLMValidationError, match="inline only"):
+                asyncio.run(connector.fetch_image_async(url))
+        assert host.hits == []
+        data = "data:image/png;base64," + base64.b64encode(png_bytes()).decode()
+        assert connector.fetch_image(data).size == (32, 32)
+    finally:
+        host.close()
