@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from support.engine_pool import EnginePool
 
 
 @pytest.fixture(scope="module")
@@ -15,3 +16,14 @@ def config(tmp_path_factory):
         "[generate]\nbatch_size = 4\n[generate.sampling]\nmax_tokens = 40\n"
     )
     return p
+
+
+@pytest.fixture(scope="session")
+def engine_pool(request):
+    """The session's shared engines (support/engine_pool.py), closed together at its end."""
+    pool = EnginePool()
+    yield pool
+    pool.close()
+    if pool.started and request.config.getoption("verbose") > 0:
+        starts = ", ".join(f"{e}:{m}" for e, m, _ in pool.started)
+        print(f"\nengine pool: {len(pool.started)} starts in {pool.start_s:.0f} s ({starts})")

@@ -1,4 +1,5 @@
-"""`murgat dataset` on the benchmark layouts, as a user runs it (the real command in a child process)."""
+"""`murgat dataset` on the benchmark layouts, as a user runs it (the real command in a child
+process)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Data parallelism on real vLLM replicas: a batch split across two CPU replicas, and `murgat score --data-parallel`."""
+"""Data parallelism on real vLLM replicas: a batch split across two CPU replicas, and `murgat score
+--data-parallel`."""
 
 from __future__ import annotations
 

@@ -29,6 +29,7 @@ def test_every_registered_engine_is_covered():
     assert set(engine_names()) == set(OPTIONS)
 
 
+# Own engine: a `vllm serve` process for the openai engine's contract; the pool holds no servers.
 @pytest.fixture(scope="module")
 def server():
     from murgat_local.serving import ServerProcess

@@ -28,6 +28,7 @@ JUDGES = [
 ]
 
 
+# Own engines: a two-node Ray cluster whose actors start the engines under test.
 @pytest.fixture(scope="module")
 def cluster():
     from ray.cluster_utils import Cluster

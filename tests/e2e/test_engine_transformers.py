@@ -6,17 +6,16 @@ from support.engine_checks import (
     MODELS,
     _check_every_modality,
     _check_structured_types,
-    _engine,
 )
+
+from murgat_local.engines import load_preset
 
 pytestmark = pytest.mark.engine
 
 
 @pytest.fixture(scope="module", params=MODELS + FAMILIES)
-def hf(request):
-    preset, eng = _engine("transformers", request.param)
-    yield preset, eng
-    eng.close()
+def hf(request, engine_pool):
+    return load_preset(request.param), engine_pool.get(request.param, "transformers")
 
 
 def test_transformers_every_modality(hf):

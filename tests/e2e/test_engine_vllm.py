@@ -1,7 +1,7 @@
 """vLLM in-process engine x every local test model (real engine, no mocks).
 
-One engine alive at a time (module-scoped, parametrized fixture): a cold vLLM start costs
-25-40 s here, so each model's engine is started once and serves all its checks.
+A cold vLLM start costs 25-40 s here, so each model's engine comes from the session's pool
+(tests/e2e/conftest.py): started once, it serves all its checks and the other modules'.
 """
 
 import pytest
@@ -10,7 +10,6 @@ from support.engine_checks import (
     MODELS,
     _check_every_modality,
     _check_structured_types,
-    _engine,
     check_fitted,
     clip,
     fitting_requests,
@@ -23,10 +22,8 @@ pytestmark = pytest.mark.engine
 
 
 @pytest.fixture(scope="module", params=MODELS)
-def vllm_engine(request):
-    preset, eng = _engine("vllm", request.param)
-    yield preset, eng
-    eng.close()
+def vllm_engine(request, engine_pool):
+    return load_preset(request.param), engine_pool.get(request.param, "vllm")
 
 
 def test_vllm_every_modality(vllm_engine):

@@ -48,6 +48,7 @@ MIXED = {
 }
 
 
+# Own engines: LazyEngine holders (seed 0) the runners take; no other module runs these on vLLM.
 @pytest.fixture(scope="module")
 def engines():
     """Shared by generation and scoring: each model starts once, when a call first needs it."""

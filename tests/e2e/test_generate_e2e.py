@@ -19,6 +19,7 @@ pytestmark = [pytest.mark.engine, pytest.mark.slow]
 DATASET = ROOT / "samples" / "questions.jsonl"
 
 
+# The engines run inside the `murgat` child process under test: nothing for the pool to share.
 @pytest.fixture(scope="module")
 def grid(tmp_path_factory, media_root, config):
     for m in ("tiny-qwen3-omni", "tiny-gemma3", "smollm2-135m-instruct"):

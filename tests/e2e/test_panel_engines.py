@@ -20,6 +20,7 @@ MEMBERS = ("tiny-qwen3-omni", "tiny-gemma3", "smollm2-135m-instruct")
 PANEL = "panel:" + ",".join(MEMBERS)
 
 
+# Own engines: the Runner builds them from the panel's config; kept across this module's runs.
 @pytest.fixture(scope="module")
 def engines():
     """One engine per model for the module's runs, started when a run first needs it."""

@@ -45,6 +45,7 @@ def executed_queries(trace: dict) -> list[tuple[str, str]]:
     ]
 
 
+# The engines run inside the `murgat` child process under test: nothing for the pool to share.
 @pytest.fixture(scope="module")
 def grid(tmp_path_factory, media_root):
     require_model("tiny-qwen3-omni")

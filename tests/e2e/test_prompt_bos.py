@@ -15,7 +15,7 @@ from support.paths import require_model
 
 from murgat_local.engines.base import build_messages
 from murgat_local.engines.render import ChatRenderer, processor_inputs
-from murgat_local.judges import ImagePart, JudgeRequest, YesNo, load_preset, make_engine
+from murgat_local.judges import ImagePart, JudgeRequest, YesNo, load_preset
 
 BOS_MODELS = ["tiny-gemma4", "tiny-gemma3"]
 TEXT = JudgeRequest("Claim: the ball is red.", YesNo, "Answer YES or NO.")
@@ -56,12 +56,8 @@ def test_the_prompt_is_the_templates_text_tokenized_once(name):
 
 
 @pytest.fixture(scope="module", params=BOS_MODELS)
-def engine(request):
-    preset = load_preset(request.param)
-    require_model(preset.name)
-    eng = make_engine("vllm", preset)
-    yield preset, eng
-    eng.close()
+def engine(request, engine_pool):
+    return load_preset(request.param), engine_pool.get(request.param, "vllm")
 
 
 def _vllm_ids(eng, request) -> list[int]:

@@ -1,4 +1,5 @@
-"""What reaches the model on a real transformers engine: audio stripped before the engine, or a template without its placeholder, is an error, never a verdict."""
+"""What reaches the model on a real transformers engine: audio stripped before the engine, or a
+template without its placeholder, is an error, never a verdict."""
 
 from __future__ import annotations
 
@@ -58,11 +59,8 @@ def _audio_call():
 
 
 @pytest.fixture(scope="module")
-def omni():
-    require_model(OMNI)
-    eng = make_engine("transformers", load_preset(OMNI))
-    yield eng
-    eng.close()
+def omni(engine_pool):
+    return engine_pool.get(OMNI, "transformers")
 
 
 def test_audio_stripped_before_the_engine_is_an_error_not_a_verdict(omni, tmp_path):

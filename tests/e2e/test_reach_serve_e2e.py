@@ -26,6 +26,7 @@ NAMES = [
 ]
 
 
+# Own engine: a `vllm serve` process per model, probed over HTTP; the pool holds no servers.
 @pytest.fixture(scope="module", params=NAMES)
 def served(request, tmp_path_factory):
     require_model(request.param)

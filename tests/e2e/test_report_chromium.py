@@ -1,4 +1,7 @@
-"""`murgat report`'s page in a real headless Chromium (Debian's package, driven over the DevTools protocol): no console errors, the table equals summary.json, the plots are decoded non-blank images, and clicking a citation seeks the video. Screenshots are kept in .local/test-artifacts/report/."""
+"""`murgat report`'s page in a real headless Chromium (Debian's package, driven over the DevTools
+protocol): no console errors, the table equals summary.json, the plots are decoded non-blank
+images, and clicking a citation seeks the video. Screenshots are kept in
+.local/test-artifacts/report/."""
 
 from __future__ import annotations
 

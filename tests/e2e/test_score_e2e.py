@@ -132,6 +132,7 @@ if _log:
 """
 
 
+# The engines run inside the `murgat` child process under test: nothing for the pool to share.
 @pytest.fixture(scope="module")
 def first_run(responses, media_root, small_batches, tmp_path_factory):
     out = tmp_path_factory.mktemp("run1")

@@ -69,6 +69,7 @@ def config(path, base_url, **server):
     return path
 
 
+# Own engine: the `murgat serve` process under test (killed and restarted by its tests).
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     require_model("tiny-qwen3-omni")
@@ -489,6 +490,7 @@ CHAT = {
 }
 
 
+# Own engine: a server started with an API key, the configuration under test.
 @pytest.fixture(scope="module")
 def keyed(tmp_path_factory):
     """`murgat serve smollm2-135m-instruct` itself, with its API key in VLLM_API_KEY (on

@@ -1,4 +1,5 @@
-"""Responses, their human labels and the numbers worked out by hand, shared by the label, group, panel and select tests."""
+"""Responses, their human labels and the numbers worked out by hand, shared by the label, group,
+panel and select tests."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The human-labelled responses of support.human_labels with categories, and their groups and scores worked out by hand."""
+"""The human-labelled responses of support.human_labels with categories, and their groups and
+scores worked out by hand."""
 
 from __future__ import annotations
 

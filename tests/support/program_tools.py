@@ -1,4 +1,5 @@
-"""A fake toolset for program-aided plans, and an audit hook (installed once, at import) that records file opens and exec / process / socket events while hostile plans run."""
+"""A fake toolset for program-aided plans, and an audit hook (installed once, at import) that
+records file opens and exec / process / socket events while hostile plans run."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The `murgat report` inputs and page shared by the report tests (a pytest plugin: tests/conftest.py loads it; its fixtures are built once per session)."""
+"""The `murgat report` inputs and page shared by the report tests (a pytest plugin:
+tests/conftest.py loads it; its fixtures are built once per session)."""
 
 from __future__ import annotations
 

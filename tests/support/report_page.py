@@ -1,4 +1,5 @@
-"""Reading `murgat report`'s page: its elements and attributes, and the summary.json value a table cell names."""
+"""Reading `murgat report`'s page: its elements and attributes, and the summary.json value a table
+cell names."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Program-aided plans: hostile plans are refused or stopped, with no side effects (an audit hook watches file opens, exec, processes and sockets), against a fake toolset."""
+"""Program-aided plans: hostile plans are refused or stopped, with no side effects (an audit hook
+watches file opens, exec, processes and sockets), against a fake toolset."""
 
 from __future__ import annotations
 

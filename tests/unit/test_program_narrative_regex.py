@@ -1,4 +1,5 @@
-"""Program-aided plans: the narrative plan's regex (plain features only, an outlines-core index) agrees with its parser."""
+"""Program-aided plans: the narrative plan's regex (plain features only, an outlines-core index)
+agrees with its parser."""
 
 from __future__ import annotations
 

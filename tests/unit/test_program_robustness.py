@@ -1,4 +1,5 @@
-"""Program-aided plans: tool and interpreter bugs are told apart from the plan's failures, runtime errors are values, any source gives a trace."""
+"""Program-aided plans: tool and interpreter bugs are told apart from the plan's failures, runtime
+errors are values, any source gives a trace."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""`murgat report`'s numbers read from real score and run folders (OracleEngine judges, scripted responders): the table equals summary.json, citation problems are counted, a corrupted folder gives notes, two runs are told apart."""
+"""`murgat report`'s numbers read from real score and run folders (OracleEngine judges, scripted
+responders): the table equals summary.json, citation problems are counted, a corrupted folder
+gives notes, two runs are told apart."""
 
 from __future__ import annotations
 

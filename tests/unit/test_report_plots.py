@@ -1,4 +1,5 @@
-"""`murgat report`'s plots: decoded non-uniform PNGs, and names that look like math drawn as plain text."""
+"""`murgat report`'s plots: decoded non-uniform PNGs, and names that look like math drawn as plain
+text."""
 
 from __future__ import annotations
 
