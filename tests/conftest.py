@@ -10,8 +10,14 @@ from support.paths import ROOT
 
 from murgat_local import offline
 
-# Fixtures shared by tests in both folders, built once per session (the report's inputs and page).
-pytest_plugins = ["support.report_fixtures"]
+# Fixtures shared by a unit and an e2e module (the report's inputs and page, built once per
+# session; benchmark layouts, a model folder to damage, a media root with symlinks).
+pytest_plugins = [
+    "support.report_fixtures",
+    "support.benchmark_fixtures",
+    "support.model_folder_fixtures",
+    "support.symlink_fixtures",
+]
 
 # Engines built in-process by tests stay offline, as the `murgat` command keeps them.
 offline.enforce()

@@ -7,17 +7,9 @@ import sys
 import textwrap
 import time
 
-from murgat_local.pipeline.cache import CachedVerdict, VerdictCache, make_key
+from support.cache_rows import row
 
-
-def row(i):
-    return (
-        make_key({"i": i}),
-        "entail",
-        "judge-x",
-        CachedVerdict("ok", '{"label":"YES"}', '{"label":"YES"}', None, 10, 3),
-    )
-
+from murgat_local.pipeline.cache import VerdictCache
 
 WRITER = textwrap.dedent(
     """

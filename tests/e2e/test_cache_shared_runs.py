@@ -2,51 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import subprocess
 import sys
 import textwrap
 
-from support.fakes import OracleEngine
+from support.cache_runs import _records, _responses, _run
 from support.paths import ROOT
-
-from murgat_local.config import RunConfig
-from murgat_local.pipeline.runner import Runner
-
-TEXT = "The screen is red (visual, 0:00). A tone plays (audio, 0:00-0:01). Therefore A.\nAnswer: A"
-
-
-def _responses(tmp_path, n=4):
-    p = tmp_path / "r.jsonl"
-    p.write_text(
-        "\n".join(
-            json.dumps(
-                {
-                    "id": f"r{i}",
-                    "video": "colors",
-                    "model_generation": TEXT.replace("0:00)", f"0:0{i % 8})"),
-                }
-            )
-            for i in range(n)
-        )
-        + "\n"
-    )
-    return p
-
-
-def _run(tmp_path, media_root, responses, out, cache=None, engine=None):
-    cfg = RunConfig(judge="oracle", cache=cache, decontextualize=False)
-    runner = Runner(cfg, media_root, out, engines={"oracle": engine or OracleEngine()})
-    try:
-        return runner.run(responses)
-    finally:
-        runner.close()
-
-
-def _records(result):
-    return result.records_path.read_bytes()
-
 
 SHARED = textwrap.dedent("""
     import json, pathlib, sys, time

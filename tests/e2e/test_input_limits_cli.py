@@ -6,27 +6,8 @@ import json
 import subprocess
 import sys
 
+from support.deep_json import DEEP, TOO_DEEP, _worldsense
 from support.paths import ROOT
-
-DEEP = "[" * 100_000 + "]" * 100_000
-
-
-TOO_DEEP = "nested too deeply (more than 100 levels)"
-
-
-def _worldsense(folder, extra: str) -> None:
-    folder.mkdir()
-    task = {
-        "question": "Which colour?",
-        "candidates": ["A. red", "B. green"],
-        "answer": "A",
-        "task_domain": "Recognition",
-        "task_type": "Counting",
-    }
-    good = json.dumps({"domain": "Sports", "task0": task})
-    (folder / "worldsense_qa.json").write_text(
-        f'{{"bad": {extra}, "ok": {good}}}', encoding="utf-8"
-    )
 
 
 def test_murgat_dataset_prints_the_other_rows_past_a_deep_video(tmp_path):

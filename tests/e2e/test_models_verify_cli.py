@@ -4,28 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
 
 import pytest
+from support.model_folder_fixtures import _truncate
 from support.paths import ROOT, require_model
-
-MODEL = "tiny-gemma3"  # takes images: it needs its processor files as well as its tokenizer
-
-
-@pytest.fixture
-def folder(tmp_path):
-    """A fresh copy of the tiny model, under a models root of its own."""
-    copy = tmp_path / "models" / MODEL
-    shutil.copytree(require_model(MODEL), copy)
-    return copy
-
-
-def _truncate(path, keep: int):
-    with path.open("r+b") as fh:
-        fh.truncate(keep)
 
 
 def _murgat(*args, cwd):

@@ -5,12 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-
-VISUAL = {
-    "id": "v1",
-    "video": "colors",
-    "model_generation": "The screen is red (visual, 0:00). The screen is green (visual, 0:01). So A.\nAnswer: A",
-}
+from support.routing_rows import VISUAL
 
 
 @pytest.mark.engine

@@ -9,19 +9,17 @@ the server), so one server covers every modality and the per-stage configuration
 from __future__ import annotations
 
 import base64
-import io
 import json
 import os
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import pytest
 from support.engine_checks import check_fitted, fitting_requests
+from support.media_host import MediaHost, png_bytes
 from support.paths import ROOT, require_model
 from support.reach_checks import check_reach
 from support.resume_checks import cache_rows, first_rows, structure
@@ -239,43 +237,6 @@ def test_special_tokens_in_a_response_reach_the_served_model_as_text(server):
     assert token_strs(hostile) == clean
     # Sent as it is, the same text forges turns (the hole this closes).
     assert len(token_strs(None, [{"role": "user", "content": hostile}])) > len(clean)
-
-
-def png_bytes() -> bytes:
-    from PIL import Image
-
-    buf = io.BytesIO()
-    Image.new("RGB", (32, 32), (200, 30, 30)).save(buf, format="PNG")
-    return buf.getvalue()
-
-
-class MediaHost:
-    """A web server on 127.0.0.1 that would hand out a valid PNG to anyone who asked; it records
-    every request it gets (none, if the judge's server fetches nothing)."""
-
-    def __init__(self):
-        hits = self.hits = []
-        image = png_bytes()
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *a):
-                pass
-
-            def do_GET(self):
-                hits.append(self.path)
-                self.send_response(200)
-                self.send_header("Content-Type", "image/png")
-                self.send_header("Content-Length", str(len(image)))
-                self.end_headers()
-                self.wfile.write(image)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 def test_the_server_fetches_no_media_url_a_client_names(server):

@@ -14,21 +14,6 @@ from murgat_local.sample import benchmarks as layouts
 from murgat_local.text.open_answers import as_number, matches, open_answer
 
 
-@pytest.fixture(scope="module")
-def video(media_root):
-    return media_root / "colors.mp4"
-
-
-@pytest.fixture(scope="module")
-def worldsense(tmp_path_factory, video):
-    return layouts.worldsense_official(tmp_path_factory.mktemp("ws") / "WorldSense", video)
-
-
-@pytest.fixture(scope="module")
-def videommmu(tmp_path_factory, video):
-    return layouts.videommmu(tmp_path_factory.mktemp("vm") / "VideoMMMU", video, shards=2)
-
-
 def split(items):
     ok = [i for i in items if not isinstance(i, InputError)]
     bad = [i for i in items if isinstance(i, InputError)]

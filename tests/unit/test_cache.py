@@ -1,15 +1,8 @@
 import threading
 
-from murgat_local.pipeline.cache import CachedVerdict, VerdictCache, make_key
+from support.cache_rows import row
 
-
-def row(i):
-    return (
-        make_key({"i": i}),
-        "entail",
-        "judge-x",
-        CachedVerdict("ok", '{"label":"YES"}', '{"label":"YES"}', None, 10, 3),
-    )
+from murgat_local.pipeline.cache import VerdictCache, make_key
 
 
 def test_put_get_roundtrip(tmp_path):

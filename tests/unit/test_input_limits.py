@@ -13,6 +13,7 @@ import tracemalloc
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from support.deep_json import DEEP, TOO_DEEP, _worldsense
 from support.fakes import OracleEngine
 from typer.testing import CliRunner
 
@@ -27,7 +28,6 @@ from murgat_local.inputs.limits import InputLimits, batch_oversize
 from murgat_local.inputs.responses import ResponseItem, read_items, read_responses
 from murgat_local.pipeline.runner import Runner
 
-DEEP = "[" * 100_000 + "]" * 100_000
 HUGE = "9" * 5_000
 GOOD = "The screen is red (visual, 0:00). Therefore A.\nAnswer: A"
 
@@ -47,7 +47,6 @@ def _hostile_jsonl(path, video="v"):
 DIGITS = (
     "a number with 5,000 digits (Python reads at most 4,300 from text; write a long id as a string)"
 )
-TOO_DEEP = "nested too deeply (more than 100 levels)"
 
 
 def test_jsonl_lines_too_deep_or_with_too_many_digits_are_their_lines_errors(tmp_path):
@@ -81,21 +80,6 @@ def test_a_json_list_reads_on_past_an_entry_too_deep_or_too_long_a_number(tmp_pa
     p.write_text(f"[{good}, " + "[" * 100_000, encoding="utf-8")
     (only,) = read_responses(p)
     assert isinstance(only, InputError) and only.reason.startswith("the JSON list does not parse")
-
-
-def _worldsense(folder, extra: str) -> None:
-    folder.mkdir()
-    task = {
-        "question": "Which colour?",
-        "candidates": ["A. red", "B. green"],
-        "answer": "A",
-        "task_domain": "Recognition",
-        "task_type": "Counting",
-    }
-    good = json.dumps({"domain": "Sports", "task0": task})
-    (folder / "worldsense_qa.json").write_text(
-        f'{{"bad": {extra}, "ok": {good}}}', encoding="utf-8"
-    )
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ import struct
 import time
 
 import pytest
+from support.model_folder_fixtures import MODEL, _truncate
 from support.paths import require_model
 from typer.testing import CliRunner
 
@@ -17,16 +18,6 @@ from murgat_local.cli import app
 from murgat_local.engines import ModelNotFound, load_preset
 from murgat_local.engines.manifest import MANIFEST, read_manifest, write_manifest
 from murgat_local.engines.verify import ModelIncomplete, quick_check, require_whole, verify_folder
-
-MODEL = "tiny-gemma3"  # takes images: it needs its processor files as well as its tokenizer
-
-
-@pytest.fixture
-def folder(tmp_path):
-    """A fresh copy of the tiny model, under a models root of its own."""
-    copy = tmp_path / "models" / MODEL
-    shutil.copytree(require_model(MODEL), copy)
-    return copy
 
 
 def _header(path):
@@ -69,11 +60,6 @@ def _shard(folder):
         json.dumps({"metadata": {}, "weight_map": weight_map})
     )
     return list(halves)
-
-
-def _truncate(path, keep: int):
-    with path.open("r+b") as fh:
-        fh.truncate(keep)
 
 
 def _files(report):

@@ -9,6 +9,7 @@ import json
 
 import pytest
 from support.fakes import OracleEngine
+from support.routing_rows import VISUAL
 from typer.testing import CliRunner
 
 from murgat_local.cli import app
@@ -131,11 +132,6 @@ def test_a_judge_that_cannot_take_what_the_input_cites_is_refused_at_start(
         runner.close()
 
 
-VISUAL = {
-    "id": "v1",
-    "video": "colors",
-    "model_generation": "The screen is red (visual, 0:00). The screen is green (visual, 0:01). So A.\nAnswer: A",
-}
 AUDIO = {
     "id": "a1",
     "video": "colors",
