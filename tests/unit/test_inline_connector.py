@@ -1,4 +1,5 @@
-"""The inline-only media connector refuses every URL but data: (a fake HTTP server, no vLLM)."""
+"""The inline-only media connector refuses every URL but data: (the connector on its own, a local
+HTTP host of media; no engine, no server)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import base64
 import pytest
 from support.media_host import MediaHost, png_bytes
 
-pytestmark = [pytest.mark.engine, pytest.mark.slow]
+pytestmark = pytest.mark.slow  # importing vLLM's media code takes seconds; no engine starts
 
 
 def test_the_inline_only_connector_refuses_every_url_but_data(tmp_path):
