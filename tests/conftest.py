@@ -34,3 +34,11 @@ def media_root(tmp_path_factory) -> pathlib.Path:
     out = tmp_path_factory.mktemp("media")
     build_sample_media(out)
     return out
+
+
+@pytest.fixture(scope="session")
+def prompt_ledger() -> dict:
+    """model -> route -> modality -> (prompt_digest, bos_count, prompt_tokens) of the smoke
+    probes, recorded by the tests that hold each route's engine (`route_checks.record_route`)
+    and compared in tests/test_serve_prompt_routes.py."""
+    return {}

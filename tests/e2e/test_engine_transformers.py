@@ -7,6 +7,7 @@ from support.engine_checks import (
     _check_every_modality,
     _check_structured_types,
 )
+from support.route_checks import record_route
 
 from murgat_local.engines import load_preset
 
@@ -20,6 +21,13 @@ def hf(request, engine_pool):
 
 def test_transformers_every_modality(hf):
     _check_every_modality(*hf)
+
+
+def test_transformers_prompts_are_recorded_for_the_cross_route_check(hf, prompt_ledger):
+    """What this route ran for the smoke probes (compared in test_serve_prompt_routes.py)."""
+    preset, eng = hf
+    seen = record_route(prompt_ledger, "transformers", preset, eng)
+    assert all(digest is not None for digest, _, _ in seen.values()), seen
 
 
 def test_transformers_several_field_verdicts(hf):

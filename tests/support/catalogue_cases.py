@@ -1,4 +1,4 @@
-"""The catalogue's per-line cases (README, "## Bad input"): each kind of bad line, what its record must show, and the helpers that say so."""
+"""The catalogue's per-line cases (docs/security.md, "## Bad input"): each kind of bad line, what its record must show, and the helpers that say so."""
 
 from __future__ import annotations
 
