@@ -10,9 +10,9 @@ from typer.testing import CliRunner
 
 from murgat_local.cli import app
 from murgat_local.config import RunConfig
-from murgat_local.inputs.labels import compare_sentences, read_labels
 from murgat_local.judges.human import HumanLabels
 from murgat_local.pipeline.runner import Runner
+from murgat_local.text.labels import compare_sentences, read_labels
 
 # colors.mp4: second k shows red, green, blue, yellow, cyan, magenta, white, black.
 RESPONSES = [

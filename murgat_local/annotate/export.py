@@ -1,4 +1,4 @@
-"""Labels in the `human:PATH` format (`inputs/labels.py` reads them), from one annotator's answers.
+"""Labels in the `human:PATH` format (`text/labels.py` reads them), from one annotator's answers.
 
 A response is written once every question it needs is answered. What cannot be written in that
 format is left out and said: a sentence answered unsure on verifiability leaves its whole
@@ -20,9 +20,9 @@ import pathlib
 import tempfile
 from collections.abc import Iterable, Mapping
 
-from ..inputs.labels import LabelledFact, LabelledResponse, LabelledSentence
 from ..jsonl import dumps_record
 from ..text.citations import parse_citations
+from ..text.labels import LabelledFact, LabelledResponse, LabelledSentence
 from .questions import UNSURE, open_questions, precise_labels
 from .source import Item
 

@@ -26,8 +26,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from ..engines.constraints import ParseFailure, parse_verdict
-from ..inputs.labels import normalize_ws
 from ..judges.verdicts import AtomicFacts
+from ..text.labels import normalize_ws
 from .source import Item
 
 KINDS = ("verifiable", "facts", "entailed", "precise")

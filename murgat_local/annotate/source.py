@@ -20,12 +20,12 @@ import json
 import pathlib
 from dataclasses import dataclass, field
 
-from ..inputs.labels import normalize_ws
 from ..inputs.responses import InputError, read_responses
 from ..media.source import MediaError, resolve_video
 from ..meta.views import ResponseView, from_record
 from ..reports.rundata import iter_jsonl
 from ..text.citations import Citation
+from ..text.labels import normalize_ws
 from ..text.segment import segment
 
 

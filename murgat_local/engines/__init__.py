@@ -50,8 +50,8 @@ register_engine(
     "transformers", "murgat_local.engines.transformers:TransformersEngine", "transformers"
 )
 register_engine("openai", "murgat_local.engines.openai:OpenAIEngine", "httpx")
-# `--data-parallel N` with engine vllm: N `vllm serve` replicas, one per GPU (see replicas.py).
-register_engine("replicas", "murgat_local.engines.replicas:ReplicaEngine", "vllm")
+# `--data-parallel N` with engine vllm: N `vllm serve` replicas, one per GPU (serving/replicas.py).
+register_engine("replicas", "murgat_local.serving.replicas:ReplicaEngine", "vllm")
 register_engine("ray", "murgat_local.engines.ray:RayEngine", "ray", by_reference=True)
 
 

@@ -2,7 +2,7 @@
 
 The engine answers each judge call of the default-mode protocol from the labels of the response
 the call is for (`Request.item`), recognising the stage by the verdict type and the prompt's
-fences (`inputs/labels.py` has the format):
+fences (`text/labels.py` has the format):
 
   decontext (Rewrite)            the sentence unchanged: the labels carry no rewrite
   verifiable (YesNo, SENTENCE)   the sentence's `verifiable` label
@@ -40,7 +40,7 @@ from pydantic import ValidationError
 
 from ..engines.base import EngineStats, Request, Result, Timer, finish, record
 from ..engines.constraints import ParseFailure, parse_verdict
-from ..inputs.labels import (
+from ..text.labels import (
     LabelError,
     LabelledFact,
     LabelledResponse,

@@ -23,8 +23,8 @@ import pathlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..text.citations import Citation, parse_citations, strip_citations
-from .responses import Unparsed, iter_records
+from ..inputs.responses import Unparsed, iter_records
+from .citations import Citation, parse_citations, strip_citations
 
 
 @dataclass(frozen=True)
