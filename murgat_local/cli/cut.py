@@ -60,7 +60,7 @@ def cut(
     rows = []
     try:
         for n, text in enumerate(citations, 1):
-            row = {"citation": text, "frames": [], "audio": None, "note": None, "error": None}
+            row: dict = {"citation": text, "frames": [], "audio": None, "note": None, "error": None}
             c, row["error"] = _one_citation(text, cfg.compat)
             if c is not None:
                 row["error"] = check_citation(c, ref.info, cutter.opts)

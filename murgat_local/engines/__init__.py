@@ -154,7 +154,7 @@ def close_all(holders) -> None:
         return
     with ThreadPoolExecutor(max_workers=len(unique), thread_name_prefix="close-engine") as pool:
         futures = [pool.submit(h.close) for h in unique]
-    errors = [f.exception() for f in futures if f.exception() is not None]
+    errors = [e for f in futures if (e := f.exception()) is not None]
     if errors:
         raise errors[0]
 

@@ -154,7 +154,7 @@ class RayEngine:
         **engine_args,
     ):
         import ray
-        from ray.data.llm import build_processor, vLLMEngineProcessorConfig
+        from ray.data.llm import Processor, build_processor, vLLMEngineProcessorConfig
         from vllm.config import StructuredOutputsConfig
 
         path = preset.require_path()
@@ -215,7 +215,7 @@ class RayEngine:
         fallback = self.renderer.prompt_ids(build_messages(Request("Reply."), preset.quirks)[0])
         small = {"num_cpus": 0.25}
         prep = functools.partial(_preprocess, fallback=fallback, preset=preset, args=self._args)
-        self.processor = build_processor(
+        self.processor: Processor | None = build_processor(
             config,
             preprocess=prep,
             postprocess=post,
@@ -259,6 +259,7 @@ class RayEngine:
             import time
 
             t0 = time.perf_counter()
+            assert self.processor is not None, "the engine is closed"
             done = self.processor(ray.data.from_items(rows)).take_all()
             self.stats.wall_s += time.perf_counter() - t0
             for row in done:

@@ -11,6 +11,7 @@ import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..engines import LazyEngine, Request, Result, Verdict
 from ..engines.reach import MODALITIES, unreached
@@ -150,7 +151,7 @@ class StageJudge:
         rows = []
         for (k, req), res in zip(send, results):
             res = self._reach(req, res)
-            reach = {"reached": res.reached, "reached_unknown": res.reached_unknown}
+            reach: dict[str, Any] = {"reached": res.reached, "reached_unknown": res.reached_unknown}
             if res.error:
                 out[k] = Outcome(error=res.error, key=k, **reach)
                 self.counters.errors += 1
@@ -205,7 +206,7 @@ class StageJudge:
             )
         preset = getattr(self.engine, "preset", None)
         model = preset.name if preset is not None else getattr(self.engine, "name", "the model")
-        kind = getattr(self.engine, "kind", None) or getattr(self.engine, "name", "unknown")
+        kind = str(getattr(self.engine, "kind", None) or getattr(self.engine, "name", "unknown"))
         why = unreached(
             request,
             res.reached,
@@ -248,11 +249,11 @@ def build_requests(
     return built
 
 
-def _from_cache(key: str, v: CachedVerdict, kind: type[Verdict]) -> Outcome:
+def _from_cache(key: str, v: CachedVerdict, kind: type[Verdict] | None) -> Outcome:
     """The outcome exactly as it was judged: the stored verdict, never a re-parse of the raw
     text (a thinking judge's raw text starts with its reasoning, which the engine removed
     before parsing)."""
-    reach = {
+    reach: dict[str, Any] = {
         "reached": json.loads(v.reached) if v.reached is not None else None,
         "reached_unknown": v.reached_unknown,
     }

@@ -76,7 +76,7 @@ class Styles:
         palette = matplotlib.colormaps["tab10" if len(colours) <= 10 else "tab20"]
         self._colour = {k: palette(i % palette.N) for i, k in enumerate(colours)}
         self._marker = {k: MARKERS[i % len(MARKERS)] for i, k in enumerate(markers)}
-        self._run = {}
+        self._run: dict = {}
         for c in cells:
             self._run.setdefault(c.run_name, self.colour(c))
 
