@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..inputs.responses import InputError
+from ..judges.verdicts import ReasonedYesNo, YesNo
 from ..metrics.accuracy import graded_correct
 from ..metrics.scores import (
     FactScore,
@@ -59,9 +60,10 @@ def answer_check(
 def _verdict(out: Outcome | None) -> dict | None:
     if out is None:
         return None
-    d: dict = {"value": out.verdict.model_dump() if out.ok else None}
-    if out.ok and hasattr(out.verdict, "yes"):
-        d["value"] = out.verdict.yes
+    v = out.verdict if out.ok else None
+    d: dict = {"value": v.model_dump() if v is not None else None}
+    if isinstance(v, YesNo | ReasonedYesNo):
+        d["value"] = v.yes
     d.update(out.trace())
     if out.panel is not None:  # a panel's decision: every member's own verdict beside it
         d["panel"] = {**out.panel, "members": {name: _verdict(o) for name, o in out.members}}

@@ -10,7 +10,7 @@ from .state import FactState, SentenceState
 
 
 def _yes(out: Outcome | None) -> bool | None:
-    return None if out is None or not out.ok else out.verdict.yes
+    return None if out is None or not out.ok else out.yes
 
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)

@@ -41,7 +41,7 @@ class SentenceState:
     def is_verifiable(self) -> bool | None:
         if self.verifiable is None or not self.verifiable.ok:
             return None
-        return self.verifiable.verdict.yes
+        return self.verifiable.yes
 
     @property
     def usable(self) -> list[bool]:
