@@ -132,7 +132,7 @@ class VideoTools:
                 continue  # a candidate outside the video is not evidence
         entail = self.prompts["entail"]
         checks = self._ask([self._segment_call(entail, [c], fact=description) for c in candidates])
-        return [Span(c.start, c.end) for c, chk in zip(candidates, checks) if chk.ok and chk.yes]
+        return [Span(*c.times) for c, chk in zip(candidates, checks) if chk.ok and chk.yes]
 
     def query(self, when: str | Span, question: str, modality: str) -> Evidence:
         c = self._citation(when, modality)
@@ -141,7 +141,7 @@ class VideoTools:
         )
         if not out.ok:
             raise ToolError(f"no observation: {out.error or out.unparsed}")
-        span = Span(c.start, c.end)
+        span = Span(*c.times)
         ev = Evidence(out.verdict_as(Observation).sentence, span.text, modality)
         self.observations.append(ev)
         return ev

@@ -182,7 +182,10 @@ def score_response(sentences: Sequence[SentenceScore], *, reference: bool = Fals
     verifiable = [s for s in sentences if s.verifiable]
     cited = [s for s in verifiable if s.cited]
     facts = [f for s in cited for f in s.facts]
-    scored = [f for f in facts if f.scored]
+    # (precision, recall) of each scored fact
+    scored = [
+        (f.precision, f.recall) for f in facts if f.precision is not None and f.recall is not None
+    ]
     unscored = [s for s in sentences if s.why_unscored]
     counts = {
         "sentences": len(sentences),
@@ -211,8 +214,8 @@ def score_response(sentences: Sequence[SentenceScore], *, reference: bool = Fals
         return ResponseScore(
             coverage, None, None, None, None, counts, "no cited fact could be scored", fraction
         )
-    precision = mean(f.precision for f in scored) if scored else 0.0
-    recall = mean(f.recall for f in scored) if scored else 0.0
+    precision = mean(p for p, _ in scored) if scored else 0.0
+    recall = mean(r for _, r in scored) if scored else 0.0
     score_f1 = f1(precision, recall)
     return ResponseScore(
         coverage, precision, recall, score_f1, coverage * score_f1, counts, scored_fraction=fraction
