@@ -108,11 +108,12 @@ def _split_audio(request: Request, seconds: float | None) -> Request:
         isinstance(m, AudioPart) and audio_windows(m, seconds) > 1 for m in request.media
     ):
         return request
-    media, captions = [], []
+    media: list[MediaPart] = []
+    captions: list[str | None] = []
     for i, m in enumerate(request.media):
         caption = request.captions[i] if request.captions else None
         n = audio_windows(m, seconds) if isinstance(m, AudioPart) else 1
-        if n == 1:
+        if n == 1 or not isinstance(m, AudioPart):
             media.append(m)
         else:
             step = int(seconds * m.sample_rate)
@@ -133,7 +134,8 @@ def adapt_media(request: Request, preset: Preset) -> Request:
         isinstance(m, VideoPart) for m in request.media
     ):
         return request
-    media, captions = [], []
+    media: list[MediaPart] = []
+    captions: list[str | None] = []
     for i, m in enumerate(request.media):
         caption = request.captions[i] if request.captions else None
         if isinstance(m, VideoPart):

@@ -308,7 +308,7 @@ class VideoSource:
             except Exception as e:
                 if not chunks:
                     raise MediaError(f"{self.path.name}: cannot decode audio ({e})") from e
-            if not chunks:
+            if not chunks or rate is None:
                 raise MediaError(f"{self.path.name}: the audio track holds no samples")
             wave = np.concatenate(chunks)
             if rate != TARGET_SR:

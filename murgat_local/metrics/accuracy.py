@@ -13,6 +13,9 @@ when it need not (`base`).
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
+from typing import TypeVar
+
+K = TypeVar("K", bound=Hashable)
 
 WITHOUT, WITH = "base", "cite"  # the strategies the reasoning tax compares
 
@@ -79,15 +82,15 @@ def reasoning_tax(base: float | None, cite: float | None) -> float | None:
 
 
 def reasoning_taxes(
-    accuracies: Iterable[tuple[Hashable, str, float | None]],
-) -> dict[Hashable, dict]:
+    accuracies: Iterable[tuple[K, str, float | None]],
+) -> dict[K, dict]:
     """Per key (a model, or a model and a benchmark) with both a `base` and a `cite` accuracy:
     {"base", "cite", "tax"}, in the order the keys first appear.
 
     Args:
         accuracies: (key, strategy, QA accuracy) per cell.
     """
-    by: dict[Hashable, dict[str, float | None]] = {}
+    by: dict[K, dict[str, float | None]] = {}
     for key, strategy, acc in accuracies:
         by.setdefault(key, {})[strategy] = acc
     return {

@@ -257,7 +257,8 @@ def stage_totals(summaries: list[dict]) -> dict[str, dict[str, float]]:
     (a value that is not a finite number counts as 0; rundata notes it)."""
     out: dict[str, dict[str, float]] = {}
     for s in summaries:
-        stages = s.get("stages") if isinstance(s.get("stages"), dict) else {}
+        listed = s.get("stages")
+        stages = listed if isinstance(listed, dict) else {}
         for name, v in stages.items():
             if not isinstance(v, dict):
                 continue

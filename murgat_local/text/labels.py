@@ -172,7 +172,7 @@ def _sentence(obj: object, k: int) -> LabelledSentence:
     return LabelledSentence(text, verifiable, parsed, citations)
 
 
-def _response(obj: object, source: str) -> LabelledResponse:
+def _response(obj: dict, source: str) -> LabelledResponse:
     sentences = obj.get("sentences")
     if not isinstance(sentences, list):
         what = "is missing" if "sentences" not in obj else f"must be a list, not {_type(sentences)}"
