@@ -166,7 +166,7 @@ def _read_run(
             f"{responses} is not the file the run scored (its SHA-256 differs from "
             f"summary.json's); name the right one with --responses"
         )
-    records = {}
+    records: dict[str, dict] = {}
     for record in iter_jsonl(scores):
         if record is not None and "id" in record:
             records.setdefault(str(record["id"]), record)
@@ -207,12 +207,13 @@ def load_source(
             continue
         seg = segment(item.generation)
         proposals, note = (
-            _proposals(records.get(item.id), seg.sentences)
+            _proposals(records.get(item.id), tuple(seg.sentences))
             if records is not None
             else (tuple(None for _ in seg.sentences), None)
         )
         sentences = tuple(
-            Sentence(s.text, s.claim, s.citations, p) for s, p in zip(seg.sentences, proposals)
+            Sentence(s.text, s.claim, tuple(s.citations), p)
+            for s, p in zip(seg.sentences, proposals)
         )
         question = item.question if isinstance(item.question, str) else None
         source.items.append(

@@ -40,7 +40,7 @@ class Call:
 
     def material(self, stage: str, judge: str) -> dict:
         verdict = self.template.verdict
-        m = {
+        m: dict = {
             "stage": stage,
             "judge": judge,
             "template": self.template.digest,

@@ -194,21 +194,24 @@ class HumanLabels:
 
     @staticmethod
     def _verdict(req: Request, answer: dict) -> Result:
+        verdict = req.verdict
+        if verdict is None:  # `_answer` takes only the verdict calls it knows
+            raise Refuse("the call asks for no verdict")
         try:
-            req.verdict.model_validate(answer)
+            verdict.model_validate(answer)
         except ValidationError as e:
             first = e.errors()[0]
             raise Refuse(
-                f"the labelled answer does not fit the {req.verdict.__name__} verdict: "
+                f"the labelled answer does not fit the {verdict.__name__} verdict: "
                 f"{'.'.join(map(str, first['loc']))}: {first['msg']}"
             ) from None
         raw = json.dumps(answer, separators=(",", ":"), ensure_ascii=False)
-        if isinstance(parse_verdict(req.verdict, raw), ParseFailure):
+        if isinstance(parse_verdict(verdict, raw), ParseFailure):
             # A model's verdict is generated under the verdict's grammar, whose strings admit no
             # quote, backslash or control character: a label holding one could never be a
             # model's answer, and must not read as a parse failure.
             raise Refuse(
-                f"the labelled answer cannot be written as the {req.verdict.__name__} verdict "
+                f"the labelled answer cannot be written as the {verdict.__name__} verdict "
                 f"(its grammar admits no quote, backslash or control character in a text): {raw[:160]}"
             )
         return finish(req, raw, 0, 0)
@@ -325,7 +328,7 @@ class HumanLabels:
             i += 1
         # Citations that read the same cannot be told apart: that matters only when they carry
         # different `precise` labels and the call attaches some of them but not all.
-        if not fact.entailed:
+        if not fact.entailed or fact.precise is None:  # an entailed fact's label has `precise`
             return frozenset(chosen)
         for part in set(attached):
             group = [j for j, d in enumerate(described) if d == part]
@@ -345,6 +348,8 @@ def _entail_answer(
     (see the module doc)."""
     if not entailed:
         return False
+    if precise is None:
+        raise ValueError("an entailed fact's label has no 'precise' (the label reader requires it)")
     needed = {i for i, p in enumerate(precise) if p}
     if needed:
         return needed <= subset
