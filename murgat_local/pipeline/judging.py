@@ -11,11 +11,12 @@ import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ..engines import LazyEngine, Request, Result, Verdict
 from ..engines.reach import MODALITIES, unreached
 from ..judges.calls import Call, Outcome
+from ..judges.human import HumanLabels
 from .cache import CachedVerdict, VerdictCache, make_key
 
 
@@ -53,10 +54,29 @@ def folded(counts: dict) -> dict:
     return out
 
 
+class Judge(Protocol):
+    """A stage's judge as the protocol and the runner use it: a `StageJudge`, or a panel of them
+    (`panel.PanelJudge`), or the routes to them by modality (`routing.RoutedJudge`), which take
+    the same calls and keep counters of the same names."""
+
+    stage: str
+    cache: VerdictCache
+    batch_size: int
+    on_progress: Callable[[int, float], None] | None
+
+    @property
+    def engine(self) -> Any: ...  # an engine holder: identity, get(), stats, started, close()
+
+    @property
+    def counters(self) -> Any: ...  # `StageCounters`, or the members' summed
+
+    def run(self, calls: Sequence[Call]) -> list[Outcome]: ...
+
+
 @dataclass
 class StageJudge:
     stage: str
-    engine: LazyEngine
+    engine: LazyEngine | HumanLabels
     cache: VerdictCache
     batch_size: int = 256
     counters: StageCounters = field(default_factory=StageCounters)

@@ -18,6 +18,7 @@ as NO.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 
 from ..inputs.responses import InputError, ResponseItem
 from ..judges import PromptTemplate, load_prompt
@@ -28,7 +29,7 @@ from ..media.source import MediaError
 from ..metrics.scores import FactScore, SentenceScore, score_response
 from ..text.citations import Citation, parse_citations_reference
 from ..text.segment import Sentence, segment, split
-from .judging import Call, Outcome, StageJudge
+from .judging import Call, Judge, Outcome
 from .scoring import rewrite_problem, score_fact
 from .state import REFERENCE, FactState, ProtocolOptions, ResponseState, SentenceState
 
@@ -46,7 +47,7 @@ class Protocol:
     def __init__(
         self,
         options: ProtocolOptions,
-        judges: dict[str, StageJudge],
+        judges: dict[str, Judge],
         cutter: SegmentCutter,
         prompts: dict[str, PromptTemplate] | None = None,
     ):
@@ -92,7 +93,7 @@ class Protocol:
         return SentenceState(s.text, s.claim, list(s.citations), [], [])
 
     def _check(self, state: ResponseState) -> None:
-        info = state.source.info
+        info = state.video.info
         opts = self.cutter.opts
         for s in state.sentences:
             s.issues, s.extracted = [], []
@@ -247,7 +248,7 @@ class Protocol:
         for sent in s.sentences:
             yield (
                 Call(tpl, tpl.render(sentence=sent.text)),
-                lambda out, sent=sent: setattr(sent, "verifiable", out),
+                partial(setattr, sent, "verifiable"),
             )
 
     def _collect_decompose(self, s: ResponseState) -> Collected:
@@ -278,7 +279,7 @@ class Protocol:
 
     def _entail_call(self, state: ResponseState, fact: FactState, cits: list[Citation]) -> Call:
         tpl = self.prompts["entail"]
-        src = state.source
+        src = state.video
         evidence = describe_evidence(cits)
         keys = tuple(self.cutter.segment_key(src, c) for c in cits)
         cutter = self.cutter

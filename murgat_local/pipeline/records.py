@@ -103,6 +103,8 @@ def build_record(
     if state.error:
         return error_record(item.index, item.id, state.error, item.source, item.video, item.record)
     score = state.score
+    if score is None:
+        raise ValueError(f"response {item.id!r} has neither an error nor a score")
     predicted, gold, correct = answer_check(item, state.answer_letter, number_tolerance)
     sentences = []
     for s in state.sentences:

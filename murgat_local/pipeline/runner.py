@@ -29,7 +29,7 @@ from ..metrics.intervals import IntervalValues, add_intervals
 from ..metrics.scores import Summary
 from .cache import VerdictCache
 from .judge_warnings import judge_warnings
-from .judging import StageJudge
+from .judging import Judge, StageJudge
 from .outputs import check_writable
 from .panel import PanelJudge
 from .protocol import STAGES, Protocol, ProtocolOptions
@@ -89,7 +89,7 @@ class Runner:
         media_root: pathlib.Path,
         out_dir: pathlib.Path,
         *,
-        progress: Callable[[str], Callable[[int], None]] | None = None,
+        progress: Callable[[str], Callable[[int, float], None]] | None = None,
         engines: dict | None = None,
     ):
         """`engines` maps a model name to a ready engine holder (`LazyEngine`-like: identity,
@@ -107,8 +107,8 @@ class Runner:
             **config.media.bounds(),
             allow_outside=tuple(config.allow_outside),
         )
-        self.engines: dict[str, LazyEngine] = dict(engines or {})
-        self.judges: dict[str, StageJudge] = {}
+        self.engines: dict[str, LazyEngine | HumanLabels] = dict(engines or {})
+        self.judges: dict[str, Judge] = {}
         panels = config.panel_rules()
         for stage, model in config.stage_models().items():
             on_progress = progress(stage) if progress else None

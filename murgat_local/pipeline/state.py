@@ -61,6 +61,13 @@ class ResponseState:
     sentences: list[SentenceState] = field(default_factory=list)
     score: ResponseScore | None = None
 
+    @property
+    def video(self) -> MediaRef:
+        """The response's video, resolved when it is prepared (before any citation is read)."""
+        if self.source is None:
+            raise ValueError(f"response {self.item.id!r}: its video is not resolved")
+        return self.source
+
 
 @dataclass(frozen=True)
 class ProtocolOptions:
