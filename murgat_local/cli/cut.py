@@ -108,7 +108,7 @@ def _write(part, out: pathlib.Path, stem: str, row: dict) -> None:
             w.writeframes(pcm.tobytes())
         row["audio"] = {
             "start": part.start,
-            "end": part.start + len(pcm) / part.sample_rate,
+            "end": part.start + len(pcm) / part.sample_rate if part.start is not None else None,
             "samples": len(pcm),
             "file": name,
         }
