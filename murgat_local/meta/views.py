@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ..metrics.scores import FactScore, SentenceScore, score_response
+from ..grading import FactScore, SentenceScore, score_response
 from ..text.labels import LabelledResponse, read_labels
 
 _SPACE = re.compile(r"\s+")

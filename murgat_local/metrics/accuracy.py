@@ -20,21 +20,6 @@ K = TypeVar("K", bound=Hashable)
 WITHOUT, WITH = "base", "cite"  # the strategies the reasoning tax compares
 
 
-def graded_correct(gold: bool, answered: bool, right: bool | None) -> bool | None:
-    """One question's outcome.
-
-    Args:
-        gold: whether the question has a gold answer.
-        answered: whether an answer was read from the response.
-        right: whether that answer matches the gold one (read only when both exist).
-
-    Returns None when the question is not graded (no gold answer), False when it is unanswered.
-    """
-    if not gold:
-        return None
-    return bool(right) if answered else False
-
-
 def _ratio(num: int, den: int) -> float | None:
     return num / den if den else None
 

@@ -20,13 +20,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 
+from ..grading import FactScore, SentenceScore, score_response
 from ..inputs.responses import InputError, ResponseItem
 from ..judges import PromptTemplate, load_prompt
 from ..judges.evidence import describe_evidence
 from ..judges.verdicts import AtomicFacts, Rewrite, RewrittenText
 from ..media.segments import SegmentCutter, SegmentRef, check_citation
 from ..media.source import MediaError
-from ..metrics.scores import FactScore, SentenceScore, score_response
 from ..text.citations import Citation, parse_citations_reference
 from ..text.segment import Sentence, segment, split
 from .judging import Call, Judge, Outcome

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..inputs.responses import InputError
-from ..judges.verdicts import ReasonedYesNo, YesNo
-from ..metrics.accuracy import graded_correct
-from ..metrics.scores import (
+from ..grading import (
     FactScore,
     SentenceScore,
+    graded_correct,
     score_fact_default,
     score_fact_reference,
     score_response,
 )
+from ..inputs.responses import InputError
+from ..judges.verdicts import ReasonedYesNo, YesNo
 from ..text.open_answers import matches, open_answer
 from .judging import Outcome
 from .protocol import REFERENCE, ResponseState
@@ -37,7 +37,7 @@ def answer_check(
 ) -> tuple[str | None, str | None, bool | None]:
     """(predicted, gold, correct). Multiple-choice: the response's letter against the gold letter.
     Open: the response's short answer against the gold text or number (`text.open_answers`). No
-    answer given counts as wrong (`metrics.accuracy.graded_correct`), and is visible in `answer`.
+    answer given counts as wrong (`grading.graded_correct`), and is visible in `answer`.
     A row `murgat generate` wrote carries the answer it read (`answer_path`, `predicted`: with
     the option texts and its answer judge); that answer is graded, so both commands agree."""
     read = item.record.get("predicted")

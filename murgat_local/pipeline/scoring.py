@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..metrics.scores import FactScore, score_fact_default, score_fact_reference
+from ..grading import FactScore, score_fact_default, score_fact_reference
 from .judging import Outcome
 from .state import FactState, SentenceState
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..grading import FactScore, ResponseScore, SentenceScore
 from ..inputs.responses import ResponseItem
 from ..media.source import MediaRef
-from ..metrics.scores import FactScore, ResponseScore, SentenceScore
 from ..text.citations import Citation
 from .judging import Outcome
 
