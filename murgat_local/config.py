@@ -185,6 +185,48 @@ class PanelConfig(PanelVote):
         return rule
 
 
+class EscalationStage(BaseModel):
+    """One stage's certified threshold, as `murgat meta-eval --certify` measured it: a verdict
+    whose confidence max(p_yes, 1 - p_yes) is at least `threshold` is kept, the others go to
+    people; with probability >= 1 - alpha the kept verdicts agree with people at least `target`
+    of the time. No threshold: nothing was certified, every verdict of the stage is escalated."""
+
+    model_config = ConfigDict(extra="forbid")
+    threshold: float | None = Field(None, ge=0.5, le=1)
+    target: float = Field(gt=0, lt=1)
+    alpha: float = Field(gt=0, lt=1)
+    coverage: float = Field(ge=0, le=1)  # share of the calibration verdicts kept at threshold
+    n: int = Field(ge=0)  # calibration pairs (judgements with a p_yes and a person's label)
+    judge: str | None = None  # the judge it was certified for (a run's stage judge must be it)
+
+
+ESCALATED = ("verifiable", "entail")
+
+
+class EscalationConfig(BaseModel):
+    """`[escalation]`: written by `murgat meta-eval --certify ... --select best.toml`. The
+    stage tables hold the chosen judges' thresholds; `[escalation.judges."M".STAGE]` those of
+    every other judge the meta-eval measured, which `murgat score --escalate-to M` reads."""
+
+    model_config = ConfigDict(extra="forbid")
+    labels: str | None = None  # the human labels the thresholds were certified on
+    verifiable: EscalationStage | None = None
+    entail: EscalationStage | None = None
+    judges: dict[str, dict[str, EscalationStage]] = Field(default_factory=dict)
+
+    @field_validator("judges")
+    @classmethod
+    def _judge_stages(cls, v: dict) -> dict:
+        for model, stages in v.items():
+            unknown = sorted(set(stages) - set(ESCALATED))
+            if unknown:
+                raise ValueError(
+                    f"escalation.judges.{model!r}: unknown stage(s) {unknown}; "
+                    f"stages: {', '.join(ESCALATED)}"
+                )
+        return v
+
+
 class RunConfig(_Run):
     """`murgat score` (and the scoring half of `murgat run`)."""
 
@@ -210,6 +252,10 @@ class RunConfig(_Run):
     # summary.json's `by_group`: the same means and intervals per value of each field (a key of
     # the responses' `categories`, or `model`, `benchmark`, `question_type`).
     group_by: list[str] = Field(default_factory=list)
+    # Certified confidence thresholds per stage (`murgat meta-eval --certify`); None: none.
+    escalation: EscalationConfig | None = None
+    # `--escalate-to`: the judges a verdict under its judge's threshold goes to, in order.
+    escalate_to: list[str] = Field(default_factory=list)
 
     @field_validator("group_by")
     @classmethod
@@ -321,6 +367,61 @@ class RunConfig(_Run):
             }
         )
         return _engine_options(spec.engine, server, self.data_parallel, self.ray)
+
+    @model_validator(mode="after")
+    def _cascades(self):
+        self.cascades()  # resolving each cascade's thresholds is its validation
+        return self
+
+    def cascades(self) -> dict:
+        """{stage: [judges.cascade.Step, ...]} for each stage `escalate_to` escalates: the stage's
+        own judge first, then each `--escalate-to` judge, with the threshold `[escalation]`
+        certified for it at that stage. ValueError naming what does not fit."""
+        from .judges.cascade import Step
+        from .judges.human import is_human
+
+        if not self.escalate_to:
+            return {}
+        if self.escalation is None:
+            raise ValueError(
+                "escalate_to needs certified thresholds: a config with an [escalation] table "
+                "(murgat meta-eval --certify ... --select best.toml)"
+            )
+        twice = sorted({m for m in self.escalate_to if self.escalate_to.count(m) > 1})
+        if twice:
+            raise ValueError(f"escalate_to names {', '.join(twice)} twice")
+        if self.entail_routes():
+            raise ValueError("escalate_to with entailer_visual / entailer_audio is not supported")
+        models = self.stage_models()
+        out = {}
+        for stage in ESCALATED:
+            own = getattr(self.escalation, stage)
+            if own is None:
+                continue  # nothing certified for the stage: its judge decides alone
+            first = models[stage]
+            if own.judge is not None and own.judge != first:
+                raise ValueError(
+                    f"[escalation.{stage}] was certified for {own.judge!r}, but this run's "
+                    f"{stage} judge is {first!r}"
+                )
+            steps = [Step(first, own.threshold, is_human(first))]
+            for m in self.escalate_to:
+                if m == first:  # nowhere further for this stage: its escalations are abstained
+                    continue
+                if is_human(m):
+                    steps.append(Step(m, None, certain=True))
+                    continue
+                table = self.escalation.judges.get(m)
+                if table is None:
+                    known = ", ".join(map(repr, self.escalation.judges)) or "none"
+                    raise ValueError(
+                        f"escalate_to {m!r}: [escalation.judges] certifies no threshold for it "
+                        f"(certified: {known}); give meta-eval a run judged by it"
+                    )
+                block = table.get(stage)
+                steps.append(Step(m, block.threshold if block else None))
+            out[stage] = steps
+        return out
 
     @model_validator(mode="after")
     def _routes_are_models(self):

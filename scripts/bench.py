@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import pathlib
 import random
@@ -213,6 +214,7 @@ def bench_judges(work: pathlib.Path, n_responses: int, engine_args: dict | None 
         for req in e.rec.requests:
             e.rec.engine.judge([req])
     t_single = time.perf_counter() - t0
+    p_yes_cost = bench_p_yes(engines)
     for e in engines.values():
         e.close()
     runner.cache.close()
@@ -225,6 +227,53 @@ def bench_judges(work: pathlib.Path, n_responses: int, engine_args: dict | None 
         "speedup": round(t_single / t_pipeline, 2),
         "stages": {s: c["model_calls"] for s, c in result.summary["stages"].items()},
         "per_stage": per_stage,
+        "p_yes": p_yes_cost,
+    }
+
+
+def bench_p_yes(engines: dict, repeats: int = 3) -> dict:
+    """Batched yes/no judging with and without p_yes, side by side on the same warm engines:
+    the run's yes/no requests, each engine's in one batch, once as they are (log-probabilities
+    asked) and once with a verdict type that asks none (the same grammar). The order
+    alternates and the best of `repeats` counts, so warm-up and noise do not decide."""
+    import dataclasses
+
+    from murgat_local.judges.verdicts import ReasonedYesNo, YesNo
+
+    class PlainYesNo(YesNo):
+        yes_no = False
+
+    class PlainReasonedYesNo(ReasonedYesNo):
+        yes_no = False
+
+    plain = {YesNo: PlainYesNo, ReasonedYesNo: PlainReasonedYesNo}
+    batches = []
+    for e in engines.values():
+        asked = [r for r in e.rec.requests if r.verdict in plain]
+        if asked:
+            without = [dataclasses.replace(r, verdict=plain[r.verdict]) for r in asked]
+            batches.append((e.rec.engine, asked, without))
+    if not batches:
+        return {"calls": 0}
+    best = {"with": math.inf, "without": math.inf}
+    for i in range(repeats):
+        for name in ("with", "without") if i % 2 == 0 else ("without", "with"):
+            t0 = time.perf_counter()
+            for engine, asked, without in batches:
+                engine.judge(asked if name == "with" else without)
+            best[name] = min(best[name], time.perf_counter() - t0)
+    calls = sum(len(a) for _, a, _ in batches)
+    ratio = best["with"] / best["without"]
+    print(
+        f"batched yes/no judging, {calls} calls: {best['with']:.2f} s with p_yes, "
+        f"{best['without']:.2f} s without (ratio {ratio:.3f}; goal <= 1.05)",
+        flush=True,
+    )
+    return {
+        "calls": calls,
+        "with_p_yes_s": round(best["with"], 3),
+        "without_p_yes_s": round(best["without"], 3),
+        "ratio": round(ratio, 3),
     }
 
 

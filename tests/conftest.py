@@ -33,3 +33,11 @@ def require_model(name: str) -> pathlib.Path:
     if not (path / "config.json").is_file():
         pytest.fail(f"local test model {path} is missing: run scripts/setup.sh first")
     return path
+
+
+@pytest.fixture(scope="session")
+def prompt_ledger() -> dict:
+    """model -> route -> modality -> (prompt_digest, bos_count, prompt_tokens) of the smoke
+    probes, recorded by the tests that hold each route's engine (`route_checks.record_route`)
+    and compared in tests/test_serve_prompt_routes.py."""
+    return {}

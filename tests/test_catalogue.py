@@ -1,9 +1,9 @@
-"""The catalogue of bad input (README, "## Bad input"): every kind it lists is one case here.
+"""The catalogue of bad input (docs/security.md, "## Bad input"): every kind it lists is one case here.
 
 One run of the real `Runner` (the deterministic `OracleEngine`, real media decoding) reads one
 file that holds every per-line case, each followed by a good control item; each case then checks
 its own record. Kinds that are about the whole file (empty, BOM, CRLF, a JSON list...) get a
-small run each. The README's table and this module's cases are compared key by key, so the
+small run each. The page's table and this module's cases are compared key by key, so the
 documentation cannot drift from what is tested.
 """
 
@@ -607,11 +607,11 @@ def test_file_case(key, env):
     check(result, records)
 
 
-# ---------------------------------------------------------------- the README's table
+# ---------------------------------------------------------------- the docs page's table
 
 
 def _readme_keys() -> list[str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "security.md").read_text(encoding="utf-8")
     section = text.split("\n## Bad input\n", 1)[1].split("\n## ", 1)[0]
     return re.findall(r"^\| `([a-z0-9-]+)` \|", section, flags=re.M)
 
@@ -619,10 +619,10 @@ def _readme_keys() -> list[str]:
 def test_the_readme_lists_exactly_the_tested_kinds():
     keys = _readme_keys()
     tested = [c.key for c in LINE_CASES] + list(FILE_CASES)
-    assert len(keys) == len(set(keys)), "a key is listed twice in the README"
+    assert len(keys) == len(set(keys)), "a key is listed twice in docs/security.md"
     assert len(tested) == len(set(tested)), "a key is tested twice"
-    assert set(keys) - set(tested) == set(), "README rows without a test case"
-    assert set(tested) - set(keys) == set(), "test cases without a README row"
+    assert set(keys) - set(tested) == set(), "docs/security.md rows without a test case"
+    assert set(tested) - set(keys) == set(), "test cases without a docs/security.md row"
     assert len(keys) >= 30
 
 

@@ -15,6 +15,7 @@ import os
 import numpy as np
 import pytest
 from conftest import require_model
+from route_checks import ROUTES, record_route
 
 from murgat_local.engines import ImagePart, LazyEngine, Request, engine_names, load_preset
 from murgat_local.engines.base import REFUSED, TIMED_OUT
@@ -47,6 +48,10 @@ OPTIONS = {
 }
 
 
+# The good request's p_yes per engine, compared across routes below.
+P_YES: dict[str, float] = {}
+
+
 def batch():
     good = Request("Is the sky blue? Answer YES or NO.", YesNo)
     refused = Request("Is this red?", YesNo, media=(ImagePart(np.zeros((32, 32, 3), np.uint8)),))
@@ -55,7 +60,9 @@ def batch():
 
 
 @pytest.mark.parametrize("kind", sorted(OPTIONS))
-def test_refused_and_failed_requests_come_back_in_place_and_the_engine_goes_on(kind, request):
+def test_refused_and_failed_requests_come_back_in_place_and_the_engine_goes_on(
+    kind, request, prompt_ledger
+):
     require_model(MODEL)
     if kind == "ray":
         pytest.importorskip("ray")
@@ -65,6 +72,9 @@ def test_refused_and_failed_requests_come_back_in_place_and_the_engine_goes_on(k
         engine = holder.get()
         good, refused, failed = engine.judge(batch())
         assert good.ok and good.verdict.label in ("YES", "NO"), good
+        # Every route reads the yes/no verdict's confidence from the engine's log-probabilities.
+        assert good.p_yes is not None and 0.0 <= good.p_yes <= 1.0, good
+        P_YES[kind] = good.p_yes
         assert refused.error and refused.error.startswith(REFUSED) and "image" in refused.error, (
             refused
         )
@@ -82,8 +92,21 @@ def test_refused_and_failed_requests_come_back_in_place_and_the_engine_goes_on(k
         again = engine.judge([batch()[0]])  # still usable
         assert len(again) == 1 and again[0].ok
         assert engine.stats.calls >= 2
+        if kind in ROUTES:  # its prompts, for tests/test_serve_prompt_routes.py
+            record_route(prompt_ledger, kind, load_preset(MODEL), engine)
     finally:
         holder.close()
+
+
+def test_the_in_process_engine_and_vllm_serve_give_the_same_p_yes():
+    """The same request on the same model: one p_yes, whichever vLLM route reads it (the
+    engines above ran it; this compares what they read)."""
+    if not {"vllm", "openai"} <= set(P_YES):
+        pytest.skip("needs the vllm and openai runs of the contract test above")
+    assert P_YES["openai"] == pytest.approx(P_YES["vllm"], abs=1e-3)
+    for kind in ("replicas", "ray"):
+        if kind in P_YES:
+            assert P_YES[kind] == pytest.approx(P_YES["vllm"], abs=1e-3), kind
 
 
 def test_a_request_past_its_timeout_is_reported_as_timed_out(server):

@@ -2,6 +2,7 @@
 
 import pytest
 from engine_checks import FAMILIES, MODELS, _check_every_modality, _check_structured_types, _engine
+from route_checks import record_route
 
 pytestmark = pytest.mark.engine
 
@@ -15,6 +16,13 @@ def hf(request):
 
 def test_transformers_every_modality(hf):
     _check_every_modality(*hf)
+
+
+def test_transformers_prompts_are_recorded_for_the_cross_route_check(hf, prompt_ledger):
+    """What this route ran for the smoke probes (compared in test_serve_prompt_routes.py)."""
+    preset, eng = hf
+    seen = record_route(prompt_ledger, "transformers", preset, eng)
+    assert all(digest is not None for digest, _, _ in seen.values()), seen
 
 
 def test_transformers_several_field_verdicts(hf):

@@ -16,6 +16,7 @@ from engine_checks import (
     fitting_requests,
 )
 from reach_checks import check_reach
+from route_checks import record_route
 
 from murgat_local.judges import JudgeRequest, ModelNotFound, YesNo, load_preset, make_engine
 
@@ -37,6 +38,13 @@ def test_vllm_every_modality_reaches_the_model(vllm_engine, media_root):
     """`murgat smoke --reach` on this module's engines: each modality, neutralised, moves the
     decision token (a text-only model has nothing to neutralise)."""
     check_reach(*vllm_engine, media_root)
+
+
+def test_vllm_prompts_are_recorded_for_the_cross_route_check(vllm_engine, prompt_ledger):
+    """What this route ran for the smoke probes (compared in test_serve_prompt_routes.py)."""
+    preset, eng = vllm_engine
+    seen = record_route(prompt_ledger, "vllm", preset, eng)
+    assert seen["text"][0] is not None
 
 
 def test_vllm_several_field_verdicts(vllm_engine):

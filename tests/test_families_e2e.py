@@ -16,6 +16,7 @@ import pytest
 from conftest import ROOT, require_model
 from engine_checks import CLAIM, FAMILIES, _check_every_modality, _check_structured_types
 from reach_checks import check_reach
+from route_checks import record_route
 
 from murgat_local.config import GenerateConfig, RunConfig
 from murgat_local.engines import (
@@ -80,13 +81,15 @@ def rows(path):
 
 
 @pytest.mark.parametrize("name", FAMILIES)
-def test_every_modality_and_verdict_type_on_vllm(engines, name):
+def test_every_modality_and_verdict_type_on_vllm(engines, name, prompt_ledger):
     """The engine checks every local test model passes (tests/engine_checks.py), on the engines
     this module shares; Gemma 4's audio is refused with the CPU build's reason, the engine goes on."""
     eng = engines[name].get()
     _check_every_modality(load_preset(name), eng)
     _check_structured_types(eng)
     assert eng.identity == engines[name].identity  # known before it started
+    # Its prompts, for the cross-route check (tests/test_serve_prompt_routes.py).
+    assert record_route(prompt_ledger, "vllm", load_preset(name), eng)["text"][0] is not None
 
 
 @pytest.mark.parametrize("name", FAMILIES)

@@ -97,6 +97,8 @@ BASE = ["--cpu", "--skip-install", "--venv", VENV]
         (["--models-only", "a b"], "--models-only takes names"),
         (["--bench-responses", "0"], "--bench-responses must be a positive"),
         (["--wheels", "/nonexistent/wheels"], "--wheels: no folder"),
+        (["--routes", "--no-routes"], "--routes and --no-routes exclude each other"),
+        (["--no-routes", "--routes"], "--routes and --no-routes exclude each other"),
     ],
 )
 def test_bad_arguments_exit_2_with_usage(args, says, tmp_path):
@@ -115,6 +117,7 @@ def test_help():
     p, _ = run("--help", timeout=30)
     assert p.returncode == 0
     assert "--models-only" in p.stdout and "--time-limit" in p.stdout and "--cpu" in p.stdout
+    assert "--routes" in p.stdout and "--no-routes" in p.stdout
 
 
 def test_its_model_list_is_the_local_test_models():
@@ -134,11 +137,32 @@ def test_an_unknown_model_is_a_failed_row_and_exit_1(tmp_path):
     got = rows(summary)
     assert got[0][:2] == ["smoke", "no-such-model"]
     assert got[0][5].startswith("FAILED: unknown model")
-    assert got[1][0] == "bench-judges" and got[1][5] == "skipped: --no-bench"
+    # The cross-route prompt test runs on CUDA; on the CPU fallback only when asked (--routes).
+    assert got[1][0] == "routes" and got[1][5] == "skipped: the CPU fallback (--routes runs it)"
+    assert got[2][0] == "bench-judges" and got[2][5] == "skipped: --no-bench"
     assert "result: FAIL" in summary
     device = (tmp_path / "device.txt").read_text()
     assert "device: cpu (--cpu" in device and "torch.cuda.is_available() False" in device
     assert not left_running(marker)
+
+
+def test_routes_asked_for_without_a_model_folder_is_a_failed_row(tmp_path):
+    """--routes on the CPU fallback runs tests/test_serve_prompt_routes.py for the selected models
+    whose folders are here; with none, the row says it was not run."""
+    p, _ = run(
+        *BASE,
+        "--models-only",
+        "no-such-model",
+        "--no-bench",
+        "--routes",
+        "--out",
+        tmp_path,
+        timeout=120,
+    )
+    assert p.returncode == 1, p.stdout + p.stderr
+    got = rows((tmp_path / "summary.md").read_text())
+    assert got[1][0] == "routes" and got[1][5].startswith("FAILED: not run, no selected model")
+    assert not (tmp_path / "routes.txt").exists()
 
 
 def test_no_step_starts_when_the_time_budget_is_spent(tmp_path):
@@ -227,6 +251,7 @@ def test_cpu_fallback_smokes_one_model(tmp_path):
     got = rows(summary)
     assert [r[:4] for r in got] == [
         ["smoke", CHEAP, "vllm", "0"],
+        ["routes", "-", "-", "-"],
         ["bench-judges", "-", "vllm", "-"],
     ]
     assert got[0][5] == "ok" and float(got[0][4]) > 0

@@ -151,13 +151,23 @@ def test_the_human_engine_gives_the_human_murgat_s(tmp_path, media_root):
     # Provenance and the summary name the labels.
     judges = result.summary["provenance"]["judges"]
     assert judges["entail"]["engine"] == "human"
-    assert judges["entail"]["identity"].startswith("human-labels/1:")
+    assert judges["entail"]["identity"].startswith("human-labels/2:")
     assert judges["entail"]["detail"]["sha256"] in judges["entail"]["identity"]
     assert result.summary["murgat_s"] == pytest.approx((8 / 21 + 1 + 0.5) / 3)
     # A rerun is served from the cache, keyed per response.
     again, recs2 = _run(tmp_path, media_root)
     assert all(s["model_calls"] == 0 for s in again.summary["stages"].values())
     assert recs2["h01"]["murgat_s"] == recs["h01"]["murgat_s"]
+    # A person's label is certain: p_yes is 1 for YES and 0 for NO, and the cache returns it.
+    seen = 0
+    for rid in recs:
+        pairs = zip(recs[rid]["trace"]["sentences"], recs2[rid]["trace"]["sentences"])
+        for s, s2 in pairs:
+            v = s.get("verifiable")
+            if isinstance(v, dict) and isinstance(v.get("value"), bool):
+                assert v["p_yes"] == float(v["value"]) == s2["verifiable"]["p_yes"]
+                seen += 1
+    assert seen
 
 
 def test_stage_mix_human_verifier_and_decomposer_model_entailer(tmp_path, media_root):

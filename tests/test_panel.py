@@ -197,7 +197,7 @@ def test_a_majority_of_a_b_a_is_a(tmp_path, media_root, labels):
         "panel/1:majority:"
     )
     assert [m["model"] for m in judges["entail"]["detail"]["members"]] == [a, b, a2]
-    assert judges["entail"]["detail"]["members"][0]["identity"].startswith("human-labels/1:")
+    assert judges["entail"]["detail"]["members"][0]["identity"].startswith("human-labels/2:")
     stages = result.summary["stages"]["verifiable"]
     assert set(stages["members"]) == {a, b, a2} and stages["votes"] == 8 and stages["ties"] == 0
     assert stages["unique"] == 3 * 8  # a panel's calls are its members' calls

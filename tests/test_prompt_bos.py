@@ -94,3 +94,18 @@ def test_the_prompt_rule_is_part_of_the_identity(monkeypatch):
     )
     monkeypatch.setattr(identity, "PROMPT_TOKENS", "another rule")
     assert identity.engine_identity("vllm", preset, 0.0, {}) != now
+
+
+def test_a_route_that_ran_another_prompt_is_named():
+    """The cross-route comparison (tests/route_checks.py) names the modality and the routes whose
+    prompt ids differ; a probe a route did not run is not compared."""
+    from route_checks import differences
+
+    same = {"text": ("a" * 64, 1, 40), "audio": (None, None, 0)}
+    assert (
+        differences({"vllm": same, "ray": same, "transformers": dict(same, audio=("c", 1, 9))})
+        == []
+    )
+    other = dict(same, text=("b" * 64, 2, 41))
+    (line,) = differences({"vllm": same, "openai": other})
+    assert line.startswith("text: ") and "openai: 41 tokens, 2 BOS" in line

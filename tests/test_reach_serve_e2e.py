@@ -10,6 +10,7 @@ import os
 import pytest
 from conftest import require_model
 from reach_checks import check_reach
+from route_checks import record_route
 
 from murgat_local.engines import load_preset
 from murgat_local.engines.identity import vllm_cpu_build
@@ -44,3 +45,15 @@ def test_every_modality_reaches_the_served_model(served, media_root):
     preset = load_preset(name).on_runtime(cpu=vllm_cpu_build())
     rows = check_reach(preset, OpenAIEngine(preset, base_url=server.base_url), media_root)
     assert name != "tiny-qwen2.5-omni" or rows[-1]["modality"] == "audio in video"
+
+
+def test_the_served_prompts_are_recorded_for_the_cross_route_check(served, prompt_ledger):
+    """What this route ran for the smoke probes (compared in test_serve_prompt_routes.py)."""
+    from murgat_local.engines.openai import OpenAIEngine
+
+    name, server = served
+    runs = load_preset(name).on_runtime(cpu=vllm_cpu_build())
+    seen = record_route(
+        prompt_ledger, "openai", load_preset(name), OpenAIEngine(runs, base_url=server.base_url)
+    )
+    assert seen["text"][0] is not None

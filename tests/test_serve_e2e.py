@@ -27,6 +27,7 @@ from conftest import ROOT, require_model
 from engine_checks import check_fitted, fitting_requests
 from reach_checks import check_reach
 from resume_checks import cache_rows, first_rows, structure
+from route_checks import record_route
 
 from murgat_local.engines import load_preset
 from murgat_local.engines.wire import chat_messages
@@ -209,6 +210,19 @@ def test_every_modality_reaches_the_served_model_and_murgat_models_says_so(
     assert {m: (s["state"], s["engines"]) for m, s in reach.items()} == dict.fromkeys(
         ["image", "video", "audio", "audio in video"], ("verified", ["openai"])
     )
+
+
+def test_the_served_prompts_are_recorded_for_the_cross_route_check(server, prompt_ledger):
+    """What this route ran for the smoke probes (compared in test_serve_prompt_routes.py)."""
+    from murgat_local.engines.identity import vllm_cpu_build
+    from murgat_local.engines.openai import OpenAIEngine
+
+    preset = load_preset("tiny-qwen3-omni")
+    runs = preset.on_runtime(cpu=vllm_cpu_build())
+    seen = record_route(
+        prompt_ledger, "openai", preset, OpenAIEngine(runs, base_url=server.base_url)
+    )
+    assert seen["text"][0] is not None
 
 
 def test_special_tokens_in_a_response_reach_the_served_model_as_text(server):

@@ -69,6 +69,8 @@ def label_record(
     shown = shown or {}
     if open_questions(item, answers):
         return None, "not finished"
+    if item.ask is not None:
+        return _abstained_record(item, answers, annotator), None
     sentences = []
     for i, s in enumerate(item.sentences):
         verifiable = answers[f"s{i + 1}.verifiable"]
@@ -91,6 +93,30 @@ def label_record(
     if unsure:
         record["unsure"] = sorted(unsure)
     return record, None
+
+
+def _abstained_record(item: Item, answers: Mapping[str, object], annotator: str) -> dict:
+    """`--abstained`: people's answers to the verdicts a run abstained on, each with the
+    sentence, the run's fact and the citation it is about. Not the `human:PATH` format (which
+    labels every sentence of a response): a line of its own shape, marked `abstained`."""
+    rows = []
+    for suffix in item.ask or ():
+        *where, kind = suffix.split(".")
+        i, *rest = [int(w[1:]) - 1 for w in where]
+        j, k = (rest + [None, None])[:2]
+        s = item.sentences[i]
+        facts = s.proposal.facts if s.proposal is not None else None
+        rows.append(
+            {
+                "question": suffix,
+                "kind": kind,
+                "sentence": s.text,
+                "fact": facts[j] if j is not None and facts and j < len(facts) else None,
+                "citation": s.citations[k].raw if k is not None and k < len(s.citations) else None,
+                "answer": answers.get(suffix),
+            }
+        )
+    return {"id": item.id, "annotator": annotator, "abstained": rows}
 
 
 def to_labelled(record: Mapping) -> LabelledResponse:

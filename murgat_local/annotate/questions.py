@@ -50,8 +50,19 @@ class Question:
     citation: int | None = None
 
 
+def _parse(suffix: str) -> Question:
+    """The question a suffix names ("s1.f2.c1.precise")."""
+    *where, kind = suffix.split(".")
+    n = [int(w[1:]) - 1 for w in where]
+    return Question(suffix, kind, *n)
+
+
 def questions(item: Item, answers: Mapping[str, object]) -> Iterator[Question]:
-    """The questions of `item` that its `answers` (by suffix) make necessary, in asking order."""
+    """The questions of `item` that its `answers` (by suffix) make necessary, in asking order.
+    An item that names its questions (`ask`, from `--abstained`) is asked exactly those."""
+    if item.ask is not None:
+        yield from map(_parse, item.ask)
+        return
     for i, _ in enumerate(item.sentences):
         yield Question(f"s{i + 1}.verifiable", "verifiable", i)
     for i, s in enumerate(item.sentences):

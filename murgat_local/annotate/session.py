@@ -280,6 +280,9 @@ class Session:
         answers = self.answers[item.id]
         offer, origin = proposal(item, q, answers, self.show_judge)
         facts = answers.get(f"s{q.sentence + 1}.facts")
+        if item.ask is not None:  # --abstained: the run's own facts
+            p = item.sentences[q.sentence].proposal
+            facts = list(p.facts) if p is not None and p.facts else None
         return {
             "key": f"{item.id}#{q.suffix}",
             "kind": q.kind,
@@ -389,7 +392,7 @@ def human_views(store: Store, source: Source) -> dict[str, dict]:
         views = {}
         for rid, answers in responses.items():
             record, _ = label_record(by_id[rid], answers, annotator)
-            if record is not None:
+            if record is not None and "abstained" not in record:  # --abstained: no views
                 views[rid] = from_labels(to_labelled(record))
         out[annotator] = views
     return out

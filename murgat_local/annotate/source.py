@@ -62,6 +62,8 @@ class Item:
     options: object = None
     digest: str = ""  # of what is labelled: answers made on another split are not reused
     note: str | None = None  # why the judges' proposals are missing
+    # `--abstained`: only these questions (suffixes), about the run's own facts; None: all.
+    ask: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -173,8 +175,36 @@ def _read_run(
     return responses, records, summary, float(window) if isinstance(window, (int, float)) else 1.0
 
 
+def abstained_questions(record: dict) -> tuple[str, ...]:
+    """The questions that ask people exactly the verdicts an escalated run abstained on
+    (`murgat score --escalate-to`): a sentence's verifiability, a fact's entailment by its
+    citations together (joint), a citation's necessity to a fact (alone / without it). Facts
+    are the run's own decomposition, numbered as in its record (1-based)."""
+    out: list[str] = []
+    for i, s in enumerate((record.get("trace") or {}).get("sentences") or []):
+        if (s.get("verifiable") or {}).get("abstained"):
+            out.append(f"s{i + 1}.verifiable")
+        for j, f in enumerate(s.get("facts") or []):
+            if (f.get("joint") or {}).get("abstained"):
+                out.append(f"s{i + 1}.f{j + 1}.entailed")
+            cited = sorted(
+                {
+                    int(k)
+                    for kind in ("alone", "without")
+                    for k, v in (f.get(kind) or {}).items()
+                    if (v or {}).get("abstained")
+                }
+            )
+            out += [f"s{i + 1}.f{j + 1}.c{k + 1}.precise" for k in cited]
+    return tuple(out)
+
+
 def load_source(
-    path: pathlib.Path, media_root: pathlib.Path, *, responses: pathlib.Path | None = None
+    path: pathlib.Path,
+    media_root: pathlib.Path,
+    *,
+    responses: pathlib.Path | None = None,
+    abstained: bool = False,
 ) -> Source:
     """Every response of SOURCE, split and with its video resolved under `media_root`.
 
@@ -182,6 +212,8 @@ def load_source(
         path: a responses file or a `murgat score` folder.
         media_root: the folder the videos are named under (nothing outside it is served).
         responses: a run folder's input, when the path its summary records has moved.
+        abstained: only the verdicts the run abstained on (`abstained_questions`), and only
+            the responses that have one.
     """
     path = pathlib.Path(path)
     root = pathlib.Path(media_root).resolve()
@@ -196,6 +228,8 @@ def load_source(
         source = Source("responses", path, path)
     else:
         raise SourceError(f"{path} is neither a responses file nor a `murgat score` folder")
+    if abstained and records is None:
+        raise SourceError("--abstained takes a `murgat score` folder (its abstained verdicts)")
     for item in read_responses(source.responses):
         if isinstance(item, InputError):
             source.unusable.append(Unusable(item.id, item.source, item.reason))
@@ -215,6 +249,17 @@ def load_source(
             Sentence(s.text, s.claim, tuple(s.citations), p)
             for s, p in zip(seg.sentences, proposals)
         )
+        ask, digest = None, item_digest(item.id, sentences)
+        if abstained and records is not None:  # (--abstained without a run is refused above)
+            ask = abstained_questions(records.get(item.id) or {})
+            if not ask:
+                continue
+            if note is not None:
+                source.unusable.append(Unusable(item.id, item.source, note))
+                continue
+            # Answers about the run's facts are not answers about a person's own facts.
+            facts = [p.facts if p is not None else None for p in proposals]
+            digest = item_digest(f"{item.id}#abstained:{json.dumps([ask, facts])}", sentences)
         question = item.question if isinstance(item.question, str) else None
         source.items.append(
             Item(
@@ -225,8 +270,9 @@ def load_source(
                 sentences,
                 question,
                 item.options,
-                item_digest(item.id, sentences),
+                digest,
                 note,
+                ask,
             )
         )
         if records is not None and item.id in records:
@@ -237,6 +283,7 @@ def load_source(
 
 
 __all__ = [
+    "abstained_questions",
     "Item",
     "Proposal",
     "Sentence",

@@ -3,7 +3,20 @@
 
 import inspect
 
-from . import annotate, compare, cut, dataset, generate, meta, program, report, score, serve, tools  # noqa: F401  (each registers its commands on `app`)
+from . import (  # noqa: F401  (each registers its commands on `app`)
+    annotate,
+    bundle,
+    compare,
+    cut,
+    dataset,
+    generate,
+    meta,
+    program,
+    report,
+    score,
+    serve,
+    tools,
+)
 from .ui import app
 
 

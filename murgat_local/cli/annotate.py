@@ -55,6 +55,11 @@ def annotate(
     resamples: int = typer.Option(
         10_000, "--resamples", help="bootstrap resamples of the agreement view"
     ),
+    abstained: bool = typer.Option(
+        False,
+        "--abstained",
+        help="ask exactly the verdicts SOURCE (a `murgat score --escalate-to` run) abstained on",
+    ),
 ) -> None:
     """Label responses: verifiability, atomic facts, entailment and necessity of each citation."""
     from ..annotate import (
@@ -77,7 +82,7 @@ def annotate(
             f"--host {host} is not a loopback address: set {TOKEN_ENV} (every request must then carry it)"
         )
     try:
-        src = load_source(source, media_root, responses=responses)
+        src = load_source(source, media_root, responses=responses, abstained=abstained)
     except SourceError as e:
         ui._fail(str(e))
     for u in src.unusable:

@@ -69,20 +69,41 @@ def meta_eval(
         help="write the best judge per stage (a run's judge, or a panel of them) as a "
         "config for `murgat score --config`",
     ),
+    certify: float | None = typer.Option(
+        None,
+        "--certify",
+        help="certify per yes/no stage the lowest confidence threshold at which the judge agrees "
+        "with people at least this often (e.g. 0.9), with probability >= 1 - --alpha",
+    ),
+    alpha: float = typer.Option(
+        0.1, "--alpha", help="--certify's risk: the guarantee holds with probability 1 - alpha"
+    ),
 ) -> None:
     """Measure each judge run against human labels: subtasks 1-3 and score correlations."""
     from ..inputs.responses import iter_records
     from ..jsonl import dumps_record
-    from ..meta.agreement import evaluate, with_chance_agreement
+    from ..meta.agreement import align, evaluate, with_chance_agreement
+    from ..meta.calibrate import (
+        certify_best,
+        certify_combination,
+        escalation_section,
+        judge_thresholds,
+        judged_by_people,
+    )
     from ..meta.config_file import dumps as dumps_toml
     from ..meta.select import Run, best_config
     from ..meta.select import select as select_judges
     from ..meta.views import from_record, label_views
+    from ..reports.reliability import write_diagrams
     from ..reports.selection import choices_table, correlation_table
     from ..reports.table import meta_table
 
     if len(human) > 2:
         cli._fail("--human takes one label file, or two for inter-annotator agreement")
+    if certify is not None and not 0 < certify < 1:
+        cli._fail(f"--certify takes the agreement to certify, in (0, 1), not {certify}")
+    if not 0 < alpha < 1:
+        cli._fail(f"--alpha takes a probability in (0, 1), not {alpha}")
     truths = []
     for path in human:
         if not path.is_file():
@@ -106,7 +127,19 @@ def meta_eval(
         name = run.name if run.is_dir() else run.parent.name
         if name in results:
             name = str(run)
-        results[name] = evaluate(judge, truths[0], resamples=resamples, seed=seed)
+        aligned = align(judge, truths[0])
+        results[name] = evaluate(judge, truths[0], resamples=resamples, seed=seed, aligned=aligned)
+        results[name].update(
+            judged_by_people(
+                judge,
+                truths[0],
+                aligned,
+                resamples=resamples,
+                seed=seed,
+                certify_target=certify,
+                alpha=alpha,
+            )
+        )
         judges, config = _run_info(run)
         results[name]["judges"] = judges  # what weights_from reads: each stage's judge
         if select is not None:
@@ -126,10 +159,21 @@ def meta_eval(
         report["inter_annotator"] = with_chance_agreement(
             truths[0], truths[1], resamples=resamples, seed=seed
         )
+    if certify is not None:
+        report["certification"] = certify_best(results, report["best"])
     if select is not None:
         try:
             selection = select_judges(selectable, truths[0], resamples=resamples, seed=seed)
-            config = best_config(selectable, selection.pop("chosen"))
+            chosen = selection.pop("chosen")
+            config = best_config(selectable, chosen)
+            if certify is not None:
+                records = {name: r.records for name, r in selectable.items()}
+                report["certification"] = certify_combination(
+                    records, chosen, truths[0], target=certify, alpha=alpha
+                )
+                config["escalation"] = escalation_section(
+                    report["certification"], str(human[0]), judge_thresholds(results)
+                )
         except ValueError as e:
             cli._error(str(e))
             raise typer.Exit(1) from None
@@ -152,9 +196,23 @@ def meta_eval(
     (out / "meta_eval.json").write_text(
         dumps_record(report, indent=2, sort_keys=True), encoding="utf-8"
     )
+    diagrams = write_diagrams(report, out)
     cli.console.print(meta_table(report))
+    for stage, c in (report.get("certification") or {}).items():
+        who = c.get("judge") or c.get("run")
+        cli.console.print(
+            f"certified {stage} ({who}): "
+            + (
+                f"threshold {c['threshold']:.3f}, keeps {c['coverage']:.0%} of {c['n']} verdicts"
+                if c["threshold"] is not None
+                else f"no threshold: every verdict escalated ({c['note']})"
+            ),
+            markup=False,
+        )
     if select is not None:
         cli.console.print(choices_table(report["selection"]))
         cli.console.print(correlation_table(report))
         cli.console.print(f"wrote {select}", markup=False)
     cli.console.print(f"wrote {out / 'meta_eval.json'}", markup=False)
+    if diagrams:
+        cli.console.print(f"wrote {len(diagrams)} reliability diagrams in {out}", markup=False)

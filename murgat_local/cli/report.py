@@ -38,6 +38,12 @@ def report(
         help="add a table per value of this field (a `categories` "
         "key, model, benchmark, question_type; repeatable)",
     ),
+    meta_eval: pathlib.Path | None = typer.Option(
+        None,
+        "--meta-eval",
+        help="a `murgat meta-eval` output folder (or its meta_eval.json): adds the judges' "
+        "reliability diagrams",
+    ),
 ) -> None:
     """Write OUT: summary table, plots and a per-response drill-down, with no network reference."""
     from ..reports.html import build
@@ -50,6 +56,17 @@ def report(
         ui._fail(f"--media-root {media_root} is not a folder")
     if out.is_dir():
         ui._fail(f"--out {out} is a folder; give the HTML file's name")
+    meta = None
+    if meta_eval is not None:
+        import json
+
+        path = meta_eval / "meta_eval.json" if meta_eval.is_dir() else meta_eval
+        try:
+            meta = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            ui._fail(f"--meta-eval {meta_eval}: cannot read {path} ({e})")
+        if not isinstance(meta, dict):
+            ui._fail(f"--meta-eval {meta_eval}: {path} is not a meta_eval.json (a JSON object)")
     try:
         result = build(
             list(folders),
@@ -58,6 +75,7 @@ def report(
             max_responses=max_responses,
             relative_media=relative_media,
             group_by=tuple(dict.fromkeys(group_by)),
+            meta_eval=meta,
         )
     except ReportInputError as e:
         ui._fail(str(e))

@@ -89,6 +89,13 @@ def score(
         help="where presets' relative model paths live",
     ),
     group_by: list[str] = GROUP_BY,
+    escalate_to: list[str] = typer.Option(
+        [],
+        "--escalate-to",
+        help="with a config holding certified thresholds ([escalation], from meta-eval --certify "
+        "--select): a verdict under its judge's threshold goes to this judge (a model, a panel, "
+        "or human:LABELS; repeat for a cascade); what none keeps is abstained",
+    ),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="count the calls each stage needs; run nothing"
     ),
@@ -148,6 +155,7 @@ def score(
                 "allow_outside": allow_outside or None,
                 "max_failed_calls": max_failed_calls,
                 "group_by": group_by or None,
+                "escalate_to": escalate_to or None,
             },
         )
     except (ValidationError, OSError, ValueError) as e:
@@ -186,6 +194,13 @@ def score(
     ui.console.print(stages_table(result.summary))
     if result.errors:
         ui.console.print(errors_table(result.errors))
+    for stage, c in (result.summary.get("certification") or {}).items():
+        decided = ", ".join(f"{n} by {who}" for who, n in c["decided_by"].items())
+        ui.console.print(
+            f"escalation {stage}: {decided}, {c['abstained']} abstained "
+            f"(target {c['target']:g}, alpha {c['alpha']:g})",
+            markup=False,
+        )
     ui.warn_judges(result.summary.get("warnings"))
     if result.summary.get("failure"):
         ui._error(f"{result.summary['failure']}")

@@ -45,12 +45,19 @@ def serve(
     """
     from ..engines import ModelNotFound, load_preset
     from ..engines.identity import weights_fingerprint
+    from ..engines.placement import Gpus, lay_out, seen
     from ..serving.launcher import API_KEY_VAR, check_exposure, serve_command, serve_env
 
     try:  # every refusal before anything starts (or is hashed)
         env = serve_env(device=device)
         check_exposure(host, env)
         p = load_preset(preset, models_root=models_dir)
+        # The layout for the GPUs the server will see (its --device, else all), or the --fit
+        # line where they cannot hold the model.
+        gpus = seen("vllm")
+        if gpus is not None and device is not None:
+            gpus = Gpus(gpus.memory_gib, len([d for d in device.split(",") if d.strip()]))
+        p = lay_out(p, gpus)
         command = serve_command(p, host=host, port=port, extra=tuple(ctx.args))
     except (ModelNotFound, ValueError) as e:
         ui._fail(str(e))

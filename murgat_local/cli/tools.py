@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pathlib
@@ -329,6 +330,12 @@ def smoke(
     base_url: str | None = typer.Option(
         None, "--base-url", help="with --engine openai: the server's /v1 URL"
     ),
+    as_json: bool = typer.Option(
+        False,
+        "--json",
+        help="print only a JSON list on stdout, one object per probe (model, engine, modality, "
+        "verdict, prompt_tokens, bos_count, prompt_digest); logs go to stderr or the log file",
+    ),
 ) -> None:
     """Start each model on an engine and judge one request per modality it accepts.
 
@@ -357,6 +364,8 @@ def smoke(
             ui.err.print(f"{p.name}: assumed {what}", markup=False, soft_wrap=True)
     if (base_url is None) != (engine != "openai"):
         ui._fail("--base-url goes with --engine openai, and --engine openai needs it")
+    if as_json and reach:
+        ui._fail("--json prints the probes' rows; --reach has its own table and record")
     options = {"base_url": base_url} if base_url else {}
     if verbose:
         os.environ["VLLM_LOGGING_LEVEL"] = "INFO"
@@ -364,9 +373,13 @@ def smoke(
     if reach:
         _reach(names, presets, engine, options, work, verbose)
         return
-    with ui._running(work, quiet=not verbose):
+    with _stdout_to_stderr(as_json), ui._running(work, quiet=not verbose):
         rows = run_smoke(names, engine, **options)
-    ui.console.print(smoke_table(rows, engine))
+    if as_json:
+        sys.stdout.write(json.dumps(rows, indent=1) + "\n")
+        sys.stdout.flush()
+    else:
+        ui.console.print(smoke_table(rows, engine))
     failed = sum(r["verdict"] is None and not r.get("skipped") for r in rows)
     if failed:
         where = "above" if verbose else f"in {work / 'engine.log'}"
@@ -375,6 +388,24 @@ def smoke(
         )
         ui.err.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)  # the path on one line
     raise typer.Exit(1 if failed else 0)
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr(on: bool):
+    """While `on`: whatever writes to stdout (an engine's logs under --verbose, a library's
+    print) goes to stderr, so that `--json` leaves stdout to the JSON alone."""
+    if not on:
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def _reach(

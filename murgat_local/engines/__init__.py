@@ -24,6 +24,7 @@ from .base import (
 )
 from .constraints import ParseFailure, Verdict, choice_regex, parse_verdict
 from .identity import effective_args, engine_identity, identity_material, vllm_cpu_build
+from .placement import Gpus, lay_out, seen
 from .presets import ModelNotFound, Preset, available_presets, load_preset
 from .render import neutralization_of
 from .verify import require_whole
@@ -84,19 +85,17 @@ class LazyEngine:
     starts a model. One LazyEngine per model is shared by every stage and pipeline that uses it.
     """
 
-    def __init__(self, kind: str, preset: Preset, **options):
+    def __init__(self, kind: str, preset: Preset, *, gpus: Gpus | None = None, **options):
+        """`gpus`: the GPUs to lay the preset out for, where not those this machine shows."""
         check_engine(kind)
         # Every command makes its holders before its first engine starts: a half-copied folder
         # is refused here, naming its files, before its weights are hashed for the identity.
         require_whole(preset)
-        # A box whose GPUs cannot hold the model stops here, before any engine starts, with the
-        # `murgat models --fit` line (vLLM's CPU build sizes its own memory: not checked there).
-        if kind == "vllm" and not vllm_cpu_build():
-            from .fit import check_box
-
-            why = check_box(preset)
-            if why:
-                raise ValueError(f"{preset.name} cannot start on this box's GPUs: {why}")
+        # The layout for the GPUs this route's vLLM will see, chosen before the identity (its
+        # arguments are in it); a box whose GPUs cannot hold the model stops here, before any
+        # engine starts, with the `murgat models --fit` line (`placement.DoesNotFit`, a
+        # ValueError). vLLM's CPU build sizes its own memory: nothing is chosen there.
+        preset = lay_out(preset, gpus if gpus is not None else seen(kind, options))
         self.kind = kind
         self.preset = preset
         self.options = options

@@ -34,6 +34,19 @@ class Sampling:
         return asdict(self)
 
 
+def decoding(request: Request, quirks) -> Sampling | None:
+    """A request's decoding settings: its own (free text), else the preset's judge sampling
+    (`Quirks.sampling`, from the model card), else None: the engine's greedy default."""
+    if request.sampling is not None:
+        return request.sampling
+    preset = getattr(quirks, "sampling", None)
+    if preset is None:
+        return None
+    return Sampling(
+        temperature=preset.temperature, top_p=preset.top_p, top_k=preset.top_k, seed=preset.seed
+    )
+
+
 @dataclass(frozen=True)
 class Request:
     """One call. `prompt` is the user text; `media` goes before or after it per the preset,
@@ -100,6 +113,17 @@ class Result:
     # or None where they cannot be counted, with the reason in `reached_unknown`.
     reached: dict[str, int] | None = None
     reached_unknown: str | None = None
+    # The prompt token ids the runtime ran (`reach.prompt_print`): their sha256, and how many
+    # of them are the tokenizer's BOS (None where it has none); None where the ids are unknown.
+    prompt_digest: str | None = None
+    bos_count: int | None = None
+
+    # A yes/no verdict's confidence (`engines.confidence`): the probability of YES at the
+    # deciding token, renormalised over YES and NO; None with `p_yes_unknown` saying why.
+    p_yes: float | None = None
+    p_yes_unknown: str | None = None
+    # A thinking model's thought reached its budget and was closed before the verdict.
+    thought_cut: bool = False
 
     @property
     def ok(self) -> bool:
@@ -269,6 +293,21 @@ def finish(request: Request, raw: str, prompt_tokens: int, output_tokens: int) -
         failure = ParseFailure(raw, "output does not have the required shape (truncated?)")
         return Result(None, failure, None, raw, prompt_tokens, output_tokens)
     return Result(None, None, None, raw, prompt_tokens, output_tokens)
+
+
+def with_p_yes(request: Request, result: Result, steps: Sequence | None) -> Result:
+    """The result with its yes/no confidence read from the generated tokens' alternatives
+    (`confidence.Step`s; None where the engine returned none). Only a yes/no verdict has one."""
+    from dataclasses import replace
+
+    from .confidence import p_yes, wants_p_yes
+
+    if not wants_p_yes(request.verdict) or result.verdict is None:
+        return result
+    if steps is None:
+        return replace(result, p_yes_unknown="the engine returned no log-probabilities")
+    value, why = p_yes(steps)
+    return replace(result, p_yes=value, p_yes_unknown=why)
 
 
 class Timer:

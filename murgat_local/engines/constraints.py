@@ -30,6 +30,8 @@ class Verdict(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     max_tokens: ClassVar[int] = 16
+    # A yes/no verdict (a `label` of YES or NO): engines read its confidence, `p_yes`.
+    yes_no: ClassVar[bool] = False
 
     @classmethod
     def schema_text(cls) -> str:

@@ -360,7 +360,10 @@ def _search(size: _Sizer, start: Layout, count: int) -> Layout | None:
 
 
 def _fits(size: _Sizer, layout: Layout) -> bool:
-    kv, room = size(layout)
+    try:
+        kv, room = size(layout)
+    except ValueError:  # vLLM refuses the layout (a tensor parallel size the heads do not divide)
+        return False
     return kv <= room
 
 

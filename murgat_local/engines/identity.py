@@ -193,6 +193,8 @@ def identity_material(
         "quirks": preset.quirks.model_dump(),
         "prompt_tokens": PROMPT_TOKENS,
     }
+    if preset.layout:  # the GPU layout chosen for the box (`Preset.on_gpus`)
+        material["layout"] = preset.layout
     if neutralization == "generic":
         material["neutralization"] = "generic"
     if preset.assumed:  # a folder without a preset: what it was taken to be is part of what ran

@@ -29,12 +29,24 @@ import random
 import time
 from collections.abc import Sequence
 
-from .base import TIMED_OUT, EngineStats, EngineUnavailable, Request, Result, finish, record
+from .base import (
+    TIMED_OUT,
+    EngineStats,
+    EngineUnavailable,
+    Request,
+    Result,
+    finish,
+    record,
+    with_p_yes,
+)
 from .identity import effective_args, engine_identity
 from .limits import RequestFitter, prepare
+from .logprobs import from_openai
 from .presets import Preset
-from .reach import count, placeholder_tokens
+from .reach import count, placeholder_tokens, prompt_print
 from .render import ChatRenderer, neutralization_of, tokenizer_special_tokens
+from .thought import CLOSE
+from .thought_served import close_cut_thoughts
 from .wire import body
 
 # Special tokens per `/tokenize` request when checking a tokenizer folder against the server
@@ -137,6 +149,9 @@ class OpenAIEngine:
         else:
             self.special_tokens = []
         self.placeholders = _placeholders(preset, renderer, tokenizer)
+        self._tokenizer = renderer.tokenizer if renderer is not None else None
+        # The BOS counted in the server's prompt ids (`Result.bos_count`): known from the folder.
+        self._bos_id = renderer.tokenizer.bos_token_id if renderer is not None else None
         self.server_model = self._check_server(served_model or preset.name)
         if renderer is None and tokenizer is not None:
             self._check_tokenizer(tokenizer)
@@ -268,6 +283,8 @@ class OpenAIEngine:
             index.append(i)
         t0 = time.perf_counter()
         answers = asyncio.run(self._send_all(bodies)) if bodies else []
+        # A thinking judge's thought cut at its budget: closed, its verdict asked for again.
+        answers = close_cut_thoughts(self, [requests[i] for i in index], bodies, answers)
         self.stats.wall_s += time.perf_counter() - t0
         gone = [a for a in answers if isinstance(a, _Unreachable)]
         if gone:
@@ -299,7 +316,11 @@ class OpenAIEngine:
             )
         except (KeyError, IndexError, TypeError, ValueError) as e:
             return Result(error=f"the server's answer has no completion ({type(e).__name__}: {e})")
+        res = with_p_yes(request, res, from_openai(data["choices"][0]))
+        if data.get("thought_cut"):  # closed at its budget (`engines.thought_served`)
+            res = dataclasses.replace(res, thought_cut=True)
         ids = data.get("prompt_token_ids")
+        res = dataclasses.replace(res, **prompt_print(ids, self._bos_id))
         if not request.media and (ids is None or self.placeholders is None):
             return res  # nothing cited: nothing to miss
         if self.placeholders is None:
@@ -316,7 +337,27 @@ class OpenAIEngine:
             )
         return dataclasses.replace(res, reached=count(ids, self.placeholders))
 
-    async def _send_all(self, bodies: list[dict]) -> list:
+    def send_all(self, bodies: list[dict], paths: list[str]) -> list:
+        """Each body to its path under the base URL, concurrently: answers as `_send`'s."""
+        return asyncio.run(self._send_all(bodies, paths))
+
+    def close_ids(self) -> list[int]:
+        """The token ids of the tag that closes a thought (`thought.CLOSE`): from the model's
+        tokenizer here, else from the server's `/tokenize`."""
+        if self._tokenizer is not None:
+            return self._tokenizer.encode(CLOSE, add_special_tokens=False)
+        import httpx
+
+        r = httpx.post(
+            f"{self.base_url.removesuffix('/v1')}/tokenize",
+            headers=self.headers,
+            timeout=60,
+            json={"model": self.server_model["id"], "prompt": CLOSE, "add_special_tokens": False},
+        )
+        r.raise_for_status()
+        return list(r.json()["tokens"])
+
+    async def _send_all(self, bodies: list[dict], paths: list[str] | None = None) -> list:
         import httpx
 
         limits = httpx.Limits(
@@ -330,13 +371,14 @@ class OpenAIEngine:
             timeout=httpx.Timeout(self.timeout_s, connect=10.0),
         ) as client:
 
-            async def one(b: dict):
+            async def one(b: dict, path: str):
                 async with gate:
-                    return await self._send(client, b)
+                    return await self._send(client, b, path)
 
-            return await asyncio.gather(*(one(b) for b in bodies))
+            paths = paths or ["/chat/completions"] * len(bodies)
+            return await asyncio.gather(*(one(b, p) for b, p in zip(bodies, paths)))
 
-    async def _send(self, client, payload: dict):
+    async def _send(self, client, payload: dict, path: str = "/chat/completions"):
         """One request to its end: the answer's JSON, a Result carrying its error, or _Unreachable."""
         import httpx
 
@@ -344,7 +386,7 @@ class OpenAIEngine:
         delay, timeouts = 0.25, 0
         while True:
             try:
-                r = await client.post("/chat/completions", json=payload)
+                r = await client.post(path, json=payload)
             except httpx.TimeoutException as e:
                 if isinstance(e, httpx.ConnectTimeout):
                     problem = f"{type(e).__name__}: {e}"

@@ -64,6 +64,19 @@ class ModelNotFound(FileNotFoundError):
     """The model directory a preset points to does not exist."""
 
 
+class JudgeSampling(BaseModel):
+    """A preset's own decoding for judge calls (`[quirks.sampling]`), where its model card
+    recommends sampling over greedy decoding (a thinking model decoded greedily tends to repeat
+    itself until its budget runs out). Absent: judges decode greedily. Part of the identity
+    through the quirks; a fixed seed per request keeps a verdict reproducible."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    temperature: float = Field(ge=0.0)
+    top_p: float = Field(1.0, gt=0.0, le=1.0)
+    top_k: int = Field(0, ge=0)  # 0: no top-k cut
+    seed: int = 0
+
+
 class Quirks(BaseModel):
     model_config = ConfigDict(extra="forbid")
     media_first: bool = True
@@ -74,6 +87,9 @@ class Quirks(BaseModel):
     # The longest audio clip the model hears whole (its processor cuts the rest off silently):
     # a longer one is sent as consecutive windows of at most this length.
     max_audio_seconds: float | None = None
+    # Judge decoding from the model card (`JudgeSampling`); None: greedy at the engine's
+    # temperature.
+    sampling: JudgeSampling | None = None
 
     @model_serializer(mode="wrap")
     def _dump(self, handler):
@@ -86,7 +102,7 @@ class Quirks(BaseModel):
         return data
 
 
-_LATER_QUIRKS = ("max_audio_seconds",)
+_LATER_QUIRKS = ("max_audio_seconds", "sampling")
 
 
 class LayoutData(BaseModel):
@@ -110,6 +126,15 @@ class FitData(BaseModel):
     layouts: dict[str, LayoutData] = Field(default_factory=dict)
 
 
+class DownloadData(BaseModel):
+    """Where a preset's weights come from: a model hub repository and its revision (a commit,
+    tag or branch), for the command printed where the preset's folder is missing."""
+
+    model_config = ConfigDict(extra="forbid")
+    repo: str
+    revision: str = "main"
+
+
 class PresetFile(BaseModel):
     """The schema of one `models/*.toml` file."""
 
@@ -128,6 +153,7 @@ class PresetFile(BaseModel):
     # there, with that reason, instead of taking the engine down.
     cpu_refuses: dict[str, str] = Field(default_factory=dict)
     fit: FitData | None = None
+    download: DownloadData | None = None
 
 
 @dataclass(frozen=True)
@@ -148,6 +174,10 @@ class Preset:
     # What a folder without a preset was assumed to be (`folder.read_folder`); empty for a preset.
     assumed: tuple[str, ...] = ()
     fit: FitData | None = None
+    download: DownloadData | None = None
+    # The layout `on_gpus` applied (how many GPUs, the arguments it set): part of the identity,
+    # since those arguments change numerics. None where none was applied.
+    layout: str | None = None
 
     def on_gpus(self, memory_gib: float, count: int) -> Preset:
         """This preset laid out as it needs for `count` GPUs of `memory_gib` each (its
@@ -157,7 +187,13 @@ class Preset:
         layout = runtime_layout(self, memory_gib, count)
         if layout is None:
             return self
-        return dataclasses.replace(self, engine_args={**self.engine_args, **layout.engine_args()})
+        args = layout.engine_args()
+        shown = ", ".join(f"{k}={v}" for k, v in args.items())
+        return dataclasses.replace(
+            self,
+            engine_args={**self.engine_args, **args},
+            layout=f"gpus={layout.gpus}, {shown}",
+        )
 
     def on_runtime(self, cpu: bool, memory_bytes: int | None = None) -> Preset:
         """This preset as an engine on vLLM's CPU build (`cpu`) runs it: the modalities that
@@ -202,13 +238,25 @@ class Preset:
         """The model directory, or `ModelNotFound` naming it and this preset."""
         if not (self.path / "config.json").is_file():
             what = "does not exist" if not self.path.exists() else "has no config.json"
+            command = download_command(self)
             hint = (
                 " Build the local test models with scripts/setup.sh."
                 if self.local_test
-                else " Put the weights there, or point --model-path / the preset's path_env at them."
+                else " Put the weights there, or point --model-path / the preset's path_env at them"
+                + (f"; to download them: {command}" if command else "")
+                + "."
             )
             raise ModelNotFound(f"model directory {self.path} {what} (preset {self.name!r}).{hint}")
         return self.path
+
+
+def download_command(preset: Preset) -> str | None:
+    """The command that downloads `preset`'s weights into its folder (its repository at its
+    revision), or None where the preset names no repository."""
+    if preset.download is None:
+        return None
+    d = preset.download
+    return f"hf download {d.repo} --revision {d.revision} --local-dir {preset.path}"
 
 
 def memory_share(need_bytes: float, total_bytes: int) -> float:
@@ -270,6 +318,7 @@ def load_preset(
             local_test=spec.local_test,
             cpu_refuses=dict(spec.cpu_refuses),
             fit=spec.fit,
+            download=spec.download,
         )
     directory = pathlib.Path(path_override or name_or_dir)
     if directory.is_dir() or os.sep in name_or_dir or name_or_dir.startswith("."):

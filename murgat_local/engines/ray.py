@@ -26,18 +26,30 @@ from collections.abc import Sequence
 
 from ..media.segments import SegmentRef, cut_ref
 from ..offline import LOCAL_DEFAULTS, OFFLINE_ENV
-from .base import EngineStats, Request, Result, build_messages, finish, record
+from .base import (
+    EngineStats,
+    Request,
+    Result,
+    build_messages,
+    decoding,
+    finish,
+    record,
+    with_p_yes,
+)
+from .confidence import TOP_LOGPROBS, Step, wants_p_yes
 from .identity import effective_args, engine_identity, vllm_cpu_build
 from .limits import Fitted, RequestFitter, fit_or_refuse, prepare
+from .logprobs import from_vllm
+from .placement import lay_out, seen
 from .presets import Preset
-from .reach import count, placeholder_tokens
+from .reach import count, placeholder_tokens, prompt_print
 from .render import ChatRenderer
 from .vllm import ENGINE_KEYS, multimodal_inputs, structured_outputs_config
 
 
-def _sampling(request: Request, temperature: float, extra_tokens: int) -> dict:
+def _sampling(request: Request, temperature: float, extra_tokens: int, quirks=None) -> dict:
     sp: dict = {"max_tokens": request.max_tokens() + extra_tokens}
-    s = request.sampling
+    s = decoding(request, quirks)
     if s is None:
         sp["temperature"] = temperature
     else:
@@ -45,7 +57,22 @@ def _sampling(request: Request, temperature: float, extra_tokens: int) -> dict:
     regex = request.constraint()
     if regex is not None:
         sp["structured_outputs"] = {"regex": regex}
+    if wants_p_yes(request.verdict):  # the alternatives at the deciding token (p_yes)
+        sp["logprobs"] = TOP_LOGPROBS
     return sp
+
+
+def _steps_json(row: dict) -> str:
+    """The generated tokens' alternatives as JSON (`confidence.Step`s), "" where none came."""
+    steps = from_vllm(row.get("generated_tokens") or [], row.get("logprobs"))
+    return json.dumps([[s.token, s.alternatives] for s in steps]) if steps else ""
+
+
+def _steps(row: dict) -> list[Step] | None:
+    text = row.get("steps") or ""
+    if not text:
+        return None
+    return [Step(t, tuple((a, float(lp)) for a, lp in alts)) for t, alts in json.loads(text)]
 
 
 _worker_fitters: dict[str, RequestFitter] = {}
@@ -110,15 +137,19 @@ def _preprocess(row: dict, fallback: list[int], preset: Preset, args: dict) -> d
     return out
 
 
-def _postprocess(row: dict, placeholders: dict[int, str]) -> dict:
+def _postprocess(row: dict, placeholders: dict[int, str], bos_id: int | None = None) -> dict:
     ids = row.get("prompt_token_ids")  # vLLM's, its placeholders expanded: what reached the model
+    printed = prompt_print(ids, bos_id)
     return {
+        "prompt_digest": printed.get("prompt_digest") or "",
+        "bos_count": -1 if printed.get("bos_count") is None else printed["bos_count"],
         "idx": row["idx"],
         "text": row.get("generated_text") or "",
         "note": row.get("note") or "",
         "reached": json.dumps(count(ids, placeholders)) if ids is not None else "",
         "prompt_tokens": int(row.get("num_input_tokens") or 0),
         "output_tokens": int(row.get("num_generated_tokens") or 0),
+        "steps": _steps_json(row),
         "row_error": row.get("row_error") or "",
         "engine_error": row.get("__inference_error__") or "",
     }
@@ -158,6 +189,8 @@ class RayEngine:
         from vllm.config import StructuredOutputsConfig
 
         path = preset.require_path()
+        # The layout for the GPUs a local Ray has (a `LazyEngine` chose it already).
+        preset = lay_out(preset, seen("ray", {"address": address}))
         self.preset = preset
         self.name = preset.name
         self.modalities = preset.modalities
@@ -210,7 +243,9 @@ class RayEngine:
         )
         self.fitter = RequestFitter(preset, self._args, self.renderer)
         post = functools.partial(
-            _postprocess, placeholders=placeholder_tokens(path, self.renderer.tokenizer)
+            _postprocess,
+            placeholders=placeholder_tokens(path, self.renderer.tokenizer),
+            bos_id=self.renderer.tokenizer.bos_token_id,
         )
         fallback = self.renderer.prompt_ids(build_messages(Request("Reply."), preset.quirks)[0])
         small = {"num_cpus": 0.25}
@@ -249,7 +284,9 @@ class RayEngine:
                     {
                         "idx": i,
                         "prompt_ids": self.renderer.prompt_ids(messages),
-                        "sampling": json.dumps(_sampling(req, self.temperature, extra)),
+                        "sampling": json.dumps(
+                            _sampling(req, self.temperature, extra, self.preset.quirks)
+                        ),
                         "request": pickle.dumps(req),
                     }
                 )
@@ -274,12 +311,21 @@ class RayEngine:
                     res = finish(
                         requests[i], row["text"], row["prompt_tokens"], row["output_tokens"]
                     )
+                    res = with_p_yes(requests[i], res, _steps(row))
                     reach = (
                         {"reached": json.loads(row["reached"])}
                         if row.get("reached")
                         else {"reached_unknown": "the Ray job returned no prompt token ids"}
                     )
-                    results[i] = dataclasses.replace(res, note=row["note"] or notes.get(i), **reach)
+                    printed: dict = {  # Ray Data columns hold no None: "" and -1 stand for it
+                        "prompt_digest": row.get("prompt_digest") or None,
+                        "bos_count": None
+                        if int(row.get("bos_count", -1)) < 0
+                        else int(row["bos_count"]),
+                    }
+                    results[i] = dataclasses.replace(
+                        res, note=row["note"] or notes.get(i), **reach, **printed
+                    )
             missing = [i for i, r in enumerate(results) if r is None]
             for i in missing:  # never silently lost
                 results[i] = Result(error="the Ray job returned no row for this request")

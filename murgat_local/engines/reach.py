@@ -12,6 +12,7 @@ with a reason), never an invented zero.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import pathlib
 from collections.abc import Iterable, Mapping
@@ -105,3 +106,18 @@ def unreached(
             where = ENGINE_LABELS.get(engine, engine)
             return f"{modality} cited, 0 {modality} tokens reached {model} on the {where} engine"
     return None
+
+
+def prompt_print(ids: Iterable[int] | None, bos_id: int | None) -> dict:
+    """`Result` fields that say which prompt ran: `prompt_digest`, the sha256 of the prompt
+    token ids as the runtime built them (placeholders expanded), comparable across routes; and
+    `bos_count`, how many of them are the tokenizer's BOS (None where it has none). Empty where
+    the ids are unknown."""
+    if ids is None:
+        return {}
+    ids = [int(t) for t in ids]
+    blob = ",".join(map(str, ids)).encode()
+    return {
+        "prompt_digest": hashlib.sha256(blob).hexdigest(),
+        "bos_count": None if bos_id is None else ids.count(int(bos_id)),
+    }

@@ -20,13 +20,17 @@ from .base import (
     Result,
     Timer,
     build_messages,
+    decoding,
     finish,
     record,
     refusal,
+    with_p_yes,
 )
+from .confidence import wants_p_yes
 from .identity import effective_args, engine_identity
+from .logprobs import from_scores
 from .presets import Preset
-from .reach import count, placeholder_tokens
+from .reach import count, placeholder_tokens, prompt_print
 from .render import ChatRenderer, adapt_media, processor_inputs
 
 
@@ -124,12 +128,13 @@ class TransformersEngine:
         inputs = {k: self._placed(v) for k, v in inputs.items() if v is not None}
         n_prompt = int(inputs["input_ids"].shape[-1])
         # The processor's ids, its placeholders expanded: what the model's forward pass reads.
-        reached = count(inputs["input_ids"][0].tolist(), self.placeholders)
+        ids = inputs["input_ids"][0].tolist()
+        reached = count(ids, self.placeholders)
         tok = self.renderer.tokenizer
         eos = [
             t for t in {tok.eos_token_id, tok.convert_tokens_to_ids("<|im_end|>")} if t is not None
         ]
-        s = request.sampling
+        s = decoding(request, self.preset.quirks)
         temperature = self.temperature if s is None else s.temperature
         gen_kwargs = {
             "max_new_tokens": request.max_tokens() + self.preset.quirks.extra_output_tokens,
@@ -147,13 +152,55 @@ class TransformersEngine:
                 if s.top_k:
                     gen_kwargs["top_k"] = s.top_k
             torch.manual_seed(self.seed if s is None else s.seed)
+        thought: list[int] = []
+        cut = False
+        if self.preset.quirks.thinking and regex is not None:
+            # The thought first, free, up to the budget; then the verdict under the grammar.
+            inputs, thought, cut = self._think(inputs, gen_kwargs)
+            gen_kwargs["max_new_tokens"] = request.max_tokens()
+        start = int(inputs["input_ids"].shape[-1])
+        confident = wants_p_yes(request.verdict)  # scores after the grammar's mask, for p_yes
+        if confident:
+            gen_kwargs.update(output_scores=True, return_dict_in_generate=True)
         with torch.inference_mode():
             out = self.model.generate(**inputs, **gen_kwargs)
-        new = out[0, n_prompt:]
-        raw = tok.decode(new, skip_special_tokens=True)
+        scores = out.scores if confident else None
+        out = out.sequences if confident else out
+        new = out[0, start:]
+        raw = tok.decode([*thought, *new.tolist()], skip_special_tokens=True)
+        steps = from_scores(new.tolist(), scores, lambda t: tok.decode([t])) if scores else None
+        n_out = len(thought) + int(new.shape[0])
+        res = with_p_yes(request, finish(request, raw, n_prompt, n_out), steps)
         return dataclasses.replace(
-            finish(request, raw, n_prompt, int(new.shape[0])), reached=reached
+            res,
+            reached=reached,
+            thought_cut=cut,
+            **prompt_print(ids, tok.bos_token_id),
         )
+
+    def _think(self, inputs: dict, gen_kwargs: dict) -> tuple[dict, list[int], bool]:
+        """A thinking model's thought, decoded without the grammar up to its budget (or its
+        closing tag): (the inputs extended by it, its token ids, whether it was cut). A cut
+        thought is closed (`thought.CLOSE`), so the verdict's grammar applies next."""
+        import torch
+
+        from .thought import CLOSE
+
+        tok = self.renderer.tokenizer
+        free = {k: v for k, v in gen_kwargs.items() if k != "logits_processor"}
+        free.update(max_new_tokens=self.preset.quirks.extra_output_tokens)
+        n = int(inputs["input_ids"].shape[-1])
+        with torch.inference_mode():
+            out = self.model.generate(**inputs, **free, stop_strings=["</think>"], tokenizer=tok)
+        thought = out[0, n:].tolist()
+        cut = "</think>" not in tok.decode(thought)
+        if cut:
+            thought += tok.encode(CLOSE, add_special_tokens=False)
+        ids = torch.cat([inputs["input_ids"], torch.tensor([thought], dtype=torch.long)], dim=-1)
+        grown = dict(inputs, input_ids=ids.to(inputs["input_ids"].device))
+        if "attention_mask" in inputs:
+            grown["attention_mask"] = torch.ones_like(grown["input_ids"])
+        return grown, thought, cut
 
     def judge(self, requests: Sequence[Request]) -> list[Result]:
         results = []

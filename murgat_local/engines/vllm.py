@@ -19,14 +19,19 @@ from .base import (
     Result,
     Timer,
     build_messages,
+    decoding,
     finish,
     record,
+    with_p_yes,
 )
+from .confidence import TOP_LOGPROBS, wants_p_yes
 from .identity import effective_args, engine_identity, vllm_cpu_build
 from .limits import RequestFitter, prepare
+from .logprobs import from_vllm
 from .presets import Preset
-from .reach import count, placeholder_tokens
+from .reach import count, placeholder_tokens, prompt_print
 from .render import ChatRenderer, video_metadata
+from .thought import close_cut_thoughts
 
 # Engine arguments a preset may set; anything else in [engine] is refused early.
 ENGINE_KEYS = {
@@ -128,11 +133,16 @@ class VLLMEngine:
 
         regex = request.constraint()
         structured = None if regex is None else StructuredOutputsParams(regex=regex)
+        # the alternatives at the deciding token (p_yes)
+        logprobs = TOP_LOGPROBS if wants_p_yes(request.verdict) else None
         max_tokens = request.max_tokens() + self.preset.quirks.extra_output_tokens
-        s = request.sampling
+        s = decoding(request, self.preset.quirks)
         if s is None:  # a judge: the engine's decoding settings
             return SamplingParams(
-                temperature=self.temperature, max_tokens=max_tokens, structured_outputs=structured
+                temperature=self.temperature,
+                max_tokens=max_tokens,
+                structured_outputs=structured,
+                logprobs=logprobs,
             )
         return SamplingParams(
             temperature=s.temperature,
@@ -141,6 +151,7 @@ class VLLMEngine:
             seed=s.seed,
             max_tokens=max_tokens,
             structured_outputs=structured,
+            logprobs=logprobs,
         )
 
     def _prompt(self, request: Request) -> dict:
@@ -175,6 +186,9 @@ class VLLMEngine:
         self._warm_grammars([requests[i].constraint() for i in index])
         with Timer(self.stats):
             outputs = self._generate(prompts, params) if prompts else []
+            outputs = close_cut_thoughts(
+                self, [requests[i] for i in index], prompts, params, outputs
+            )
         for i, out in zip(index, outputs):
             if isinstance(out, Exception):
                 results[i] = Result(
@@ -184,8 +198,16 @@ class VLLMEngine:
             completion = out.outputs[0]
             ids = out.prompt_token_ids or []  # as the processor expanded them: one per media token
             res = finish(requests[i], completion.text, len(ids), len(completion.token_ids))
+            res = with_p_yes(requests[i], res, from_vllm(completion.token_ids, completion.logprobs))
+            if getattr(out, "thought_cut", False):  # closed at its budget (`engines.thought`)
+                res = dataclasses.replace(
+                    res, thought_cut=True, output_tokens=completion.total_tokens
+                )
             results[i] = dataclasses.replace(
-                res, note=notes.get(i), reached=count(ids, self.placeholders)
+                res,
+                note=notes.get(i),
+                reached=count(ids, self.placeholders),
+                **prompt_print(ids, self.renderer.tokenizer.bos_token_id),
             )
         final = [r for r in results if r is not None]
         assert len(final) == len(requests)

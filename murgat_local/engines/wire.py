@@ -21,7 +21,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..media.parts import AudioPart, ImagePart, MediaPart, VideoPart
-from .base import Request, build_messages, neutralize
+from .base import Request, build_messages, decoding, neutralize
+from .confidence import TOP_LOGPROBS, wants_p_yes
 
 
 def png_base64(pixels: np.ndarray) -> str:
@@ -97,7 +98,7 @@ def body(
         "max_tokens": request.max_tokens() + extra_output_tokens,
         "n": 1,
     }
-    s = request.sampling
+    s = decoding(request, quirks)
     if s is None:  # a judge: the engine's decoding (as in-process: no per-request seed)
         data.update(temperature=temperature, top_p=1.0, top_k=-1)
     else:
@@ -105,6 +106,8 @@ def body(
     regex = request.constraint()
     if regex is not None:
         data["structured_outputs"] = {"regex": regex}
+    if wants_p_yes(request.verdict):  # the alternatives at the deciding token (p_yes)
+        data.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
     videos = [m for m in request.media if isinstance(m, VideoPart)]
     if videos:
         # Every frame sent is a frame used (no resampling on the server), at the rate cut, which

@@ -13,7 +13,7 @@ replaced by U+FFFD)`). A surrogate pair written as two escapes is the one charac
 Every other character, NUL, control and bidi characters included, is kept as written. A UTF-8
 byte-order mark at the start of the file is dropped; a UTF-16 file is one error, not a line of
 garbage per line. A field of the wrong type is the item's error, naming the field and the type.
-README "## Bad input" lists every kind of bad input and what it gets.
+docs/security.md, "## Bad input", lists every kind of bad input and what it gets.
 """
 
 from __future__ import annotations

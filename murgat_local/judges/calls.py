@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from ..engines import MediaPart, Request, Sampling, Verdict
+from ..engines.confidence import METHOD as P_YES_METHOD
 from ..text.clean import remove_thinking
 from .prompts import PromptTemplate
 from .verdicts import ReasonedYesNo, YesNo
@@ -50,6 +51,10 @@ class Call:
             "verdict": verdict.__name__ if verdict is not None else None,
             "max_tokens": verdict.max_tokens if verdict is not None else None,
         }
+        # A yes/no verdict's confidence is read and cached with it: how it is read is part of
+        # its key (a verdict cached before p_yes existed has another key and is judged again).
+        if verdict is not None and getattr(verdict, "yes_no", False):
+            m["p_yes"] = P_YES_METHOD
         # Only what is set, so the keys of plain judge calls stay as they always were.
         if self.choices is not None:
             m["choices"] = list(self.choices)
@@ -93,6 +98,13 @@ class Outcome:
     # A panel's decision: each member's own outcome (name, Outcome) and how the vote went.
     members: tuple = ()
     panel: dict | None = None
+    # A yes/no verdict's confidence (`engines.confidence`), or why there is none.
+    p_yes: float | None = None
+    p_yes_unknown: str | None = None
+    thought_cut: bool = False  # a thinking judge's thought reached its budget and was closed
+    # An escalation cascade's decision (`pipeline.cascade`): `decided_by` (None: abstained) and
+    # `asked`, each judge asked as (judges.cascade.Step, Outcome).
+    cascade: dict | None = None
 
     @property
     def ok(self) -> bool:
@@ -128,6 +140,8 @@ class Outcome:
             d["error"] = self.error
         if self.note:
             d["note"] = self.note
+        if self.thought_cut:
+            d["thought_cut"] = True
         if self.reached is not None or self.reached_unknown:
             d["reached"] = self.reached
             if self.reached_unknown:

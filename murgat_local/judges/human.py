@@ -26,10 +26,15 @@ mode's whole-text rewrite, a response or sentence not in the labels, a sentence 
 facts, a fact that is not a human fact (a model decomposer's), two labelled sentences that read
 the same but are labelled differently. A response whose sentences differ from its labels is
 that response's error before any call (`check_response`, called by the protocol).
+
+Lines of `murgat annotate RUN --abstained` (people's answers to a run's abstained verdicts) are
+answered only where people answered (`judges/human_partial.py`); in a cascade a response the file
+lacks is passed on, one it holds about other sentences is an error (`check_response(member=)`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import pathlib
@@ -49,12 +54,14 @@ from ..text.labels import (
     normalize_ws,
     read_labels,
 )
+from ..text.partial_labels import PartialResponse, check_partial
+from . import human_partial
 from .evidence import describe_evidence
 from .prompts import escape_fences
 
 PREFIX = "human:"
 # Bumped when the answering rules change: part of the identity, so cached answers follow the rules.
-RULES = "human-labels/1"
+RULES = "human-labels/2"
 _EVIDENCE_TAIL = " (attached, in this order)"
 
 
@@ -138,9 +145,16 @@ class HumanLabels:
     def close(self) -> None:
         pass
 
-    def check_response(self, item_id: str, sentences: Sequence[str]) -> str | None:
-        """Why this response cannot be judged from the labels (None when it can)."""
+    def check_response(
+        self, item_id: str, sentences: Sequence[str], *, member: bool = False
+    ) -> str | None:
+        """Why this response cannot be judged from the labels (None when it can). A `member`
+        of a cascade need not hold every response: one it lacks is passed on, call by call."""
         labels = self.labels.get(item_id)
+        if labels is None and member and item_id not in self.bad:
+            return None
+        if isinstance(labels, PartialResponse):
+            return check_partial(labels, tuple(sentences))
         if labels is None:
             if item_id in self.bad:
                 return f"the labels for this response are unusable ({self.path.name} {self.bad[item_id]})"
@@ -177,6 +191,8 @@ class HumanLabels:
                 raise Refuse("no sentence to rewrite in the prompt")
             return self._verdict(req, {"sentence": sentence})
         labels = self._response(req)
+        if isinstance(labels, PartialResponse):
+            return self._verdict(req, _yes_no(kind, self._partial(labels, kind, req.prompt)))
         if kind == "AtomicFacts":
             return self._verdict(req, {"facts": self._facts(labels, req.prompt)})
         sentence = _fenced(req.prompt, "SENTENCE")
@@ -187,10 +203,23 @@ class HumanLabels:
             if claim is None:
                 raise Refuse("the prompt holds neither a sentence nor a claim")
             yes = self._entailed(labels, claim, req.prompt)
-        answer = {"label": "YES" if yes else "NO"}
-        if kind == "ReasonedYesNo":
-            answer = {"reason": "human label", **answer}
-        return self._verdict(req, answer)
+        return self._verdict(req, _yes_no(kind, yes))
+
+    @staticmethod
+    def _partial(labels: PartialResponse, kind: str, prompt: str) -> bool:
+        if kind == "AtomicFacts":
+            raise Refuse("answers to abstained verdicts hold no decomposition (yes/no stages only)")
+        sentence = _fenced(prompt, "SENTENCE")
+        if sentence is not None:
+            out = human_partial.verifiable(labels, sentence, _key)
+        else:
+            claim = _fenced(prompt, "CLAIM")
+            if claim is None:
+                raise Refuse("the prompt holds neither a sentence nor a claim")
+            out = human_partial.entailed(labels, claim, _attached(prompt), _key)
+        if isinstance(out, str):
+            raise Refuse(out)
+        return out
 
     @staticmethod
     def _verdict(req: Request, answer: dict) -> Result:
@@ -214,9 +243,12 @@ class HumanLabels:
                 f"the labelled answer cannot be written as the {verdict.__name__} verdict "
                 f"(its grammar admits no quote, backslash or control character in a text): {raw[:160]}"
             )
-        return finish(req, raw, 0, 0)
+        result = finish(req, raw, 0, 0)
+        if getattr(req.verdict, "yes_no", False):  # a person's label is certain: 0 or 1
+            result = dataclasses.replace(result, p_yes=1.0 if answer["label"] == "YES" else 0.0)
+        return result
 
-    def _response(self, req: Request) -> LabelledResponse:
+    def _response(self, req: Request) -> LabelledResponse | PartialResponse:
         if req.item is None:
             raise Refuse("the request names no response")
         labels = self.labels.get(req.item)
@@ -273,10 +305,7 @@ class HumanLabels:
         return self._describe_cache[key]
 
     def _entailed(self, labels: LabelledResponse, claim: str, prompt: str) -> bool:
-        m = re.search(r"^Evidence: (.*)$", prompt, re.M)
-        if m is None or not m.group(1).endswith(_EVIDENCE_TAIL):
-            raise Refuse("the prompt does not name its evidence")
-        attached = m.group(1).removesuffix(_EVIDENCE_TAIL).split("; ")
+        attached = _attached(prompt)
         claim_key = normalize_ws(claim)
         answers: set[bool] = set()
         refusals: list[str] = []
@@ -339,6 +368,19 @@ class HumanLabels:
                     f"{part!r} but are labelled differently; a judge cannot tell them apart"
                 )
         return frozenset(chosen)
+
+
+def _attached(prompt: str) -> list[str]:
+    """The evidence a call attaches, as its prompt's `Evidence:` line names it."""
+    m = re.search(r"^Evidence: (.*)$", prompt, re.M)
+    if m is None or not m.group(1).endswith(_EVIDENCE_TAIL):
+        raise Refuse("the prompt does not name its evidence")
+    return m.group(1).removesuffix(_EVIDENCE_TAIL).split("; ")
+
+
+def _yes_no(kind: str, yes: bool) -> dict:
+    answer = {"label": "YES" if yes else "NO"}
+    return {"reason": "human label", **answer} if kind == "ReasonedYesNo" else answer
 
 
 def _entail_answer(

@@ -179,6 +179,21 @@ def vote(rule: Rule, answers: Mapping[str, bool | None]) -> Tally:
     return Tally(decision, len(yes), len(no), dropped, wy, wn, tie)
 
 
+def vote_share(tally: Tally) -> float | None:
+    """The share of the vote that said YES: of the weight under a weighted vote, of the voting
+    members otherwise; None when nobody voted."""
+    if tally.weight_yes or tally.weight_no:
+        return tally.weight_yes / (tally.weight_yes + tally.weight_no)
+    voted = tally.votes_yes + tally.votes_no
+    return tally.votes_yes / voted if voted else None
+
+
+def mean_p_yes(values: Sequence[float | None]) -> float | None:
+    """The members' mean `p_yes`, over the members that gave one; None when none did."""
+    known = [v for v in values if v is not None]
+    return math.fsum(known) / len(known) if known else None
+
+
 def weights_from_meta(report: Mapping, stage: str, members: Sequence[str]) -> dict[str, float]:
     """Each member's weight for `stage` from a `murgat meta-eval` report (its meta_eval.json):
     the balanced accuracy, on that stage's subtask, of the runs whose judge for the stage is
@@ -212,10 +227,12 @@ __all__ = [
     "VOTED_STAGES",
     "VOTES",
     "is_panel",
+    "mean_p_yes",
     "members_of",
     "panel_identity",
     "reliability_weight",
     "vote",
+    "vote_share",
     "voted_stage",
     "weights_from_meta",
 ]

@@ -64,15 +64,7 @@ def run_smoke(models: list[str] | None, engine: str = "vllm", **options) -> list
         runtime = preset.on_runtime(cpu=engine == "vllm" and vllm_cpu_build())
         probes = probe_requests(runtime.modalities)
         rows.extend(
-            {
-                "model": name,
-                "modality": m,
-                "verdict": None,
-                "skipped": True,
-                "raw": f"not run on this engine: {why}",
-                "prompt_tokens": 0,
-                "output_tokens": 0,
-            }
+            _row(name, engine, m, raw=f"not run on this engine: {why}", skipped=True)
             for m, why in sorted(runtime.unavailable.items())
         )
         eng = None
@@ -80,29 +72,43 @@ def run_smoke(models: list[str] | None, engine: str = "vllm", **options) -> list
             eng = make_engine(engine, preset, **options)
             results = eng.judge([r for _, r in probes])
         except Exception as e:
-            rows.append(
-                {
-                    "model": name,
-                    "modality": "(start)" if eng is None else "(all)",
-                    "verdict": None,
-                    "raw": f"{type(e).__name__}: {e}",
-                    "prompt_tokens": 0,
-                    "output_tokens": 0,
-                }
-            )
+            where = "(start)" if eng is None else "(all)"
+            rows.append(_row(name, engine, where, raw=f"{type(e).__name__}: {e}"))
             continue
         finally:
             if eng is not None:
                 eng.close()
         for (modality, _), res in zip(probes, results):
             rows.append(
-                {
-                    "model": name,
-                    "modality": modality,
-                    "verdict": res.verdict.label if isinstance(res.verdict, YesNo) else None,
-                    "raw": res.raw or (res.error or ""),
-                    "prompt_tokens": res.prompt_tokens,
-                    "output_tokens": res.output_tokens,
-                }
+                _row(
+                    name,
+                    engine,
+                    modality,
+                    verdict=res.verdict.label if isinstance(res.verdict, YesNo) else None,
+                    raw=res.raw or (res.error or ""),
+                    prompt_tokens=res.prompt_tokens,
+                    output_tokens=res.output_tokens,
+                    bos_count=res.bos_count,
+                    prompt_digest=res.prompt_digest,
+                )
             )
     return rows
+
+
+def _row(model: str, engine: str, modality: str, **fields) -> dict:
+    """One probe's row (`murgat smoke --json` prints these): a probe not run has no verdict,
+    no prompt and no digest. `prompt_digest` is the sha256 of the prompt token ids the engine
+    ran, the same on every route for the same request (`engines.reach.prompt_print`)."""
+    row = {
+        "model": model,
+        "engine": engine,
+        "modality": modality,
+        "verdict": None,
+        "raw": "",
+        "prompt_tokens": 0,
+        "output_tokens": 0,
+        "bos_count": None,
+        "prompt_digest": None,
+    }
+    row.update(fields)
+    return row

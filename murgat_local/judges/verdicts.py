@@ -17,6 +17,7 @@ class YesNo(Verdict):
 
     label: Literal["YES", "NO"]
     max_tokens: ClassVar[int] = 16
+    yes_no: ClassVar[bool] = True  # its confidence, p_yes, is read (`engines.confidence`)
 
     @property
     def yes(self) -> bool:
@@ -32,6 +33,7 @@ class ReasonedYesNo(Verdict):
     reason: Reason
     label: Literal["YES", "NO"]
     max_tokens: ClassVar[int] = 256
+    yes_no: ClassVar[bool] = True
 
     @property
     def yes(self) -> bool:

@@ -114,6 +114,12 @@ class Aligned:
     truth_facts: int = 0
     matched: int = 0
     misaligned: dict[str, str] = field(default_factory=dict)
+    # (the judge's p_yes or None, the truth's label) per yes/no judgement paired above, by stage:
+    # verifiable (subtask 1), entail (subtask 3), precise (a citation of a fact both call
+    # entailed, when a judgement decided it: `views.precise_p_yes`)
+    confidence: dict[str, list[tuple[float | None, bool]]] = field(
+        default_factory=lambda: {"verifiable": [], "entail": [], "precise": []}
+    )
 
 
 def align(judge: Mapping[str, ResponseView], truth: Mapping[str, ResponseView]) -> Aligned:
@@ -129,6 +135,7 @@ def align(judge: Mapping[str, ResponseView], truth: Mapping[str, ResponseView]) 
         for js, ts in zip(j.sentences, t.sentences):
             if js.verifiable is not None and ts.verifiable is not None:
                 out.subtask1.append((ts.verifiable, js.verifiable))
+                out.confidence["verifiable"].append((js.verifiable_p, ts.verifiable))
             if js.facts is None or ts.facts is None:
                 continue
             out.n_sentences += 1
@@ -141,11 +148,16 @@ def align(judge: Mapping[str, ResponseView], truth: Mapping[str, ResponseView]) 
                 if jf.entailed is None or tf.entailed is None:
                     continue
                 out.subtask3.append((tf.entailed, jf.entailed))
+                out.confidence["entail"].append((jf.entailed_p, tf.entailed))
                 if tf.entailed and jf.entailed and len(tf.precise) == len(jf.precise):
                     out.precise.extend(
                         (a, b)
                         for a, b in zip(tf.precise, jf.precise)
                         if a is not None and b is not None
+                    )
+                    judged = zip(tf.precise, jf.precise, jf.precise_p, jf.precise_judged)
+                    out.confidence["precise"].extend(
+                        (p, a) for a, b, p, j in judged if a is not None and b is not None and j
                     )
     return out
 

@@ -2,10 +2,13 @@
 person's labels. Meta-evaluation compares two of these, response by response.
 
 Sentences are the default-mode sentences; texts are compared after whitespace normalization.
+A judge's view also carries each yes/no judgement's `p_yes` (the judge's probability of YES, read
+through `p_yes`), for calibration; a person's view has none.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -20,11 +23,54 @@ def norm(text: str) -> str:
     return _SPACE.sub(" ", text or "").strip()
 
 
+def p_yes(judgement: object) -> float | None:
+    """A recorded yes/no judgement's `p_yes`: a float in [0, 1], or None where the record has none
+    (a run scored before p_yes was recorded, an engine that could not give it, a panel's vote)."""
+    if not isinstance(judgement, Mapping):
+        return None
+    p = judgement.get("p_yes")
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or not math.isfinite(p):
+        return None
+    return float(p) if 0.0 <= p <= 1.0 else None
+
+
+def precise_p_yes(fact: Mapping, usable: list[bool]) -> tuple[tuple[float | None, ...], tuple]:
+    """Per citation, the judge's probability that it is precise given that the fact is entailed,
+    and whether a judgement decided it at all. By the scoring rule (`metrics.scores`), an unusable
+    citation, and the only usable one, are decided without a judgement of their own; with two or
+    more usable, citation i is precise when it entails alone, or else the others without it do
+    not: p = p_alone + (1 - p_alone) (1 - p_without), the judgements taken as independent, and
+    p = p_alone where `without` was not asked (the alone verdict was YES). None: a judgement it
+    needs carries no p_yes."""
+    ok = [i for i, u in enumerate(usable) if u]
+    probs: list[float | None] = []
+    judged: list[bool] = []
+    alone, without = fact.get("alone") or {}, fact.get("without") or {}
+    for i, u in enumerate(usable):
+        if not u or len(ok) < 2:
+            probs.append(None)
+            judged.append(False)
+            continue
+        judged.append(True)
+        pa = p_yes(alone.get(str(i)))
+        if pa is None:
+            probs.append(None)
+        elif str(i) not in without:
+            probs.append(pa)
+        else:
+            pw = p_yes(without.get(str(i)))
+            probs.append(None if pw is None else pa + (1 - pa) * (1 - pw))
+    return tuple(probs), tuple(judged)
+
+
 @dataclass(frozen=True)
 class FactView:
     text: str
     entailed: bool | None  # the joint verdict (None: unknown)
     precise: tuple[bool | None, ...] = ()
+    entailed_p: float | None = None  # the joint verdict's p_yes
+    precise_p: tuple[float | None, ...] = ()  # see `precise_p_yes`
+    precise_judged: tuple[bool, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -33,6 +79,7 @@ class SentenceView:
     verifiable: bool | None
     citations: int
     facts: tuple[FactView, ...] | None = None  # None: not decomposed
+    verifiable_p: float | None = None
 
 
 @dataclass(frozen=True)
@@ -49,6 +96,7 @@ def from_record(record: Mapping) -> ResponseView | None:
     sentences = []
     for s in (record.get("trace") or {}).get("sentences", []):
         verdict = (s.get("verifiable") or {}).get("value")
+        usable = [bool(c.get("usable")) for c in s.get("citations") or []]
         facts = None
         if "facts" in s:
             facts = tuple(
@@ -56,11 +104,19 @@ def from_record(record: Mapping) -> ResponseView | None:
                     f.get("text", ""),
                     (f.get("joint") or {}).get("value"),
                     tuple(f.get("precise") or ()),
+                    p_yes(f.get("joint")),
+                    *precise_p_yes(f, usable),
                 )
                 for f in s["facts"]
             )
         sentences.append(
-            SentenceView(s.get("text", ""), verdict, len(s.get("citations") or []), facts)
+            SentenceView(
+                s.get("text", ""),
+                verdict,
+                len(usable),
+                facts,
+                p_yes(s.get("verifiable")),
+            )
         )
     scores = {k: record.get(k) for k in ("coverage", "precision", "recall", "f1", "murgat_s")}
     return ResponseView(str(record.get("id")), tuple(sentences), scores)
@@ -96,7 +152,14 @@ def from_labels(labels: LabelledResponse) -> ResponseView:
 def label_views(path) -> tuple[dict[str, ResponseView], list[str]]:
     """Every labelled response of a label file as a view, and the reasons of its bad lines."""
     labels, errors = read_labels(path)
+    reasons = [f"{e.source}: {e.reason}" for e in errors]
+    # Answers to a run's abstained verdicts label no whole response: nothing to compare with.
+    reasons += [
+        f"{r.source}: response {rid!r} holds answers to abstained verdicts only (--abstained)"
+        for rid, r in labels.items()
+        if not isinstance(r, LabelledResponse)
+    ]
     return (
-        {rid: from_labels(r) for rid, r in labels.items()},
-        [f"{e.source}: {e.reason}" for e in errors],
+        {rid: from_labels(r) for rid, r in labels.items() if isinstance(r, LabelledResponse)},
+        reasons,
     )

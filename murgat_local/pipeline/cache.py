@@ -31,7 +31,10 @@ CREATE TABLE IF NOT EXISTS verdicts (
     created REAL NOT NULL,
     note TEXT,                     -- what the engine changed to fit the request (frames reduced)
     reached TEXT,                  -- prompt tokens per media modality that reached the model (JSON)
-    reached_unknown TEXT           -- why they could not be counted
+    reached_unknown TEXT,          -- why they could not be counted
+    p_yes REAL,                    -- a yes/no verdict's probability of YES (engines.confidence)
+    p_yes_unknown TEXT,            -- why it has none
+    thought_cut INTEGER            -- 1: a thinking judge's thought was cut at its budget
 );
 CREATE INDEX IF NOT EXISTS verdicts_stage ON verdicts(stage);
 """
@@ -53,6 +56,9 @@ class CachedVerdict:
     note: str | None = None
     reached: str | None = None  # JSON object: modality -> prompt tokens
     reached_unknown: str | None = None
+    p_yes: float | None = None
+    p_yes_unknown: str | None = None
+    thought_cut: bool = False
 
 
 class VerdictCache:
@@ -79,13 +85,16 @@ class VerdictCache:
                 raise sqlite3.DatabaseError(f"integrity check failed: {check}")
             conn.executescript(SCHEMA)
             columns = {row[1] for row in conn.execute("PRAGMA table_info(verdicts)")}
-            for column in (
-                "note",
-                "reached",
-                "reached_unknown",
+            for column, kind in (
+                ("note", "TEXT"),
+                ("reached", "TEXT"),
+                ("reached_unknown", "TEXT"),
+                ("p_yes", "REAL"),
+                ("p_yes_unknown", "TEXT"),
+                ("thought_cut", "INTEGER"),
             ):  # a cache written before they existed
                 if column not in columns:
-                    conn.execute(f"ALTER TABLE verdicts ADD COLUMN {column} TEXT")
+                    conn.execute(f"ALTER TABLE verdicts ADD COLUMN {column} {kind}")
 
     def _set_aside(self, why: str) -> pathlib.Path:
         stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -114,12 +123,39 @@ class VerdictCache:
             part = unique[i : i + 500]
             rows = conn.execute(
                 "SELECT key, status, verdict, raw, reason, prompt_tokens, output_tokens, note, reached, "
-                "reached_unknown "
+                "reached_unknown, p_yes, p_yes_unknown, thought_cut "
                 f"FROM verdicts WHERE key IN ({','.join('?' * len(part))})",
                 part,
             ).fetchall()
-            for k, *rest in rows:
-                found[k] = CachedVerdict(*rest)
+            for (
+                k,
+                status,
+                verdict,
+                raw,
+                reason,
+                prompt_tokens,
+                output_tokens,
+                note,
+                reached,
+                reached_unknown,
+                p_yes,
+                p_yes_unknown,
+                thought_cut,
+            ) in rows:
+                found[k] = CachedVerdict(
+                    status,
+                    verdict,
+                    raw,
+                    reason,
+                    prompt_tokens,
+                    output_tokens,
+                    note,
+                    reached,
+                    reached_unknown,
+                    p_yes,
+                    p_yes_unknown,
+                    bool(thought_cut),  # stored as 0/1
+                )
         return found
 
     def put_many(self, rows: Iterable[tuple[str, str, str, CachedVerdict]]) -> int:
@@ -140,6 +176,9 @@ class VerdictCache:
                 v.note,
                 v.reached,
                 v.reached_unknown,
+                v.p_yes,
+                v.p_yes_unknown,
+                int(v.thought_cut),
             )
             for k, stage, judge, v in rows
         ]
@@ -149,8 +188,8 @@ class VerdictCache:
         with conn:  # one transaction: all rows or none
             conn.executemany(
                 "INSERT OR REPLACE INTO verdicts (key, stage, judge, status, verdict, raw, reason, "
-                "prompt_tokens, output_tokens, created, note, reached, reached_unknown) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "prompt_tokens, output_tokens, created, note, reached, reached_unknown, p_yes, "
+                "p_yes_unknown, thought_cut) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 data,
             )
         return len(data)

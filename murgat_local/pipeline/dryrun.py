@@ -10,6 +10,7 @@ from __future__ import annotations
 import pathlib
 
 from ..inputs.responses import read_responses
+from .cascade import CascadeJudge
 from .judging import Outcome, StageJudge
 from .panel import PanelJudge
 from .protocol import Protocol
@@ -47,6 +48,8 @@ class CacheOnlyPanel(PanelJudge):
 def _dry(stage: str, j):
     if isinstance(j, RoutedJudge):
         return RoutedJudge(stage, {r: (n, _dry(stage, m)) for r, (n, m) in j.judges.items()})
+    if isinstance(j, CascadeJudge):  # the first judge's calls; escalations need its verdicts
+        return _dry(stage, j.members[0])
     if isinstance(j, PanelJudge):
         return CacheOnlyPanel(
             stage, [(n, _dry(stage, m)) for n, m in zip(j.names, j.members)], j.rule

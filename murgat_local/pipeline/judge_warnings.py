@@ -51,7 +51,10 @@ def self_grading(
     holders: dict[str, Any] = {}
     for stage, j in judges.items():
         if getattr(j, "members", None):
-            members = [(n, m.engine, f"{stage} (panel member)") for n, m in zip(j.names, j.members)]
+            role = (
+                "escalation judge" if getattr(j.engine, "kind", "") == "cascade" else "panel member"
+            )
+            members = [(n, m.engine, f"{stage} ({role})") for n, m in zip(j.names, j.members)]
         elif getattr(j, "judges", None):  # routed by modality: each route's judge
             members = [
                 (n, rj.engine, stage if r == "mixed" else f"{stage} ({r} route)")

@@ -34,6 +34,10 @@ class StageCounters:
         0  # calls whose cited modality arrived as zero tokens (errors, see `reach.unreached`)
     )
     reached_unknown: int = 0  # calls with media whose tokens could not be counted
+    # Yes/no verdicts without a p_yes (the engine gave no log-probabilities; each record says
+    # why), and thinking judges' thoughts cut at their budget, over the unique calls.
+    p_yes_unknown: int = 0
+    thought_cut: int = 0
     # Prompt tokens per media modality that reached the model, over the unique calls (cached too).
     reached_image: int = 0
     reached_video: int = 0
@@ -145,6 +149,9 @@ class StageJudge:
         for k in first:
             o = outcomes[k]
             self.counters.reached_unknown += o.reached_unknown is not None
+            self.counters.thought_cut += o.thought_cut
+            yes_no = o.ok and getattr(o.verdict, "yes_no", False)
+            self.counters.p_yes_unknown += bool(yes_no and o.p_yes is None)
             for m, n in (o.reached or {}).items():
                 setattr(self.counters, f"reached_{m}", getattr(self.counters, f"reached_{m}") + n)
         self.counters.wall_s += time.perf_counter() - t0
@@ -190,8 +197,13 @@ class StageJudge:
                     res.note,
                     stored,
                     res.reached_unknown,
+                    res.p_yes,
+                    res.p_yes_unknown,
+                    res.thought_cut,
                 )
-                out[k] = Outcome(res.verdict, res.raw, key=k, note=res.note, **reach)
+                out[k] = Outcome(
+                    res.verdict, res.raw, key=k, note=res.note, **reach, **_confidence(res)
+                )
             else:
                 reason = res.failure.reason if res.failure else "unparsed"
                 cached = CachedVerdict(
@@ -204,8 +216,17 @@ class StageJudge:
                     res.note,
                     stored,
                     res.reached_unknown,
+                    thought_cut=res.thought_cut,
                 )
-                out[k] = Outcome(None, res.raw, unparsed=reason, key=k, note=res.note, **reach)
+                out[k] = Outcome(
+                    None,
+                    res.raw,
+                    unparsed=reason,
+                    key=k,
+                    note=res.note,
+                    thought_cut=res.thought_cut,
+                    **reach,
+                )
                 self.counters.unparsed += 1
             rows.append((k, self.stage, self.engine.identity, cached))
         self.cache.put_many(rows)
@@ -283,7 +304,19 @@ def _from_cache(key: str, v: CachedVerdict, kind: type[Verdict] | None) -> Outco
             if kind is not None and v.verdict is not None
             else None
         )
-        return Outcome(verdict, v.raw, cached=True, key=key, note=v.note, **reach)
+        return Outcome(verdict, v.raw, cached=True, key=key, note=v.note, **reach, **_confidence(v))
     return Outcome(
-        None, v.raw, unparsed=v.reason or "unparsed", cached=True, key=key, note=v.note, **reach
+        None,
+        v.raw,
+        unparsed=v.reason or "unparsed",
+        cached=True,
+        key=key,
+        note=v.note,
+        thought_cut=v.thought_cut,
+        **reach,
     )
+
+
+def _confidence(v: Result | CachedVerdict) -> dict:
+    """A verdict's p_yes (or why it has none) and whether its thought was cut, as judged."""
+    return {"p_yes": v.p_yes, "p_yes_unknown": v.p_yes_unknown, "thought_cut": v.thought_cut}

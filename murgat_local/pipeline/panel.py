@@ -20,7 +20,15 @@ import time
 from collections.abc import Callable, Sequence
 
 from ..judges.calls import Call, Outcome
-from ..judges.panel import PREFIX, RULES, Rule, panel_identity, vote
+from ..judges.panel import (
+    PREFIX,
+    RULES,
+    Rule,
+    mean_p_yes,
+    panel_identity,
+    vote,
+    vote_share,
+)
 from .composite import HolderGroup, SummedCounters
 from .judging import StageJudge
 
@@ -166,7 +174,20 @@ class PanelJudge:
     def _decide(self, call: Call, members: tuple[tuple[str, Outcome], ...]) -> Outcome:
         answers = {n: _yes(o) for n, o in members}
         tally = vote(self.rule, answers)
-        panel = {"vote": self.rule.vote, **tally.as_dict()}
+        # Its confidence: the share of the vote for YES, and the members' mean p_yes (over the
+        # members that voted), which is the panel's own p_yes.
+        voters = [o for n, o in members if answers[n] is not None]
+        mean = mean_p_yes([o.p_yes for o in voters])
+        panel = {
+            "vote": self.rule.vote,
+            **tally.as_dict(),
+            "vote_share": vote_share(tally),
+            "p_yes_mean": mean,
+        }
+        confidence: dict = {
+            "p_yes": mean,
+            "p_yes_unknown": None if mean is not None else "no voting member gave a p_yes",
+        }
         key = hashlib.sha256(
             "|".join([self.engine.identity, *(o.key for _, o in members)]).encode()
         ).hexdigest()
@@ -199,6 +220,7 @@ class PanelJudge:
             note=note,
             members=members,
             panel=panel,
+            **confidence,
         )
 
 

@@ -64,10 +64,50 @@ def _verdict(out: Outcome | None) -> dict | None:
     d: dict = {"value": v.model_dump() if v is not None else None}
     if isinstance(v, YesNo | ReasonedYesNo):
         d["value"] = v.yes
+        # Its confidence beside it (null only where the engine gave no log-probabilities).
+        d["p_yes"] = out.p_yes
+        if out.p_yes is None:
+            d["p_yes_unknown"] = out.p_yes_unknown or "no p_yes was recorded"
     d.update(out.trace())
     if out.panel is not None:  # a panel's decision: every member's own verdict beside it
         d["panel"] = {**out.panel, "members": {name: _verdict(o) for name, o in out.members}}
+    if out.cascade is not None:  # an escalation: who decided, and what each judge asked said
+        d["decided_by"] = out.cascade["decided_by"]
+        d["abstained"] = out.cascade["decided_by"] is None
+        d["cascade"] = [
+            {**step.as_dict(), **(_verdict(o) or {})} for step, o in out.cascade["asked"]
+        ]
     return d
+
+
+def yes_no_verdicts(rec: Mapping):
+    """(stage, where, verdict dict) for every yes/no verdict of a record's trace; `where`
+    names it: (sentence,) for verifiable, (sentence, fact, slot) for entailment, slot "joint",
+    "alone.K" or "without.K" (0-based)."""
+    for i, s in enumerate((rec.get("trace") or {}).get("sentences") or []):
+        if s.get("verifiable"):
+            yield "verifiable", (i,), s["verifiable"]
+        for j, f in enumerate(s.get("facts") or []):
+            if f.get("joint"):
+                yield "entail", (i, j, "joint"), f["joint"]
+            for kind in ("alone", "without"):
+                for k, v in sorted((f.get(kind) or {}).items(), key=lambda kv: int(kv[0])):
+                    if v:
+                        yield "entail", (i, j, f"{kind}.{k}"), v
+
+
+def certification_counts(rec: Mapping) -> dict[str, dict]:
+    """Per escalated stage in one record: verdicts decided per judge, and abstained."""
+    out: dict[str, dict] = {}
+    for stage, _, v in yes_no_verdicts(rec):
+        if "decided_by" not in v:
+            continue
+        c = out.setdefault(stage, {"decided_by": {}, "abstained": 0})
+        if v["decided_by"] is None:
+            c["abstained"] += 1
+        else:
+            c["decided_by"][v["decided_by"]] = c["decided_by"].get(v["decided_by"], 0) + 1
+    return out
 
 
 def _yes(d: Mapping | None) -> bool | None:

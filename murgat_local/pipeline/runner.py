@@ -23,18 +23,20 @@ from ..engines.identity import runtime
 from ..inputs.responses import read_responses
 from ..jsonl import dumps_record
 from ..judges.human import HumanLabels, is_human
+from ..judges.panel import is_panel, members_of
 from ..media.segments import SegmentCutter
 from ..metrics.groups import Grouped
 from ..metrics.intervals import IntervalValues, add_intervals
 from ..metrics.scores import Summary
 from .cache import VerdictCache
+from .cascade import CascadeJudge
 from .judge_warnings import judge_warnings
 from .judging import Judge, StageJudge
 from .outputs import check_writable
 from .panel import PanelJudge
 from .protocol import STAGES, Protocol, ProtocolOptions
 from .provenance import provenance
-from .records import build_record, stage_failures
+from .records import build_record, certification_counts, stage_failures
 from .routing import RoutedJudge, check_routes, cited_in
 from .streaming import chunks
 
@@ -82,6 +84,44 @@ def _read_records(path: pathlib.Path) -> Iterator[dict]:
                 yield json.loads(line)
 
 
+class Escalated:
+    """summary.json's `certification[stage]`: the cascade, verdicts decided per judge and
+    abstained (over the records' verdicts, as they are written), the certified target."""
+
+    def __init__(self, config: RunConfig):
+        self.stages = config.cascades()
+        self.escalation = config.escalation
+        self.counts: dict[str, dict] = {
+            s: {"decided_by": dict.fromkeys((x.judge for x in steps), 0), "abstained": 0}
+            for s, steps in self.stages.items()
+        }
+
+    def add(self, rec: dict) -> None:
+        for stage, c in certification_counts(rec).items():
+            mine = self.counts.setdefault(stage, {"decided_by": {}, "abstained": 0})
+            mine["abstained"] += c["abstained"]
+            for who, n in c["decided_by"].items():
+                mine["decided_by"][who] = mine["decided_by"].get(who, 0) + n
+
+    def result(self) -> dict:
+        out: dict = {}
+        escalation = self.escalation
+        if escalation is None:  # no cascade, nothing escalated
+            return out
+        for stage, steps in self.stages.items():
+            own = getattr(escalation, stage)
+            c = self.counts[stage]
+            out[stage] = {
+                **c,
+                "verdicts": sum(c["decided_by"].values()) + c["abstained"],
+                "judges": [s.as_dict() for s in steps],
+                "target": own.target,
+                "alpha": own.alpha,
+                "labels": escalation.labels,
+            }
+        return out
+
+
 class Runner:
     def __init__(
         self,
@@ -122,12 +162,30 @@ class Runner:
                 )
             else:
                 self.judges[stage] = self._stage_judge(stage, model, on_progress)
+        for stage, steps in config.cascades().items():  # --escalate-to: judges asked in turn
+            first = self.judges[stage]
+            self.judges[stage] = CascadeJudge(
+                stage,
+                [(steps[0], first)] + [(s, self._member(stage, s.judge)) for s in steps[1:]],
+                on_progress=first.on_progress,
+            )
         self._route_entail(config.stage_models()["entail"], progress)
         self.protocol = Protocol(
             ProtocolOptions(config.compat, config.decontextualize, config.parse_reasoning),
             self.judges,
             self.cutter,
         )
+
+    def _member(self, stage: str, model: str):
+        """An escalation judge: a panel (`panel:M1,M2`) or one model, as a panel member."""
+        if is_panel(model):
+            members = members_of(model)
+            return PanelJudge(
+                stage,
+                [(m, self._stage_judge(stage, m, member=True)) for m in members],
+                self.config.panel.rule(stage, members),
+            )
+        return self._stage_judge(stage, model, member=True)
 
     def _stage_judge(
         self, stage: str, model: str, on_progress=None, member: bool = False
@@ -148,7 +206,10 @@ class Runner:
         elif key not in self.engines:
             preset = load_preset(model, models_root=config.models_dir)
             args = config.engine_args if runtime(kind) == "vllm" else {}
-            decoding = {"temperature": config.sampling.temperature, "seed": config.sampling.seed}
+            decoding: dict = {
+                "temperature": config.sampling.temperature,
+                "seed": config.sampling.seed,
+            }
             self.engines[key] = LazyEngine(kind, preset, **decoding, **args, **options)
         return StageJudge(
             stage,
@@ -223,6 +284,7 @@ class Runner:
         by_group = Grouped(self.config.group_by, Summary)
         errors: list[dict] = []
         failures = dict.fromkeys(STAGES, 0)
+        escalated = Escalated(self.config)
         with partial.open("w", encoding="utf-8") as out:
             for chunk in chunks(
                 read_responses(responses, self.config.limit, self.config.inputs.limits()),
@@ -233,6 +295,7 @@ class Runner:
                     out.write(dumps_record(rec, sort_keys=True) + "\n")
                     for stage, n in stage_failures(rec).items():
                         failures[stage] += n
+                    escalated.add(rec)
                     totals.add(rec)
                     if rec.get("model"):
                         by_model.setdefault(rec["model"], Summary()).add(rec)
@@ -264,6 +327,8 @@ class Runner:
         summary["unparsed_verdicts"] = failures
         summary["errors_list"] = errors
         summary["stages"] = {s: j.counters.as_dict() for s, j in self.judges.items()}
+        if escalated.stages:
+            summary["certification"] = escalated.result()
         summary["judge_calls"] = calls = failed_calls(
             self.judges.values(), self.config.max_failed_calls
         )

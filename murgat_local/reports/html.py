@@ -18,7 +18,7 @@ import pathlib
 from dataclasses import dataclass
 
 from . import groups_html as group_tables
-from . import plots
+from . import plots, reliability
 from .drilldown import esc, num, response, video_source
 from .rundata import METRICS, PROBLEM_LABELS, PROBLEMS, Cell, Source, finite, interval
 from .scan import load
@@ -269,7 +269,9 @@ def build(
     max_responses: int = 300,
     relative_media: bool = False,
     group_by: tuple[str, ...] = (),
+    meta_eval: dict | None = None,
 ) -> ReportResult:
+    """`meta_eval`: a `murgat meta-eval` meta_eval.json, read: its reliability diagrams are shown."""
     cells, sources = load(folders, max_responses)
     table = [c for c in cells if c.in_table]
     figures = {key: plots.png(fig) for key, fig in plots.figures(table, sources).items()}
@@ -343,6 +345,7 @@ Means over responses; brackets are the 95% bootstrap intervals recorded in each 
 {group_tables.section(table, by_group, group_by, METRIC_LABELS) if group_by else ""}
 <h2>Plots</h2>
 <div class="plots">{figs}</div>
+{reliability.section(meta_eval, _data_uri) if meta_eval else ""}
 <h2>Citation problems</h2>
 <p class="meta">Unusable citations are malformed (no parseable time or modality), out of range (past the
 video's end), audio on a video without an audio track, or name a missing stream; an unsupported citation

@@ -97,6 +97,9 @@ class FitTable:
         self.columns = columns
         self.caption = caption
         self.rows: list[tuple[tuple, str | None]] = []
+        # Long free text printed under the table, each line whole at the terminal's width: a
+        # paragraph inside a cell would wrap into a column of one or two words a line.
+        self.notes: list[str] = []
 
     def add_row(self, *cells, style: str | None = None) -> None:
         self.rows.append((cells, style))
@@ -165,6 +168,8 @@ class FitTable:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield self.fitted(console, options)
+        for note in self.notes:
+            yield _cell(note)
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         return Measurement.get(console, options, self.fitted(console, options))
@@ -402,8 +407,12 @@ def meta_table(report: dict) -> FitTable:
     return t
 
 
+SMOKE_RAW = 60  # characters of a verdict's raw text shown in the smoke table
+
+
 def smoke_table(rows: list[dict], engine: str) -> FitTable:
-    """`murgat smoke`: one row per model and modality probed; a failed row shows its whole reason."""
+    """`murgat smoke`: one row per model and modality probed. A failed or skipped row's reason
+    is shown whole: in its cell when short, else as a numbered note under the table."""
     t = FitTable(
         f"Engine smoke test ({engine})",
         [
@@ -415,7 +424,10 @@ def smoke_table(rows: list[dict], engine: str) -> FitTable:
         ],
     )
     for r in rows:
-        raw = r["raw"] if r["verdict"] is None else r["raw"][:60]
+        raw = r["raw"] if r["verdict"] is None else r["raw"][:SMOKE_RAW]
+        if len(raw) > SMOKE_RAW:
+            t.notes.append(f"[{len(t.notes) + 1}] {r['model']}, {r['modality']}: {raw}")
+            raw = f"see [{len(t.notes)}] below"
         t.add_row(
             _cell(r["model"]),
             _cell(r["modality"]),

@@ -150,7 +150,7 @@ def serve_argv(
         # The frame rate of each video travels per request (a cut range may be sampled
         # slower than --fps); these keyword arguments come from the scorer, never from
         # the text under evaluation. Safe only because every client holding the key (or,
-        # without one, every process on this machine) is trusted: see the README.
+        # without one, every process on this machine) is trusted: see docs/security.md, "The judge server".
         "--trust-request-mm-kwargs",
         # vLLM's own key check covers /v1 and a few prefixes only: see serving.guard.
         "--middleware",

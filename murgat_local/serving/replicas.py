@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from ..engines.base import EngineStats, Request, Result
 from ..engines.identity import effective_args, engine_identity, vllm_cpu_build
 from ..engines.openai import OpenAIEngine
+from ..engines.placement import lay_out, seen
 from ..engines.presets import Preset
 
 
@@ -118,6 +119,8 @@ class ReplicaEngine:
 
         if data_parallel < 1:
             raise ValueError("data_parallel must be at least 1")
+        # Each replica's share of the GPUs decides its layout (a `LazyEngine` chose it already).
+        preset = lay_out(preset, seen("replicas", {"data_parallel": data_parallel}))
         self.preset = preset
         self.name = preset.name
         self.modalities = preset.modalities

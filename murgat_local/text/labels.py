@@ -13,6 +13,9 @@ fact, `entailed`: whether the sentence's citations together support it; `precise
 per citation of the sentence, whether that citation is needed (read when `entailed` is true,
 which requires it). Other keys are ignored.
 
+A line with `abstained` in place of `sentences` holds people's answers to the verdicts a run
+abstained on (`murgat annotate RUN --abstained`): partial labels (`text/partial_labels.py`).
+
 As with the responses, reading never stops at a bad line: each becomes a `LabelError` with its
 line and, when known, its id; the other lines are read. A duplicate id keeps the first line.
 """
@@ -25,6 +28,7 @@ from dataclasses import dataclass
 
 from ..inputs.responses import Unparsed, iter_records
 from .citations import Citation, parse_citations, strip_citations
+from .partial_labels import PartialError, PartialResponse, parse_partial
 
 
 @dataclass(frozen=True)
@@ -188,11 +192,13 @@ def _response(obj: dict, source: str) -> LabelledResponse:
     )
 
 
-def read_labels(path: str | pathlib.Path) -> tuple[dict[str, LabelledResponse], list[LabelError]]:
+def read_labels(
+    path: str | pathlib.Path,
+) -> tuple[dict[str, LabelledResponse | PartialResponse], list[LabelError]]:
     """The labelled responses by id, and every line that could not be used, in file order.
 
     JSONL or a JSON list, read as the responses are (byte-order marks, UTF-16, invalid UTF-8)."""
-    labels: dict[str, LabelledResponse] = {}
+    labels: dict[str, LabelledResponse | PartialResponse] = {}
     errors: list[LabelError] = []
     seen: set[str] = set()
     for index, source, obj in iter_records(pathlib.Path(path)):
@@ -226,8 +232,11 @@ def read_labels(path: str | pathlib.Path) -> tuple[dict[str, LabelledResponse], 
             continue
         seen.add(rid)
         try:
-            labels[rid] = _response(obj, source)
-        except _Bad as e:
+            if "abstained" in obj and "sentences" not in obj:
+                labels[rid] = parse_partial(obj, source)
+            else:
+                labels[rid] = _response(obj, source)
+        except (_Bad, PartialError) as e:
             errors.append(LabelError(index, rid, source, str(e)))
     return labels, errors
 

@@ -1,0 +1,83 @@
+"""`murgat bundle`: stage an air-gapped install (murgat_local.bundle does the work)."""
+
+from __future__ import annotations
+
+import pathlib
+import time
+
+import typer
+
+from . import ui
+from .ui import app
+
+
+@app.command()
+def bundle(
+    out: pathlib.Path = typer.Argument(..., help="the bundle's folder (created; reused)"),
+    target: str = typer.Option(
+        ..., "--target", help="cpu (vLLM's CPU build) or cuda (vLLM's CUDA build)"
+    ),
+    python: str | None = typer.Option(
+        None, "--python", help="X.Y of the box's Python; default: this one's"
+    ),
+    models: list[str] = typer.Option(
+        None, "--models", help="presets or model folders to carry (repeatable)"
+    ),
+    test_models: bool = typer.Option(
+        False, "--test-models", help="also carry the local test models (for install.sh's smoke)"
+    ),
+) -> None:
+    """Stage everything an air-gapped box needs into one folder, on a connected machine.
+
+    Downloads every wheel the target's lock (locks/cpu.txt, locks/cuda.txt) pins for the
+    target's Python and platform, with pip's configured sources, builds this project's wheel,
+    copies the model folders named, and writes MANIFEST.json (every file's size and sha256) and
+    install.sh. On the box: `bash OUT/install.sh VENV`. A second run into the same OUT copies
+    nothing already there with the right sha256."""
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TransferSpeedColumn,
+    )
+
+    from ..bundle import BundleError, build_bundle, human
+
+    started = time.monotonic()
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        console=ui.err,
+        transient=True,
+    ) as progress:
+        task = progress.add_task("copying and hashing", total=None)
+
+        def on_step(text: str) -> None:
+            progress.console.print(f"[bundle] {text}", markup=False, soft_wrap=True)
+
+        try:
+            made = build_bundle(
+                out,
+                target,
+                python=python,
+                models=models or [],
+                test_models=test_models,
+                on_bytes=lambda n: progress.advance(task, n),
+                on_step=on_step,
+            )
+        except BundleError as e:
+            progress.stop()
+            ui._fail(str(e))
+    seconds = time.monotonic() - started
+    names = ", ".join(m["preset"] or m["folder"] for m in made.models) or "none"
+    ui.console.print(
+        f"bundle {made.out}: {made.target}, Python {made.python}, {made.platform}; "
+        f"{made.wheels} wheels, models: {names}; {human(made.bytes)} "
+        f"({made.copied} files written, {made.kept} already there) in {seconds:.0f} s\n"
+        f"On the box: bash {made.out}/install.sh VENV",
+        markup=False,
+        soft_wrap=True,
+    )

@@ -1,0 +1,120 @@
+"""A yes/no verdict's confidence, `p_yes`, read from the engine's log-probabilities.
+
+A yes/no verdict is decoded under its grammar (`{"label":"YES"}` or `{"label":"NO"}`, maybe
+after a reason). Up to the label's value both answers write the same text; the token that
+starts the value is where they part, the *deciding token*. `p_yes` is the probability of the
+alternatives at that token that start YES, renormalised over those that start YES or NO:
+
+    p_yes = P(YES...) / (P(YES...) + P(NO...))
+
+The engines return log-probabilities of the logits after the grammar's mask and before
+temperature (vLLM's default `raw_logprobs`), so the illegal tokens have none and a sampling
+temperature does not change the number. Alternatives that start neither (a lone quote, where
+a tokenizer splits it from the value) decide nothing there and are left out. Pure: no engine,
+no I/O; each engine turns its own output into `Step`s.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+# Bumped when the way p_yes is read changes: part of every yes/no call's cache key.
+METHOD = "p_yes/1"
+# Alternatives asked for per generated token. vLLM's default ceiling (`max_logprobs`) is 20;
+# after `"label":"` the grammar leaves a handful of legal tokens (Y, YES, N, NO, ...), all
+# inside it.
+TOP_LOGPROBS = 20
+# The key whose string value is the yes/no label in every yes/no verdict type.
+LABEL_KEY = '"label":"'
+
+
+@dataclass(frozen=True)
+class Step:
+    """One generated token: its text, and the alternatives the engine reported at that
+    position as (token text, log-probability) pairs, the chosen token among them."""
+
+    token: str
+    alternatives: tuple[tuple[str, float], ...]
+
+
+def renormalise(logprob_yes: float, logprob_no: float) -> float:
+    """P(YES) / (P(YES) + P(NO)) from two log-probabilities, without overflow; either may be
+    -inf (no such alternative). ValueError when both are."""
+    if logprob_yes == -math.inf and logprob_no == -math.inf:
+        raise ValueError("neither YES nor NO has any probability")
+    if logprob_no == -math.inf:
+        return 1.0
+    if logprob_yes == -math.inf:
+        return 0.0
+    return 1.0 / (1.0 + math.exp(logprob_no - logprob_yes))
+
+
+def _logsumexp(values: Sequence[float]) -> float:
+    finite = [v for v in values if v != -math.inf and not math.isnan(v)]
+    if not finite:
+        return -math.inf
+    top = max(finite)
+    return top + math.log(math.fsum(math.exp(v - top) for v in finite))
+
+
+def deciding_token(steps: Sequence[Step]) -> tuple[int, int] | None:
+    """(index of the deciding token, offset of the label's first character in its text), or
+    None when the generated text has no complete label. The last `"label":"` is the verdict's:
+    a thinking model's reasoning comes before it."""
+    text = "".join(s.token for s in steps)
+    at = text.rfind(LABEL_KEY)
+    if at < 0:
+        return None
+    value = at + len(LABEL_KEY)
+    start = 0
+    for i, step in enumerate(steps):
+        end = start + len(step.token)
+        if start <= value < end:
+            return i, value - start
+        start = end
+    return None
+
+
+def p_yes(steps: Sequence[Step]) -> tuple[float | None, str | None]:
+    """(p_yes, None), or (None, why it cannot be read from these steps)."""
+    if not steps:
+        return None, "the engine returned no log-probabilities"
+    found = deciding_token(steps)
+    if found is None:
+        return None, "no yes/no label in the generated tokens"
+    index, offset = found
+    step = steps[index]
+    head = step.token[:offset]  # the part of the token before the label's first character
+    yes: list[float] = []
+    no: list[float] = []
+    for text, logprob in step.alternatives:
+        if not text.startswith(head) or len(text) == len(head):
+            continue
+        first = text[len(head)]
+        if first == "Y":
+            yes.append(logprob)
+        elif first == "N":
+            no.append(logprob)
+    try:
+        return renormalise(_logsumexp(yes), _logsumexp(no)), None
+    except ValueError:
+        return None, "no alternative at the deciding token starts YES or NO"
+
+
+def wants_p_yes(verdict: type | None) -> bool:
+    """Whether a request's verdict type is a yes/no label whose confidence is read."""
+    return bool(verdict is not None and getattr(verdict, "yes_no", False))
+
+
+__all__ = [
+    "LABEL_KEY",
+    "METHOD",
+    "Step",
+    "TOP_LOGPROBS",
+    "deciding_token",
+    "p_yes",
+    "renormalise",
+    "wants_p_yes",
+]
