@@ -19,8 +19,8 @@ from support.paths import ROOT
 
 from murgat_local.annotate import Session, Store, load_source
 from murgat_local.config import RunConfig
-from murgat_local.inputs.labels import read_labels
 from murgat_local.pipeline.runner import Runner
+from murgat_local.text.labels import read_labels
 
 ARTIFACTS = ROOT / ".local" / "test-artifacts" / "annotate"
 SAMPLE = ROOT / "samples" / "responses.jsonl"

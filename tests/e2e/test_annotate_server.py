@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 from murgat_local.annotate import Session, Store, load_source
 from murgat_local.cli import app
 from murgat_local.config import RunConfig
-from murgat_local.inputs.labels import read_labels
 from murgat_local.pipeline.runner import Runner
+from murgat_local.text.labels import read_labels
 
 SAMPLE = ROOT / "samples" / "responses.jsonl"
 

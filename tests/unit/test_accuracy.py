@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from murgat_local.grading import graded_correct
 from murgat_local.metrics.accuracy import (
     QaTally,
-    graded_correct,
     qa_accuracy,
     reasoning_tax,
     reasoning_taxes,

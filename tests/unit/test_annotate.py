@@ -1,5 +1,5 @@
 """`murgat annotate` without the server: which questions are asked, the store (a real SIGKILL of a
-writer process), the labels file read back by `inputs/labels.py`, resuming a session, overlap,
+writer process), the labels file read back by `text/labels.py`, resuming a session, overlap,
 and the agreement statistics against published values."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from murgat_local.annotate import Session, SessionError, Store, StoreBusy, load_
 from murgat_local.annotate.export import label_record, to_labelled
 from murgat_local.annotate.questions import check_answer, next_question, plain, questions
 from murgat_local.annotate.session import agreement_report
-from murgat_local.inputs.labels import compare_sentences, read_labels
 from murgat_local.metrics.agreement import cohen_kappa, krippendorff_alpha
+from murgat_local.text.labels import compare_sentences, read_labels
 from murgat_local.text.segment import segment
 
 SAMPLE = ROOT / "samples" / "responses.jsonl"

@@ -11,7 +11,7 @@ import pytest
 
 from murgat_local.engines import load_preset
 from murgat_local.engines.identity import effective_args
-from murgat_local.engines.replicas import devices_per_replica, replica_devices, shards
+from murgat_local.serving.replicas import devices_per_replica, replica_devices, shards
 
 
 def test_shards_are_contiguous_nearly_equal_and_never_empty():
@@ -27,7 +27,7 @@ def test_shards_are_contiguous_nearly_equal_and_never_empty():
 
 
 def test_each_gpu_replica_sees_one_device(monkeypatch):
-    monkeypatch.setattr("murgat_local.engines.replicas.vllm_cpu_build", lambda: False)
+    monkeypatch.setattr("murgat_local.serving.replicas.vllm_cpu_build", lambda: False)
     assert replica_devices(2, visible="3,5,7") == [
         {"CUDA_VISIBLE_DEVICES": "3"},
         {"CUDA_VISIBLE_DEVICES": "5"},
@@ -37,7 +37,7 @@ def test_each_gpu_replica_sees_one_device(monkeypatch):
 
 
 def test_a_tensor_parallel_replica_sees_as_many_devices_as_its_ranks(monkeypatch):
-    monkeypatch.setattr("murgat_local.engines.replicas.vllm_cpu_build", lambda: False)
+    monkeypatch.setattr("murgat_local.serving.replicas.vllm_cpu_build", lambda: False)
     assert replica_devices(2, 2, visible="4,5,6,7") == [
         {"CUDA_VISIBLE_DEVICES": "4,5"},
         {"CUDA_VISIBLE_DEVICES": "6,7"},
@@ -74,7 +74,7 @@ def test_the_devices_a_replica_needs_come_from_its_engine_arguments():
 
 
 def test_cpu_replicas_bind_disjoint_cores_one_list_per_rank(monkeypatch):
-    monkeypatch.setattr("murgat_local.engines.replicas.vllm_cpu_build", lambda: True)
+    monkeypatch.setattr("murgat_local.serving.replicas.vllm_cpu_build", lambda: True)
     binds = [e["VLLM_CPU_OMP_THREADS_BIND"] for e in replica_devices(2, cores=range(8))]
     assert binds == ["0,1,2,3", "4,5,6,7"]
     # vLLM's CPU build reads one core list per rank, separated by '|'.

@@ -6,8 +6,8 @@ import json
 
 from support.human_labels import _write
 
-from murgat_local.inputs.labels import compare_sentences, read_labels
 from murgat_local.judges.human import HumanLabels
+from murgat_local.text.labels import compare_sentences, read_labels
 
 
 def test_whitespace_differences_are_not_a_mismatch_and_counts_are_named(tmp_path):

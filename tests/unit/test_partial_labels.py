@@ -8,14 +8,14 @@ import json
 from murgat_local.annotate.export import label_record
 from murgat_local.annotate.source import Item, Proposal, Sentence
 from murgat_local.engines.base import Request
-from murgat_local.inputs.labels import read_labels
-from murgat_local.inputs.partial_labels import PartialFact
 from murgat_local.judges.evidence import describe_evidence
 from murgat_local.judges.human import HumanLabels
 from murgat_local.judges.human_partial import settle
 from murgat_local.judges.prompts import load_prompt
 from murgat_local.judges.verdicts import AtomicFacts, YesNo
 from murgat_local.text.citations import parse_citations, strip_citations
+from murgat_local.text.labels import read_labels
+from murgat_local.text.partial_labels import PartialFact
 
 TWO = "The screen is red (visual, 0:00; visual, 0:01)."
 ONE = "The screen turns green (visual, 0:01)."

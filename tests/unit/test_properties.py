@@ -16,8 +16,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from murgat_local.inputs.responses import InputError, ResponseItem, iter_records, read_responses
-from murgat_local.metrics.scores import (
+from murgat_local.grading import (
     FactScore,
     SentenceScore,
     f1,
@@ -25,6 +24,7 @@ from murgat_local.metrics.scores import (
     score_fact_reference,
     score_response,
 )
+from murgat_local.inputs.responses import InputError, ResponseItem, iter_records, read_responses
 from murgat_local.text.answers import extract_answer
 from murgat_local.text.citations import (
     MODALITIES,

@@ -14,11 +14,11 @@ import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from .base import EngineStats, Request, Result
-from .identity import effective_args, engine_identity, vllm_cpu_build
-from .openai import OpenAIEngine
-from .placement import lay_out, seen
-from .presets import Preset
+from ..engines.base import EngineStats, Request, Result
+from ..engines.identity import effective_args, engine_identity, vllm_cpu_build
+from ..engines.openai import OpenAIEngine
+from ..engines.placement import lay_out, seen
+from ..engines.presets import Preset
 
 
 def devices_per_replica(args: dict) -> int:
@@ -114,8 +114,8 @@ class ReplicaEngine:
         max_concurrency: int = 64,
         **engine_args,
     ):
-        from ..serving.launcher import API_KEY_VAR
-        from ..serving.process import ServerProcess
+        from .launcher import API_KEY_VAR
+        from .process import ServerProcess
 
         if data_parallel < 1:
             raise ValueError("data_parallel must be at least 1")

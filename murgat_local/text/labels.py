@@ -14,7 +14,7 @@ per citation of the sentence, whether that citation is needed (read when `entail
 which requires it). Other keys are ignored.
 
 A line with `abstained` in place of `sentences` holds people's answers to the verdicts a run
-abstained on (`murgat annotate RUN --abstained`): partial labels (`inputs/partial_labels.py`).
+abstained on (`murgat annotate RUN --abstained`): partial labels (`text/partial_labels.py`).
 
 As with the responses, reading never stops at a bad line: each becomes a `LabelError` with its
 line and, when known, its id; the other lines are read. A duplicate id keeps the first line.
@@ -26,9 +26,9 @@ import pathlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..text.citations import Citation, parse_citations, strip_citations
+from ..inputs.responses import Unparsed, iter_records
+from .citations import Citation, parse_citations, strip_citations
 from .partial_labels import PartialError, PartialResponse, parse_partial
-from .responses import Unparsed, iter_records
 
 
 @dataclass(frozen=True)
@@ -176,7 +176,7 @@ def _sentence(obj: object, k: int) -> LabelledSentence:
     return LabelledSentence(text, verifiable, parsed, citations)
 
 
-def _response(obj: object, source: str) -> LabelledResponse:
+def _response(obj: dict, source: str) -> LabelledResponse:
     sentences = obj.get("sentences")
     if not isinstance(sentences, list):
         what = "is missing" if "sentences" not in obj else f"must be a list, not {_type(sentences)}"

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..text.citations import Citation, parse_citations, strip_citations
+from .citations import Citation, parse_citations, strip_citations
 
 _SUFFIX = re.compile(r"s(\d+)(?:\.f(\d+)(?:\.c(\d+))?)?\.(verifiable|entailed|precise)")
 _SHAPE = {"verifiable": (False, False), "entailed": (True, False), "precise": (True, True)}
@@ -81,7 +81,7 @@ def _row(row: object, n: int) -> tuple[str, tuple[int, int | None, int | None], 
         raise PartialError(f"{where}expected an object")
     q = row.get("question")
     m = _SUFFIX.fullmatch(q) if isinstance(q, str) else None
-    if m is None:
+    if not isinstance(q, str) or m is None:
         raise PartialError(f"{where}'question' {q!r} is not s{{i}}[.f{{j}}[.c{{k}}]].KIND")
     kind = m.group(4)
     fact, citation = _SHAPE[kind]
@@ -92,7 +92,8 @@ def _row(row: object, n: int) -> tuple[str, tuple[int, int | None, int | None], 
     for name, needed in (("sentence", True), ("fact", fact), ("citation", citation)):
         if needed and (not isinstance(row.get(name), str) or not row[name].strip()):
             raise PartialError(f"{where}{q}: field {name!r} must be a non-empty string")
-    idx = tuple(int(g) - 1 if g else None for g in m.group(1, 2, 3))
+    s, f, c = m.group(1, 2, 3)
+    idx = (int(s) - 1, int(f) - 1 if f else None, int(c) - 1 if c else None)
     return q, idx, kind, row
 
 
