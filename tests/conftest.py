@@ -6,14 +6,22 @@ import os
 import pathlib
 
 import pytest
+from support.paths import ROOT
 
 from murgat_local import offline
+
+# Fixtures shared by a unit and an e2e module (the report's inputs and page, built once per
+# session; benchmark layouts, a model folder to damage, a media root with symlinks).
+pytest_plugins = [
+    "support.report_fixtures",
+    "support.benchmark_fixtures",
+    "support.model_folder_fixtures",
+    "support.symlink_fixtures",
+]
 
 # Engines built in-process by tests stay offline, as the `murgat` command keeps them.
 offline.enforce()
 os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-MODELS = pathlib.Path(os.environ.get("MURGAT_MODELS_DIR", ROOT / ".local" / "models"))
 
 
 @pytest.fixture(scope="session")
@@ -26,13 +34,6 @@ def media_root(tmp_path_factory) -> pathlib.Path:
     out = tmp_path_factory.mktemp("media")
     build_sample_media(out)
     return out
-
-
-def require_model(name: str) -> pathlib.Path:
-    path = MODELS / name
-    if not (path / "config.json").is_file():
-        pytest.fail(f"local test model {path} is missing: run scripts/setup.sh first")
-    return path
 
 
 @pytest.fixture(scope="session")

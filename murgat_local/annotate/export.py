@@ -1,4 +1,4 @@
-"""Labels in the `human:PATH` format (`inputs/labels.py` reads them), from one annotator's answers.
+"""Labels in the `human:PATH` format (`text/labels.py` reads them), from one annotator's answers.
 
 A response is written once every question it needs is answered. What cannot be written in that
 format is left out and said: a sentence answered unsure on verifiability leaves its whole
@@ -20,9 +20,9 @@ import pathlib
 import tempfile
 from collections.abc import Iterable, Mapping
 
-from ..inputs.labels import LabelledFact, LabelledResponse, LabelledSentence
 from ..jsonl import dumps_record
 from ..text.citations import parse_citations
+from ..text.labels import LabelledFact, LabelledResponse, LabelledSentence
 from .questions import UNSURE, open_questions, precise_labels
 from .source import Item
 
@@ -100,9 +100,10 @@ def _abstained_record(item: Item, answers: Mapping[str, object], annotator: str)
     sentence, the run's fact and the citation it is about. Not the `human:PATH` format (which
     labels every sentence of a response): a line of its own shape, marked `abstained`."""
     rows = []
-    for suffix in item.ask:
+    for suffix in item.ask or ():
         *where, kind = suffix.split(".")
-        i, j, k = ([int(w[1:]) - 1 for w in where] + [None, None])[:3]
+        i, *rest = [int(w[1:]) - 1 for w in where]
+        j, k = (rest + [None, None])[:2]
         s = item.sentences[i]
         facts = s.proposal.facts if s.proposal is not None else None
         rows.append(

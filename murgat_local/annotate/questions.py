@@ -26,8 +26,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from ..engines.constraints import ParseFailure, parse_verdict
-from ..inputs.labels import normalize_ws
 from ..judges.verdicts import AtomicFacts
+from ..text.labels import normalize_ws
 from .source import Item
 
 KINDS = ("verifiable", "facts", "entailed", "precise")
@@ -149,7 +149,7 @@ def precise_labels(n: int, answers: Mapping[str, object], base: str) -> tuple[bo
     an answer is unsure or missing."""
     if n == 1:
         return (True,)
-    out = []
+    out: list[bool] = []
     for k in range(n):
         v = answers.get(f"{base}.c{k + 1}.precise")
         if v is None and n == 2 and k == 1 and out == [False]:
@@ -178,7 +178,7 @@ def proposal(
     if question.kind == "verifiable":
         return p.verifiable, "judge" if p.verifiable is not None else None
     facts = answers.get(f"s{question.sentence + 1}.facts")
-    if not isinstance(facts, list) or p.facts is None:
+    if not isinstance(facts, list) or p.facts is None or question.fact is None:
         return None, None
     text = normalize_ws(facts[question.fact])
     j = next((k for k, f in enumerate(p.facts) if normalize_ws(f) == text), None)
@@ -188,7 +188,8 @@ def proposal(
         value = p.entailed[j] if j < len(p.entailed) else None
     else:
         row = p.precise[j] if j < len(p.precise) else ()
-        value = row[question.citation] if question.citation < len(row) else None
+        c = question.citation
+        value = row[c] if c is not None and c < len(row) else None
     return value, "judge" if value is not None else None
 
 

@@ -107,7 +107,7 @@ def create_app(
     def refuse(status: int, why: str) -> Response:
         return PlainTextResponse(why, status_code=status, headers=HEADERS)
 
-    def has_token(request: Request) -> bool:
+    def has_token(request: Request, token: str) -> bool:
         given = request.cookies.get(COOKIE, "")
         auth = request.headers.get("authorization", "")
         if auth.startswith("Bearer "):
@@ -119,7 +119,7 @@ def create_app(
         host = request.headers.get("host", "")
         if hosts is not None and host not in hosts:
             return refuse(403, "this server answers only on its loopback address")
-        if token is not None and not has_token(request):
+        if token is not None and not has_token(request, token):
             offered = request.query_params.get("token")
             if (
                 request.url.path == "/"

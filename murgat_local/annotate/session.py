@@ -16,11 +16,11 @@ from __future__ import annotations
 import hashlib
 import pathlib
 import threading
-from collections.abc import Mapping
+from typing import Any
 
 from ..jsonl import dumps_record
 from ..media.segments import SegmentOptions, check_citation
-from ..media.source import MediaError, probe
+from ..media.source import MediaError, MediaInfo, probe
 from .export import LabelsLock, label_record, write_atomic
 from .questions import UNSURE, check_answer, find, next_question, proposal, questions
 from .source import Item, Source
@@ -119,7 +119,7 @@ class Session:
             self.cursor += 1
         self.media = sorted({it.media for it in self.items})
         self.media_index = {p: n for n, p in enumerate(self.media)}
-        self._info: dict[pathlib.Path, object] = {}
+        self._info: dict[pathlib.Path, MediaInfo | str] = {}  # str: why it cannot be probed
         self._window = SegmentOptions(audio_point_window=source.audio_point_window)
         self._dirty = threading.Event()
         self._closing = False
@@ -129,7 +129,7 @@ class Session:
     # ------------------------------------------------------------ assignment
 
     def _overlap(self, k: int | None) -> set[str] | None:
-        stored = self.store.get_meta("overlap")
+        stored: Any = self.store.get_meta("overlap")  # JSON: {"k", "ids"} as written below
         if k is not None:
             if k < 0:
                 raise SessionError("--overlap takes a number of responses, 0 or more")
@@ -370,7 +370,7 @@ class Session:
         self.store.close()
 
 
-def answers_of(store: Store, source: Source) -> dict[str, dict[str, Mapping[str, object]]]:
+def answers_of(store: Store, source: Source) -> dict[str, dict[str, dict]]:
     """Everyone's live answers on the current split of each response: annotator -> id -> answers."""
     out: dict[str, dict[str, dict]] = {}
     by_id = {it.id: it for it in source.items}

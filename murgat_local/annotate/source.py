@@ -20,12 +20,12 @@ import json
 import pathlib
 from dataclasses import dataclass, field
 
-from ..inputs.labels import normalize_ws
 from ..inputs.responses import InputError, read_responses
 from ..media.source import MediaError, resolve_video
 from ..meta.views import ResponseView, from_record
 from ..reports.rundata import iter_jsonl
 from ..text.citations import Citation
+from ..text.labels import normalize_ws
 from ..text.segment import segment
 
 
@@ -168,7 +168,7 @@ def _read_run(
             f"{responses} is not the file the run scored (its SHA-256 differs from "
             f"summary.json's); name the right one with --responses"
         )
-    records = {}
+    records: dict[str, dict] = {}
     for record in iter_jsonl(scores):
         if record is not None and "id" in record:
             records.setdefault(str(record["id"]), record)
@@ -241,15 +241,16 @@ def load_source(
             continue
         seg = segment(item.generation)
         proposals, note = (
-            _proposals(records.get(item.id), seg.sentences)
+            _proposals(records.get(item.id), tuple(seg.sentences))
             if records is not None
             else (tuple(None for _ in seg.sentences), None)
         )
         sentences = tuple(
-            Sentence(s.text, s.claim, s.citations, p) for s, p in zip(seg.sentences, proposals)
+            Sentence(s.text, s.claim, tuple(s.citations), p)
+            for s, p in zip(seg.sentences, proposals)
         )
         ask, digest = None, item_digest(item.id, sentences)
-        if abstained:
+        if abstained and records is not None:  # (--abstained without a run is refused above)
             ask = abstained_questions(records.get(item.id) or {})
             if not ask:
                 continue
@@ -257,7 +258,7 @@ def load_source(
                 source.unusable.append(Unusable(item.id, item.source, note))
                 continue
             # Answers about the run's facts are not answers about a person's own facts.
-            facts = [p.facts for p in proposals]
+            facts = [p.facts if p is not None else None for p in proposals]
             digest = item_digest(f"{item.id}#abstained:{json.dumps([ask, facts])}", sentences)
         question = item.question if isinstance(item.question, str) else None
         source.items.append(

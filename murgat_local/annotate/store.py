@@ -135,7 +135,9 @@ class Store:
                     time.time(),
                 ),
             )
-            return cur.lastrowid, value
+            seq = cur.lastrowid
+            assert seq is not None, "an INSERT sets lastrowid"
+            return seq, value
         except sqlite3.IntegrityError:
             row = self.db.execute(
                 "SELECT seq, value FROM answers WHERE annotator = ? AND response = ? AND digest = ? "
@@ -190,8 +192,9 @@ class Store:
 
     # ------------------------------------------------------------ claims
 
-    def claim(self, response: str, annotator: str) -> str:
-        """Give `response` to `annotator` unless someone has it; returns who has it."""
+    def claim(self, response: str, annotator: str) -> str | None:
+        """Give `response` to `annotator` unless someone has it; returns who has it (None where
+        the claim was released in between)."""
         self.db.execute(
             "INSERT OR IGNORE INTO claims (response, annotator, at) VALUES (?, ?, ?)",
             (response, annotator, time.time()),

@@ -285,7 +285,7 @@ def build_bundle(
     placer.digests.pop(script, None)
     step("manifest")
     files = sorted(p for p in out.rglob("*") if p.is_file() and p.name != manifests.MANIFEST)
-    entries = [
+    entries: list[dict] = [
         {
             "path": p.relative_to(out).as_posix(),
             "size": p.stat().st_size,

@@ -145,9 +145,9 @@ def main(argv: list[str]) -> int:
     except (OSError, ValueError, KeyError, TypeError) as e:
         say(f"error: {root / 'MANIFEST.json'} is missing or not a bundle's manifest ({e})")
         return 1
-    for e in entries:
-        if e["path"].startswith("/") or ".." in e["path"].split("/"):
-            say(f"error: the manifest names a file outside the bundle: {e['path']}")
+    for entry in entries:
+        if entry["path"].startswith("/") or ".." in entry["path"].split("/"):
+            say(f"error: the manifest names a file outside the bundle: {entry['path']}")
             return 1
     problems = check_runtime(info)
     problems += check_libraries(info)

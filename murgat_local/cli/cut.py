@@ -60,7 +60,7 @@ def cut(
     rows = []
     try:
         for n, text in enumerate(citations, 1):
-            row = {"citation": text, "frames": [], "audio": None, "note": None, "error": None}
+            row: dict = {"citation": text, "frames": [], "audio": None, "note": None, "error": None}
             c, row["error"] = _one_citation(text, cfg.compat)
             if c is not None:
                 row["error"] = check_citation(c, ref.info, cutter.opts)
@@ -108,7 +108,7 @@ def _write(part, out: pathlib.Path, stem: str, row: dict) -> None:
             w.writeframes(pcm.tobytes())
         row["audio"] = {
             "start": part.start,
-            "end": part.start + len(pcm) / part.sample_rate,
+            "end": part.start + len(pcm) / part.sample_rate if part.start is not None else None,
             "samples": len(pcm),
             "file": name,
         }

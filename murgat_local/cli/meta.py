@@ -117,7 +117,9 @@ def meta_eval(
     for run in runs:
         judge, records = {}, {}
         for _, _, obj in iter_records(_records(run)):
-            view = from_record(obj) if isinstance(obj, dict) else None
+            if not isinstance(obj, dict):
+                continue
+            view = from_record(obj)
             if view is not None:
                 judge[view.id] = view
                 if select is not None:  # panels are scored from the records' verdicts

@@ -112,7 +112,7 @@ def run(
     prompts = {n: load_prompt(n) for n in TOOL_PROMPTS}
     s = cfg.sampling
     job = ProgramJob(
-        "plan",
+        ("plan",),
         strategy,
         Outcome(raw=source),
         ref,
@@ -129,7 +129,7 @@ def run(
     )
     with cli._running(work, quiet=not verbose):
         try:
-            result = execute([job], judge, cutter, prompts, cfg.limits())["plan"]
+            result = execute([job], judge, cutter, prompts, cfg.limits())[("plan",)]
         finally:
             holder.close()
             cutter.close()

@@ -240,7 +240,7 @@ def _quietly(work):
 def _verify_models(names: list[str], as_json: bool) -> None:
     """`murgat models --verify`: each folder's report. Without names, a preset whose folder is
     absent is listed, not checked; a name that is no folder is a usage error (exit 2)."""
-    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+    from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TimeRemainingColumn
 
     from ..engines import ModelNotFound, available_presets, load_preset
     from ..engines.verify import verify_folder
@@ -262,19 +262,21 @@ def _verify_models(names: list[str], as_json: bool) -> None:
         transient=True,
     ) as progress:
         for p in presets:
-            row = {
+            row: dict = {
                 "name": p.name,
                 "path": str(p.path),
                 "present": (p.path / "config.json").is_file() or bool(names),
             }
             if row["present"]:
                 task = progress.add_task(f"sha256 {p.name}", total=None)
-                report = verify_folder(
-                    p.path,
-                    p.modalities,
-                    on_total=lambda n, t=task: progress.update(t, total=n),
-                    on_bytes=lambda n, t=task: progress.advance(t, n),
-                )
+
+                def on_total(n: int, task: TaskID = task) -> None:
+                    progress.update(task, total=n)
+
+                def on_bytes(n: int, task: TaskID = task) -> None:
+                    progress.advance(task, n)
+
+                report = verify_folder(p.path, p.modalities, on_total=on_total, on_bytes=on_bytes)
                 progress.remove_task(task)
                 row.update(report.as_json())
                 failed += not report.whole

@@ -13,6 +13,7 @@ import pathlib
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import NoReturn
 
 import typer
 from rich.console import Console
@@ -107,7 +108,7 @@ def warn_judges(warnings) -> None:
         err.print(f"[yellow]warning:[/yellow] {escape(w)}")
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     _error(message)
     raise typer.Exit(USAGE_ERROR)
 

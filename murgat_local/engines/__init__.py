@@ -51,8 +51,8 @@ register_engine(
     "transformers", "murgat_local.engines.transformers:TransformersEngine", "transformers"
 )
 register_engine("openai", "murgat_local.engines.openai:OpenAIEngine", "httpx")
-# `--data-parallel N` with engine vllm: N `vllm serve` replicas, one per GPU (see replicas.py).
-register_engine("replicas", "murgat_local.engines.replicas:ReplicaEngine", "vllm")
+# `--data-parallel N` with engine vllm: N `vllm serve` replicas, one per GPU (serving/replicas.py).
+register_engine("replicas", "murgat_local.serving.replicas:ReplicaEngine", "vllm")
 register_engine("ray", "murgat_local.engines.ray:RayEngine", "ray", by_reference=True)
 
 
@@ -153,7 +153,7 @@ def close_all(holders) -> None:
         return
     with ThreadPoolExecutor(max_workers=len(unique), thread_name_prefix="close-engine") as pool:
         futures = [pool.submit(h.close) for h in unique]
-    errors = [f.exception() for f in futures if f.exception() is not None]
+    errors = [e for f in futures if (e := f.exception()) is not None]
     if errors:
         raise errors[0]
 

@@ -162,7 +162,7 @@ class EngineUnavailable(RuntimeError):
     budget): the run stops with this message; every verdict computed before stays cached."""
 
 
-# The error contract, one for every engine (tests/test_engine_contract.py checks each):
+# The error contract, one for every engine (tests/e2e/test_engine_contract.py checks each):
 #   `judge(requests)` returns exactly one Result per request, in order, and never raises for
 #   one request's problem.
 #   - refused: the request cannot be sent to this model at all (a modality it does not take,

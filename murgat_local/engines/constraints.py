@@ -34,7 +34,8 @@ class Verdict(BaseModel):
     yes_no: ClassVar[bool] = False
 
     @classmethod
-    def schema_json(cls) -> str:
+    def schema_text(cls) -> str:
+        """The JSON schema as text (not pydantic's deprecated `schema_json`, which it shadowed)."""
         return json.dumps(cls.model_json_schema())
 
     @classmethod
@@ -46,7 +47,7 @@ class Verdict(BaseModel):
 def _compiled_regex(cls: type[Verdict]) -> str:
     from outlines_core.json_schema import build_regex_from_schema
 
-    return build_regex_from_schema(cls.schema_json(), "").replace(_JSON_CHAR, _PLAIN_CHAR)
+    return build_regex_from_schema(cls.schema_text(), "").replace(_JSON_CHAR, _PLAIN_CHAR)
 
 
 @dataclass(frozen=True)

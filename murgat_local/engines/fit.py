@@ -188,7 +188,7 @@ def kv_need_bytes(
             model=folder,
             tokenizer=folder,
             skip_tokenizer_init=True,
-            dtype=dtype,
+            dtype=dtype,  # type: ignore[arg-type]  # the user's string; vLLM checks it
             max_model_len=max_model_len,
         )
         return _kv_need(
@@ -213,7 +213,10 @@ def _kv_need(
     vllm_config = VllmConfig(
         model_config=model,
         parallel_config=parallel,
-        cache_config=CacheConfig(block_size=16, cache_dtype=kv_cache_dtype),
+        cache_config=CacheConfig(
+            block_size=16,
+            cache_dtype=kv_cache_dtype,  # type: ignore[arg-type]  # the user's string; vLLM checks it
+        ),
         scheduler_config=SchedulerConfig(
             max_num_batched_tokens=max_num_batched_tokens,
             max_model_len=max_model_len,

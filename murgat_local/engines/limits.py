@@ -121,6 +121,7 @@ class RequestFitter:
 
     def _cost(self, part: MediaPart) -> int:
         """Tokens one media part adds to a prompt, measured with the processor once per shape."""
+        key: tuple
         if isinstance(part, ImagePart):
             key = ("image", part.pixels.shape)
         elif isinstance(part, VideoPart):

@@ -187,7 +187,7 @@ class RayEngine:
         **engine_args,
     ):
         import ray
-        from ray.data.llm import build_processor, vLLMEngineProcessorConfig
+        from ray.data.llm import Processor, build_processor, vLLMEngineProcessorConfig
         from vllm.config import StructuredOutputsConfig
 
         path = preset.require_path()
@@ -252,7 +252,7 @@ class RayEngine:
         fallback = self.renderer.prompt_ids(build_messages(Request("Reply."), preset.quirks)[0])
         small = {"num_cpus": 0.25}
         prep = functools.partial(_preprocess, fallback=fallback, preset=preset, args=self._args)
-        self.processor = build_processor(
+        self.processor: Processor | None = build_processor(
             config,
             preprocess=prep,
             postprocess=post,
@@ -298,6 +298,7 @@ class RayEngine:
             import time
 
             t0 = time.perf_counter()
+            assert self.processor is not None, "the engine is closed"
             done = self.processor(ray.data.from_items(rows)).take_all()
             # A thinking judge's thought cut at its budget: closed, its verdict decoded next.
             done = self._close_cut_thoughts(rows, done)
@@ -321,7 +322,7 @@ class RayEngine:
                         if row.get("reached")
                         else {"reached_unknown": "the Ray job returned no prompt token ids"}
                     )
-                    printed = {  # Ray Data columns hold no None: "" and -1 stand for it
+                    printed: dict = {  # Ray Data columns hold no None: "" and -1 stand for it
                         "prompt_digest": row.get("prompt_digest") or None,
                         "bos_count": None
                         if int(row.get("bos_count", -1)) < 0

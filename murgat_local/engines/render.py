@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import pathlib
 
 from ..media.parts import AudioPart, ImagePart, MediaPart, VideoPart
@@ -20,7 +21,9 @@ def special_tokens_of(tokenizer) -> list[str]:
     return sorted(t for t in tokens if t and not t.isspace())
 
 
-def tokenizer_special_tokens(folder: pathlib.Path, *, trust_remote_code: bool = False) -> list[str]:
+def tokenizer_special_tokens(
+    folder: str | os.PathLike, *, trust_remote_code: bool = False
+) -> list[str]:
     """`special_tokens_of` the tokenizer saved in `folder` (a model folder, or a copy of just
     its tokenizer files: tokenizer.json, tokenizer_config.json, ...)."""
     from transformers import AutoTokenizer
@@ -37,7 +40,7 @@ def tokenizer_special_tokens(folder: pathlib.Path, *, trust_remote_code: bool = 
     return special_tokens_of(tokenizer)
 
 
-def neutralization_of(preset: Preset, tokenizer: pathlib.Path | str | None = None) -> dict:
+def neutralization_of(preset: Preset, tokenizer: str | os.PathLike | None = None) -> dict:
     """Which special tokens an engine breaks in untrusted text, known without loading anything:
     the model's own when its folder is readable here (every in-process engine), else those of
     the tokenizer folder given for a served model, else only the generic shapes (`base.neutralize`),
@@ -108,11 +111,12 @@ def _split_audio(request: Request, seconds: float | None) -> Request:
         isinstance(m, AudioPart) and audio_windows(m, seconds) > 1 for m in request.media
     ):
         return request
-    media, captions = [], []
+    media: list[MediaPart] = []
+    captions: list[str | None] = []
     for i, m in enumerate(request.media):
         caption = request.captions[i] if request.captions else None
         n = audio_windows(m, seconds) if isinstance(m, AudioPart) else 1
-        if n == 1:
+        if n == 1 or not isinstance(m, AudioPart):
             media.append(m)
         else:
             step = int(seconds * m.sample_rate)
@@ -133,7 +137,8 @@ def adapt_media(request: Request, preset: Preset) -> Request:
         isinstance(m, VideoPart) for m in request.media
     ):
         return request
-    media, captions = [], []
+    media: list[MediaPart] = []
+    captions: list[str | None] = []
     for i, m in enumerate(request.media):
         caption = request.captions[i] if request.captions else None
         if isinstance(m, VideoPart):

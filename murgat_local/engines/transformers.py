@@ -152,7 +152,8 @@ class TransformersEngine:
                 if s.top_k:
                     gen_kwargs["top_k"] = s.top_k
             torch.manual_seed(self.seed if s is None else s.seed)
-        thought, cut = [], False
+        thought: list[int] = []
+        cut = False
         if self.preset.quirks.thinking and regex is not None:
             # The thought first, free, up to the budget; then the verdict under the grammar.
             inputs, thought, cut = self._think(inputs, gen_kwargs)

@@ -275,7 +275,8 @@ def verify_folder(
     """The quick check, then the sha256 of every file the manifest lists and the quick check
     found nothing wrong with, several at a time; `on_total(bytes)` once, `on_bytes(n)` as read."""
     report = quick_check(folder, modalities)
-    entries = manifests.entries_for(folder)[1] if report.manifest else {}
+    found = manifests.entries_for(folder) if report.manifest else None
+    entries = found[1] if found is not None else {}
     named = {p.path for p in report.problems}
     todo = [(path, entry) for path, entry in sorted(entries.items()) if path not in named]
     if on_total is not None:

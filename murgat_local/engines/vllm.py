@@ -107,7 +107,7 @@ class VLLMEngine:
         self.modalities = preset.modalities
         self.stats = EngineStats()
         self.temperature = temperature
-        self.llm = LLM(
+        self.llm: LLM | None = LLM(
             model=str(path),
             trust_remote_code=preset.trust_remote_code,
             structured_outputs_config=structured,
@@ -131,23 +131,27 @@ class VLLMEngine:
         from vllm import SamplingParams
         from vllm.sampling_params import StructuredOutputsParams
 
-        extra = {}
         regex = request.constraint()
-        if regex is not None:
-            extra["structured_outputs"] = StructuredOutputsParams(regex=regex)
-        if wants_p_yes(request.verdict):  # the alternatives at the deciding token (p_yes)
-            extra["logprobs"] = TOP_LOGPROBS
+        structured = None if regex is None else StructuredOutputsParams(regex=regex)
+        # the alternatives at the deciding token (p_yes)
+        logprobs = TOP_LOGPROBS if wants_p_yes(request.verdict) else None
         max_tokens = request.max_tokens() + self.preset.quirks.extra_output_tokens
         s = decoding(request, self.preset.quirks)
         if s is None:  # a judge: the engine's decoding settings
-            return SamplingParams(temperature=self.temperature, max_tokens=max_tokens, **extra)
+            return SamplingParams(
+                temperature=self.temperature,
+                max_tokens=max_tokens,
+                structured_outputs=structured,
+                logprobs=logprobs,
+            )
         return SamplingParams(
             temperature=s.temperature,
             top_p=s.top_p,
             top_k=s.top_k or -1,
             seed=s.seed,
             max_tokens=max_tokens,
-            **extra,
+            structured_outputs=structured,
+            logprobs=logprobs,
         )
 
     def _prompt(self, request: Request) -> dict:
@@ -231,7 +235,9 @@ class VLLMEngine:
         try:
             # A real chat prompt, as requests look (a one-token raw prompt kills some models).
             warm = self._prompt(Request("Reply with the requested format."))
-            self.llm.generate([warm] * len(new), params, use_tqdm=False)
+            prompts: list = [warm] * len(new)
+            assert self.llm is not None, "the engine is closed"
+            self.llm.generate(prompts, params, use_tqdm=False)
         except Exception:
             return  # the real batch will meet (and report) whatever went wrong
         self._warm.update(new)
@@ -239,6 +245,7 @@ class VLLMEngine:
     def _generate(self, prompts: list, params: list) -> list:
         """Outputs in order; when vLLM rejects a batch, it is split in halves until the request
         it rejects fails alone (as its exception) and every other request is judged."""
+        assert self.llm is not None, "the engine is closed"
         try:
             return list(self.llm.generate(prompts, params, use_tqdm=False))
         except Exception as e:

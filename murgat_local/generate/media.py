@@ -117,8 +117,9 @@ def cut_media(cutter: SegmentCutter, ref: MediaRef, plan: ResponderPlan) -> tupl
     visual = plan.record["visual"]
     if visual is not None:
         clip = cutter.cut(ref, _whole(ref, VISUAL))
-        if not isinstance(clip, VideoPart):  # a zero-length video is one frame
+        if isinstance(clip, ImagePart):  # a zero-length video is one frame
             clip = VideoPart(np.asarray(clip.pixels)[None], fps=cutter.opts.fps)
+        assert isinstance(clip, VideoPart), "a visual cut is a video or one frame"
         if visual["as_images"]:
             if visual["frames"] < len(clip.frames):
                 clip = subsample(clip, visual["frames"])

@@ -25,6 +25,7 @@ from ..inputs.datasets import render_options
 from ..judges import PromptTemplate
 from ..judges.calls import Call, Outcome
 from ..judges.evidence import describe_evidence
+from ..judges.verdicts import Observation, Spans, Synthesis
 from ..media.segments import SegmentCutter, check_citation
 from ..media.source import MediaRef
 from ..text.citations import Citation, parse_citations
@@ -124,16 +125,14 @@ class VideoTools:
         if not out.ok:
             raise ToolError(f"find got no spans: {out.error or out.unparsed}")
         candidates = []
-        for text in dict.fromkeys(out.verdict.spans):
+        for text in dict.fromkeys(out.verdict_as(Spans).spans):
             try:
                 candidates.append(self._citation(text, modality))
             except ToolError:
                 continue  # a candidate outside the video is not evidence
         entail = self.prompts["entail"]
         checks = self._ask([self._segment_call(entail, [c], fact=description) for c in candidates])
-        return [
-            Span(c.start, c.end) for c, chk in zip(candidates, checks) if chk.ok and chk.verdict.yes
-        ]
+        return [Span(*c.times) for c, chk in zip(candidates, checks) if chk.ok and chk.yes]
 
     def query(self, when: str | Span, question: str, modality: str) -> Evidence:
         c = self._citation(when, modality)
@@ -142,8 +141,8 @@ class VideoTools:
         )
         if not out.ok:
             raise ToolError(f"no observation: {out.error or out.unparsed}")
-        span = Span(c.start, c.end)
-        ev = Evidence(out.verdict.sentence, span.text, modality)
+        span = Span(*c.times)
+        ev = Evidence(out.verdict_as(Observation).sentence, span.text, modality)
         self.observations.append(ev)
         return ev
 
@@ -164,6 +163,7 @@ class VideoTools:
         (out,) = self._ask([Call(tpl, user, sampling=self._sampling(tpl))])
         if not out.ok:
             raise ToolError(f"no synthesis: {out.error or out.unparsed}")
-        letter = out.verdict.answer if out.verdict.answer != "NONE" else None
-        self.synthesis = Synthesized(out.verdict.text, letter, tuple(evidence))
+        synthesis = out.verdict_as(Synthesis)
+        letter = synthesis.answer if synthesis.answer != "NONE" else None
+        self.synthesis = Synthesized(synthesis.text, letter, tuple(evidence))
         return letter or "NONE"

@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..grading import graded_correct
 from ..inputs.datasets import render_options
 from ..judges import PromptTemplate
 from ..judges.calls import Call
-from ..metrics.accuracy import graded_correct, qa_accuracy
+from ..metrics.accuracy import qa_accuracy
 from ..text.answers import extract_answer
 from ..text.open_answers import matches, open_answer
 from .strategies import option_letters

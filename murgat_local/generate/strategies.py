@@ -45,19 +45,26 @@ class Strategy:
         return self.name
 
     @property
+    def program(self) -> str:
+        """A program strategy's variant (`logic-declarative`, ...): every program has one."""
+        if self.name != "program" or self.source is None:
+            raise ValueError(f"{self.label} is not a program strategy with a variant")
+        return self.source
+
+    @property
     def prompt(self) -> str:
         if self.name == "program":
-            return "program_" + self.source.replace("-", "_")
+            return "program_" + self.program.replace("-", "_")
         return PROMPTS[self.name]
 
     @property
     def style(self) -> str | None:
         """program: `logic` or `narrative`."""
-        return self.source.split("-")[0] if self.name == "program" else None
+        return self.program.split("-")[0] if self.name == "program" else None
 
     @property
     def imperative(self) -> bool:
-        return self.name == "program" and self.source.endswith("-imperative")
+        return self.name == "program" and self.program.endswith("-imperative")
 
 
 def parse_strategy(text: str, *, from_file: bool = False) -> Strategy:

@@ -19,6 +19,7 @@ import re
 import string
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from .jsontext import Unparsed, parse
 from .limits import DEFAULT_LIMITS, InputLimits, batch_oversize, image_problem
@@ -336,7 +337,7 @@ def _saved_dataset(
     if not state.is_file():
         splits = folder / "dataset_dict.json"
         if splits.is_file():
-            listed = _json_file(splits)
+            listed: Any = _json_file(splits)  # JSON: its shape is checked as it is read
             names = listed.get("splits") if isinstance(listed, dict) else None
             names = [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
             yield (

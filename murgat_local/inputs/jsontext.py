@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 # Input rows nest a few levels (a row, its options or categories, a list inside those); the
@@ -50,6 +50,17 @@ def _int(text: str) -> int:
 
 _DECODER = json.JSONDecoder(parse_int=_int)
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _match_end(pattern: re.Pattern[str], text: str, pos: int) -> int:
+    """Where `pattern`, which matches the empty string too, ends from `pos`."""
+    m = pattern.match(text, pos)
+    assert m is not None, "the pattern matches the empty string"
+    return m.end()
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    return _match_end(_WHITESPACE, text, pos)
 
 
 def _reason(e: BaseException) -> str:
@@ -92,7 +103,7 @@ def too_deep(value: object, limit: int = MAX_DEPTH) -> bool:
     while stack:
         node, depth = stack.pop()
         if isinstance(node, dict):
-            children = node.values()
+            children: Iterable = node.values()
         elif isinstance(node, (list, tuple)):
             children = node
         else:
@@ -117,13 +128,13 @@ def entries(text: str) -> Iterator[tuple[object, int, object]]:
     found (its brackets balance) the next entries are read, otherwise the last entry is an
     `Unparsed` with the key None saying where the text stopped parsing. Text that is not a list
     or an object is one entry (key None) with its value."""
-    pos = _WHITESPACE.match(text, 0).end()
+    pos = _skip_ws(text, 0)
     opener = text[pos : pos + 1]
     if opener not in ("[", "{"):
         yield None, line_of(text, pos), parse(text)
         return
     closer = "]" if opener == "[" else "}"
-    pos = _WHITESPACE.match(text, pos + 1).end()
+    pos = _skip_ws(text, pos + 1)
     if text.startswith(closer, pos):
         yield from _trailing(text, pos + 1)
         return
@@ -145,10 +156,10 @@ def entries(text: str) -> Iterator[tuple[object, int, object]]:
                     raise json.JSONDecodeError(
                         "Expecting property name enclosed in double quotes", text, start
                     )
-                pos = _WHITESPACE.match(text, pos).end()
+                pos = _skip_ws(text, pos)
                 if not text.startswith(":", pos):
                     raise json.JSONDecodeError("Expecting ':' delimiter", text, pos)
-                pos = _WHITESPACE.match(text, pos + 1).end()
+                pos = _skip_ws(text, pos + 1)
             else:
                 key = index
         except json.JSONDecodeError as e:
@@ -183,9 +194,9 @@ def entries(text: str) -> Iterator[tuple[object, int, object]]:
             value, pos = Unparsed(_reason(e)), end
         yield key, line_at(value_at), value
         index += 1
-        pos = _WHITESPACE.match(text, pos).end()
+        pos = _skip_ws(text, pos)
         if text.startswith(",", pos):
-            pos = _WHITESPACE.match(text, pos + 1).end()
+            pos = _skip_ws(text, pos + 1)
             continue
         if text.startswith(closer, pos):
             yield from _trailing(text, pos + 1)
@@ -196,7 +207,7 @@ def entries(text: str) -> Iterator[tuple[object, int, object]]:
 
 
 def _trailing(text: str, pos: int) -> Iterator[tuple[object, int, object]]:
-    pos = _WHITESPACE.match(text, pos).end()
+    pos = _skip_ws(text, pos)
     if pos < len(text):
         line = line_of(text, pos)
         yield None, line, Unparsed(f"does not parse: Extra data (line {line})")
@@ -210,7 +221,7 @@ def _skip(text: str, pos: int) -> int | None:
     """Where the JSON value starting at `pos` ends, by its brackets alone (strings skipped), or
     None when they never balance."""
     if text[pos : pos + 1] not in ("[", "{"):
-        return _SCALAR_END.match(text, pos).end()  # a number too long for Python
+        return _match_end(_SCALAR_END, text, pos)  # a number too long for Python
     depth = 0
     for m in _TOKEN.finditer(text, pos):
         token = m.group()

@@ -246,9 +246,10 @@ def iter_records(path: pathlib.Path) -> Iterator[tuple[int, str, object]]:
         # parse as a whole is one error, as its items could not be told apart.
         items = list(entries(text))
         if items and items[-1][0] is None:
-            _, line, why = items[-1]
-            yield 0, f"line {line}", Unparsed(f"the JSON list {why.reason}")
-            return
+            _, at, why = items[-1]
+            if isinstance(why, Unparsed):  # where the list stopped parsing
+                yield 0, f"line {at}", Unparsed(f"the JSON list {why.reason}")
+                return
         repair = _MAY_HOLD_SURROGATE.search(text) is not None
         del text
         for i, (_, _, obj) in enumerate(items):

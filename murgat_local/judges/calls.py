@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from ..engines import MediaPart, Request, Sampling, Verdict
 from ..engines.confidence import METHOD as P_YES_METHOD
 from ..text.clean import remove_thinking
 from .prompts import PromptTemplate
+from .verdicts import ReasonedYesNo, YesNo
+
+V = TypeVar("V", bound=Verdict)
 
 
 @dataclass
@@ -37,7 +41,7 @@ class Call:
 
     def material(self, stage: str, judge: str) -> dict:
         verdict = self.template.verdict
-        m = {
+        m: dict = {
             "stage": stage,
             "judge": judge,
             "template": self.template.digest,
@@ -111,6 +115,22 @@ class Outcome:
     def text(self) -> str:
         """The answer after any reasoning block: a choice, or free text."""
         return remove_thinking(self.raw)
+
+    def verdict_as(self, kind: type[V]) -> V:
+        """The verdict, as the type the call's template asked for (read after `ok`); a
+        TypeError where there is no verdict of that type (a caller's mistake, not the model's)."""
+        v = self.verdict
+        if not isinstance(v, kind):
+            raise TypeError(f"expected a {kind.__name__} verdict, got {type(v).__name__}")
+        return v
+
+    @property
+    def yes(self) -> bool:
+        """A yes/no verdict's answer (`YesNo` or `ReasonedYesNo`; read after `ok`)."""
+        v = self.verdict
+        if not isinstance(v, YesNo | ReasonedYesNo):
+            raise TypeError(f"expected a yes/no verdict, got {type(v).__name__}")
+        return v.yes
 
     def trace(self) -> dict:
         d: dict = {"raw": self.raw}

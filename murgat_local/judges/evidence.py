@@ -10,9 +10,8 @@ from ..text.citations import Citation, format_time
 def describe_evidence(citations: Sequence[Citation]) -> str:
     parts = []
     for c in citations:
-        when = (
-            format_time(c.start) if c.is_point else f"{format_time(c.start)}-{format_time(c.end)}"
-        )
+        start, end = c.times
+        when = format_time(start) if c.is_point else f"{format_time(start)}-{format_time(end)}"
         if c.modality == "visual":
             what = "a video frame at" if c.is_point else "video frames from"
         else:

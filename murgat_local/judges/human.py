@@ -2,7 +2,7 @@
 
 The engine answers each judge call of the default-mode protocol from the labels of the response
 the call is for (`Request.item`), recognising the stage by the verdict type and the prompt's
-fences (`inputs/labels.py` has the format):
+fences (`text/labels.py` has the format):
 
   decontext (Rewrite)            the sentence unchanged: the labels carry no rewrite
   verifiable (YesNo, SENTENCE)   the sentence's `verifiable` label
@@ -45,7 +45,7 @@ from pydantic import ValidationError
 
 from ..engines.base import EngineStats, Request, Result, Timer, finish, record
 from ..engines.constraints import ParseFailure, parse_verdict
-from ..inputs.labels import (
+from ..text.labels import (
     LabelError,
     LabelledFact,
     LabelledResponse,
@@ -54,7 +54,7 @@ from ..inputs.labels import (
     normalize_ws,
     read_labels,
 )
-from ..inputs.partial_labels import PartialResponse, check_partial
+from ..text.partial_labels import PartialResponse, check_partial
 from . import human_partial
 from .evidence import describe_evidence
 from .prompts import escape_fences
@@ -154,7 +154,7 @@ class HumanLabels:
         if labels is None and member and item_id not in self.bad:
             return None
         if isinstance(labels, PartialResponse):
-            return check_partial(labels, sentences)
+            return check_partial(labels, tuple(sentences))
         if labels is None:
             if item_id in self.bad:
                 return f"the labels for this response are unusable ({self.path.name} {self.bad[item_id]})"
@@ -223,21 +223,24 @@ class HumanLabels:
 
     @staticmethod
     def _verdict(req: Request, answer: dict) -> Result:
+        verdict = req.verdict
+        if verdict is None:  # `_answer` takes only the verdict calls it knows
+            raise Refuse("the call asks for no verdict")
         try:
-            req.verdict.model_validate(answer)
+            verdict.model_validate(answer)
         except ValidationError as e:
             first = e.errors()[0]
             raise Refuse(
-                f"the labelled answer does not fit the {req.verdict.__name__} verdict: "
+                f"the labelled answer does not fit the {verdict.__name__} verdict: "
                 f"{'.'.join(map(str, first['loc']))}: {first['msg']}"
             ) from None
         raw = json.dumps(answer, separators=(",", ":"), ensure_ascii=False)
-        if isinstance(parse_verdict(req.verdict, raw), ParseFailure):
+        if isinstance(parse_verdict(verdict, raw), ParseFailure):
             # A model's verdict is generated under the verdict's grammar, whose strings admit no
             # quote, backslash or control character: a label holding one could never be a
             # model's answer, and must not read as a parse failure.
             raise Refuse(
-                f"the labelled answer cannot be written as the {req.verdict.__name__} verdict "
+                f"the labelled answer cannot be written as the {verdict.__name__} verdict "
                 f"(its grammar admits no quote, backslash or control character in a text): {raw[:160]}"
             )
         result = finish(req, raw, 0, 0)
@@ -245,7 +248,7 @@ class HumanLabels:
             result = dataclasses.replace(result, p_yes=1.0 if answer["label"] == "YES" else 0.0)
         return result
 
-    def _response(self, req: Request) -> LabelledResponse:
+    def _response(self, req: Request) -> LabelledResponse | PartialResponse:
         if req.item is None:
             raise Refuse("the request names no response")
         labels = self.labels.get(req.item)
@@ -354,7 +357,7 @@ class HumanLabels:
             i += 1
         # Citations that read the same cannot be told apart: that matters only when they carry
         # different `precise` labels and the call attaches some of them but not all.
-        if not fact.entailed:
+        if not fact.entailed or fact.precise is None:  # an entailed fact's label has `precise`
             return frozenset(chosen)
         for part in set(attached):
             group = [j for j, d in enumerate(described) if d == part]
@@ -387,6 +390,8 @@ def _entail_answer(
     (see the module doc)."""
     if not entailed:
         return False
+    if precise is None:
+        raise ValueError("an entailed fact's label has no 'precise' (the label reader requires it)")
     needed = {i for i, p in enumerate(precise) if p}
     if needed:
         return needed <= subset

@@ -1,4 +1,4 @@
-"""Answering judge calls from partial labels (`inputs/partial_labels.py`): people's answers to
+"""Answering judge calls from partial labels (`text/partial_labels.py`): people's answers to
 the verdicts a run abstained on, read by `human:PATH` in a re-run's cascade.
 
 Only what people answered is answered; every other call is refused with the reason (in a
@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 
-from ..inputs.partial_labels import PartialFact, PartialResponse, PartialSentence
+from ..text.partial_labels import PartialFact, PartialResponse, PartialSentence
 from .evidence import describe_evidence
 
 _TAIL = " (attached, in this order)"

@@ -141,7 +141,7 @@ class Tally:
     tie: bool = False
 
     def as_dict(self) -> dict:
-        d = {
+        d: dict = {
             "decision": None if self.yes is None else ("YES" if self.yes else "NO"),
             "yes": self.votes_yes,
             "no": self.votes_no,

@@ -75,6 +75,6 @@ def load_prompt(name: str, prompts_dir: pathlib.Path = PROMPTS_DIR) -> PromptTem
         raise ValueError(
             f"{path}: verdict must be one of {sorted(VERDICT_TYPES) + list(FREE_OUTPUTS)}"
         )
-    schema = verdict.schema_json() if verdict is not None else kind
+    schema = verdict.schema_text() if verdict is not None else kind
     digest = hashlib.sha256(raw + schema.encode()).hexdigest()[:16]
     return PromptTemplate(name, data["system"].strip(), data["user"], verdict, digest)

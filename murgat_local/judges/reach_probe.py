@@ -258,7 +258,7 @@ def reach_rows(
     rows = []
     for k, probe in enumerate(probes):
         cut, blank, again = decisions[3 * k : 3 * k + 3]
-        row = {
+        row: dict = {
             "model": model,
             "modality": probe.modality,
             "moved": None,

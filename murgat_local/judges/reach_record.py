@@ -75,7 +75,7 @@ def reach_status(name: str, folder: pathlib.Path, modalities: Sequence[str]) -> 
     saw it move the output, NOT_REACHED when engines probed it and none did, else NOT_VERIFIED),
     the latest `date` and the `engines` behind that state, and `text` as `murgat models` shows it."""
     entry = read_object(record_path(folder)).get(name)
-    found = {}
+    found: dict = {}
     if (
         isinstance(entry, dict)
         and entry.get("stamp") is not None

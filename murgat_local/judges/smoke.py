@@ -56,7 +56,7 @@ def smoke_models(models: list[str] | None) -> list[str]:
 def run_smoke(models: list[str] | None, engine: str = "vllm", **options) -> list[dict]:
     """One row per probe; a model that cannot start (or fails while judging) is one row naming
     the reason, and the next model is tried. `options` go to the engine (`base_url`)."""
-    rows = []
+    rows: list[dict] = []
     for name in smoke_models(models):
         preset = load_preset(name)
         # A modality the preset takes but this engine cannot run (vLLM's CPU build, for some
@@ -84,7 +84,7 @@ def run_smoke(models: list[str] | None, engine: str = "vllm", **options) -> list
                     name,
                     engine,
                     modality,
-                    verdict=res.verdict.label if res.ok else None,
+                    verdict=res.verdict.label if isinstance(res.verdict, YesNo) else None,
                     raw=res.raw or (res.error or ""),
                     prompt_tokens=res.prompt_tokens,
                     output_tokens=res.output_tokens,

@@ -235,6 +235,7 @@ class SegmentCutter:
         float rounding, or slightly more where the codec's noise substitution depends on where
         decoding began). Audio of a short file keeps the key it always had."""
         o = self.opts
+        how: tuple
         if c.modality == VISUAL:
             how = (
                 "fps",
@@ -250,7 +251,8 @@ class SegmentCutter:
             how = ("sr", TARGET_SR, "point_window", o.audio_point_window)
             if seeks_audio(src.info, o.audio_seek_after):
                 how += ("cut", "seek")
-        return (src.hash, c.modality, to_ms(c.start) / 1000, to_ms(c.end) / 1000, *how)
+        start, end = c.times
+        return (src.hash, c.modality, to_ms(start) / 1000, to_ms(end) / 1000, *how)
 
     def cut(self, ref: MediaRef, c: Citation) -> MediaPart:
         """The cited segment; raises MediaError when it cannot be cut."""
@@ -277,10 +279,11 @@ class SegmentCutter:
         # Everything below is derived from the times the key holds (whole ms), nothing finer.
         info = src.info
         end_of_file = to_ms(info.duration)
-        start, end = min(to_ms(c.start), end_of_file), min(to_ms(c.end), end_of_file)
+        c_start, c_end = c.times
+        start, end = min(to_ms(c_start), end_of_file), min(to_ms(c_end), end_of_file)
         past = (
-            f"{format_time(c.start)} is past the end ({info.duration:.2f}s): the end is used"
-            if to_ms(c.start) > end_of_file
+            f"{format_time(c_start)} is past the end ({info.duration:.2f}s): the end is used"
+            if to_ms(c_start) > end_of_file
             else None
         )
         if c.modality == VISUAL:

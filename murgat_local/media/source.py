@@ -220,13 +220,20 @@ class VideoSource:
             container = self._open_video()
             return self._index(t_ms, rule, container.streams.video[0].time_base)
 
+    def _tables(self) -> tuple[np.ndarray, np.ndarray]:
+        """The sorted pts of the frames and of the keyframes, read when the video is opened."""
+        if self._frame_pts is None or self._key_pts is None:
+            raise RuntimeError(f"{self.path.name}: the video is not open")
+        return self._frame_pts, self._key_pts
+
     def _index(self, t_ms: int, rule: str, tb: Fraction) -> int:
         units = (Fraction(t_ms, 1000) + self._origin) / tb
-        n = len(self._frame_pts)
+        frame_pts, _ = self._tables()
+        n = len(frame_pts)
         if rule == NEXT:
-            i = int(np.searchsorted(self._frame_pts, math.ceil(units), side="left"))
+            i = int(np.searchsorted(frame_pts, math.ceil(units), side="left"))
             return min(i, n - 1)
-        i = int(np.searchsorted(self._frame_pts, math.floor(units), side="right")) - 1
+        i = int(np.searchsorted(frame_pts, math.floor(units), side="right")) - 1
         return max(i, 0)
 
     def frames_at(self, times_ms: Sequence[int], rule: str = SHOWN) -> np.ndarray:
@@ -264,11 +271,10 @@ class VideoSource:
         call stopped when no keyframe lies between, else from a seek to the keyframe before."""
         out: dict[int, np.ndarray] = {}
         size = self._size()
+        frame_pts, key_pts = self._tables()
         for i in indices:
-            target = int(self._frame_pts[i])
-            key = int(
-                self._key_pts[max(int(np.searchsorted(self._key_pts, target, side="right")) - 1, 0)]
-            )
+            target = int(frame_pts[i])
+            key = int(key_pts[max(int(np.searchsorted(key_pts, target, side="right")) - 1, 0)])
             cursor = self._cursor
             if cursor is None or not (key <= cursor[1] < target):
                 container.seek(target, stream=stream, backward=True)
@@ -308,7 +314,7 @@ class VideoSource:
             except Exception as e:
                 if not chunks:
                     raise MediaError(f"{self.path.name}: cannot decode audio ({e})") from e
-            if not chunks:
+            if not chunks or rate is None:
                 raise MediaError(f"{self.path.name}: the audio track holds no samples")
             wave = np.concatenate(chunks)
             if rate != TARGET_SR:

@@ -81,7 +81,7 @@ def binary(pairs: Sequence[tuple[bool, bool]]) -> dict:
     fp = sum(1 for t, p in pairs if not t and p)
     fn = sum(1 for t, p in pairs if t and not p)
     tpr, tnr = _ratio(tp, tp + fn), _ratio(tn, tn + fp)
-    out = {
+    out: dict = {
         "n": len(pairs),
         "accuracy": _ratio(tp + tn, len(pairs)),
         "balanced_accuracy": (tpr + tnr) / 2 if tpr is not None and tnr is not None else None,
@@ -219,7 +219,7 @@ def evaluate(
         pairs = [(judge[rid].scores.get(metric), truth[rid].scores.get(metric)) for rid in shared]
         pairs = [(a, b) for a, b in pairs if a is not None and b is not None]
         xs, ys = [a for a, _ in pairs], [b for _, b in pairs]
-        stats = {"n": len(pairs)}
+        stats: dict = {"n": len(pairs)}
         for kind in ("pearson", "spearman", "kendall"):
             c = correlation(xs, ys, kind, ci=kind != "kendall", n_resamples=resamples, seed=seed)
             stats[kind] = c["value"]

@@ -72,9 +72,10 @@ NOT_JUDGED = {"value": None, "error": "not judged in this member's run"}
 def _voted(rule: Rule, members: Sequence[tuple[str, Mapping | None]]) -> dict:
     """A panel's verdict dict, as a panel run records it, from its members' recorded verdicts."""
     dicts = {name: dict(v) if v is not None else dict(NOT_JUDGED) for name, v in members}
-    answers = {
-        n: (d.get("value") if isinstance(d.get("value"), bool) else None) for n, d in dicts.items()
-    }
+    answers: dict[str, bool | None] = {}
+    for n, d in dicts.items():
+        value = d.get("value")
+        answers[n] = value if isinstance(value, bool) else None
     tally = vote(rule, answers)
     out: dict = {
         "value": tally.yes,
@@ -86,7 +87,7 @@ def _voted(rule: Rule, members: Sequence[tuple[str, Mapping | None]]) -> dict:
     return out
 
 
-def _verdict(judge: Judge, slot: Sequence[Mapping | None]) -> dict | None:
+def _verdict(judge: Judge, slot: Sequence[Mapping | None]) -> Mapping | None:
     if judge.rule is None:
         return copy.deepcopy(slot[0]) if slot[0] is not None else None
     return _voted(judge.rule, list(zip(judge.members, slot)))
@@ -107,21 +108,20 @@ def _entail(fact: dict, usable: list[bool], entailer: Judge, sentences: Sequence
     """Replace a fact's entailment verdicts with the entailer's (the members' sentences given)."""
     text = norm(fact.get("text", ""))
     found = [_fact_in(s, text, usable) for s in sentences]
+    known = [f for f in found if f is not None]
     fact["alone"], fact["without"] = {}, {}
-    if any(
-        f is None for f in found
-    ):  # some member never judged this fact: the panel did not either
+    if len(known) < len(found):  # some member never judged this fact: the panel did not either
         missing = [m for m, f in zip(entailer.members, found) if f is None]
         fact["joint"] = {
             "value": None,
             "error": f"not judged by {', '.join(missing)} (its run has no such fact)",
         }
         return
-    fact["joint"] = _verdict(entailer, [f.get("joint") for f in found])
+    fact["joint"] = _verdict(entailer, [f.get("joint") for f in known])
     for slot in ("alone", "without"):
-        keys = sorted({k for f in found for k in (f.get(slot) or {})}, key=int)
+        keys = sorted({k for f in known for k in (f.get(slot) or {})}, key=int)
         fact[slot] = {
-            k: _verdict(entailer, [(f.get(slot) or {}).get(k) for f in found]) for k in keys
+            k: _verdict(entailer, [(f.get(slot) or {}).get(k) for f in known]) for k in keys
         }
 
 

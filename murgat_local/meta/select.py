@@ -94,15 +94,16 @@ def _singles(runs: Mapping[str, Run], stage: str) -> list[Judge]:
 
 
 def _panels(singles: list[Judge], stat: dict[str, float | None]) -> list[Judge]:
-    pool = [j for j in singles if not is_panel(j.model) and stat.get(j.model) is not None]
-    pool = sorted(pool, key=lambda j: -stat[j.model])[:POOL]
+    known = {model: s for model, s in stat.items() if s is not None}
+    pool = [j for j in singles if not is_panel(j.model) and j.model in known]
+    pool = sorted(pool, key=lambda j: -known[j.model])[:POOL]
     out = []
     for size in range(2, len(pool) + 1):
         for group in itertools.combinations(pool, size):
             members = [(j.model, j.home) for j in group]
             for rule in VOTES:
                 if rule == "weighted":
-                    weights = tuple((j.model, reliability_weight(stat[j.model])) for j in group)
+                    weights = tuple((j.model, reliability_weight(known[j.model])) for j in group)
                     if not any(w for _, w in weights):
                         continue
                     out.append(panel(members, Rule("weighted", weights)))

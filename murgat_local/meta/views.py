@@ -13,8 +13,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ..inputs.labels import LabelledResponse, read_labels
-from ..metrics.scores import FactScore, SentenceScore, score_response
+from ..grading import FactScore, SentenceScore, score_response
+from ..text.labels import LabelledResponse, read_labels
 
 _SPACE = re.compile(r"\s+")
 

@@ -13,23 +13,11 @@ when it need not (`base`).
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
+from typing import TypeVar
+
+K = TypeVar("K", bound=Hashable)
 
 WITHOUT, WITH = "base", "cite"  # the strategies the reasoning tax compares
-
-
-def graded_correct(gold: bool, answered: bool, right: bool | None) -> bool | None:
-    """One question's outcome.
-
-    Args:
-        gold: whether the question has a gold answer.
-        answered: whether an answer was read from the response.
-        right: whether that answer matches the gold one (read only when both exist).
-
-    Returns None when the question is not graded (no gold answer), False when it is unanswered.
-    """
-    if not gold:
-        return None
-    return bool(right) if answered else False
 
 
 def _ratio(num: int, den: int) -> float | None:
@@ -79,15 +67,15 @@ def reasoning_tax(base: float | None, cite: float | None) -> float | None:
 
 
 def reasoning_taxes(
-    accuracies: Iterable[tuple[Hashable, str, float | None]],
-) -> dict[Hashable, dict]:
+    accuracies: Iterable[tuple[K, str, float | None]],
+) -> dict[K, dict]:
     """Per key (a model, or a model and a benchmark) with both a `base` and a `cite` accuracy:
     {"base", "cite", "tax"}, in the order the keys first appear.
 
     Args:
         accuracies: (key, strategy, QA accuracy) per cell.
     """
-    by: dict[Hashable, dict[str, float | None]] = {}
+    by: dict[K, dict[str, float | None]] = {}
     for key, strategy, acc in accuracies:
         by.setdefault(key, {})[strategy] = acc
     return {

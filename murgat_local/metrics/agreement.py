@@ -7,7 +7,7 @@ note, never 0 and never NaN.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Hashable, Sequence
 from itertools import permutations
 
@@ -15,7 +15,7 @@ from itertools import permutations
 def cohen_kappa(pairs: Sequence[tuple[Hashable, Hashable]]) -> dict:
     """Cohen's kappa of two raters' labels on the same units: {"n", "value", "observed", "note"}."""
     n = len(pairs)
-    out = {"n": n, "value": None, "observed": None, "note": None}
+    out: dict = {"n": n, "value": None, "observed": None, "note": None}
     if n == 0:
         out["note"] = "no unit labelled by both"
         return out
@@ -35,7 +35,7 @@ def krippendorff_alpha(units: Sequence[Sequence[Hashable | None]]) -> dict:
     coded). Units coded by fewer than two are not pairable and left out.
 
     Returns {"units", "values", "value", "note"}."""
-    coincidences: Counter = Counter()
+    coincidences: defaultdict[tuple, float] = defaultdict(float)
     pairable = 0
     for unit in units:
         values = [v for v in unit if v is not None]
@@ -45,11 +45,11 @@ def krippendorff_alpha(units: Sequence[Sequence[Hashable | None]]) -> dict:
         pairable += 1
         for a, b in permutations(range(m), 2):
             coincidences[(values[a], values[b])] += 1 / (m - 1)
-    totals: Counter = Counter()
+    totals: defaultdict[Hashable, float] = defaultdict(float)
     for (c, _), w in coincidences.items():
         totals[c] += w
     n = sum(totals.values())
-    out = {"units": pairable, "values": round(n), "value": None, "note": None}
+    out: dict = {"units": pairable, "values": round(n), "value": None, "note": None}
     if pairable == 0:
         out["note"] = "no unit coded by two or more"
         return out

@@ -28,7 +28,9 @@ from .stats import CONFIDENCE, RESAMPLES, SEED, _quantile, batch_size
 BINS = 15
 
 
-def labelled_pairs(p_yes: Sequence, human: Sequence) -> tuple[np.ndarray, np.ndarray]:
+def labelled_pairs(
+    p_yes: Sequence | np.ndarray, human: Sequence | np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """The pairs where both are known, as float arrays (p, y); p outside [0, 1] or a label other
     than 0/1 (True/False) is a caller's error (ValueError)."""
     p = np.array([np.nan if v is None else float(v) for v in p_yes], np.float64)
@@ -49,7 +51,9 @@ def bin_index(p: np.ndarray, n_bins: int = BINS) -> np.ndarray:
     return np.minimum((p * n_bins).astype(np.int64), n_bins - 1)
 
 
-def reliability(p_yes: Sequence, human: Sequence, n_bins: int = BINS) -> list[dict]:
+def reliability(
+    p_yes: Sequence | np.ndarray, human: Sequence | np.ndarray, n_bins: int = BINS
+) -> list[dict]:
     """Per bin: `low`, `high`, `count`, `mean_confidence` (mean p_yes), `observed_frequency`
     (share of human YES); the last two None for an empty bin."""
     p, y = labelled_pairs(p_yes, human)

@@ -115,7 +115,7 @@ def certify(
         raise ValueError(f"target and alpha must lie in (0, 1), got {target}, {alpha}")
     p, y = labelled_pairs(p_yes, human)
     n = int(p.size)
-    out = {
+    out: dict = {
         "threshold": None,
         "target": target,
         "alpha": alpha,
@@ -131,8 +131,8 @@ def certify(
         out["note"] = "no labelled pairs: nothing certified, every verdict escalated"
         return out
     kept, wrong = verdict_counts(p, y, thresholds)
-    best, pvalues = fixed_sequence(kept, wrong, thresholds, target=target, alpha=alpha)
-    best = int(best)
+    certified, pvalues = fixed_sequence(kept, wrong, thresholds, target=target, alpha=alpha)
+    best = int(certified)
     stopped = False
     for i in sorted(range(len(thresholds)), key=lambda j: -thresholds[j]):
         pv = pvalues[i]

@@ -121,7 +121,7 @@ def compare_runs(
         "scored_by_one_run": len(set(a.scored) ^ set(b.scored)),
     }
     options = {"n_resamples": n_resamples, "confidence_level": confidence_level, "seed": seed}
-    report = {
+    report: dict = {
         "difference": "B - A",
         "counts": counts,
         "records": {"a": a.records, "b": b.records},

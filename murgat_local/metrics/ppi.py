@@ -53,7 +53,7 @@ def ppi_rows(
 
 def _normal(values: np.ndarray, z: float) -> dict:
     n = int(values.size)
-    out = {"n": n, "mean": float(values.mean()) if n else None, "ci": None, "note": None}
+    out: dict = {"n": n, "mean": float(values.mean()) if n else None, "ci": None, "note": None}
     if n == 0:
         out["note"] = "no values"
     elif n == 1:

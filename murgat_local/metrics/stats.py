@@ -159,7 +159,7 @@ def mean_ci(
     """
     x = _floats(values)
     n = int(x.size)
-    out = {"n": n, "mean": float(np.mean(x)) if n else None, "ci": None, "note": None}
+    out: dict = {"n": n, "mean": float(np.mean(x)) if n else None, "ci": None, "note": None}
     if n == 0:
         out["note"] = "no values"
     elif n_resamples <= 0:
@@ -322,8 +322,8 @@ _RESAMPLED = {
 
 
 def correlation(
-    x: Sequence,
-    y: Sequence,
+    x: Sequence | np.ndarray,
+    y: Sequence | np.ndarray,
     kind: str = "pearson",
     *,
     ci: bool = True,
@@ -342,7 +342,7 @@ def correlation(
         raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
     x, y = _pairs(x, y)
     n = int(x.size)
-    out = {"kind": kind, "n": n, "value": None, "p_value": None, "ci": None, "note": None}
+    out: dict = {"kind": kind, "n": n, "value": None, "p_value": None, "ci": None, "note": None}
     if n < 3:
         out["note"] = f"undefined: {n} pair(s), a correlation needs at least 3"
         return out

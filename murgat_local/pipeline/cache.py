@@ -127,8 +127,35 @@ class VerdictCache:
                 f"FROM verdicts WHERE key IN ({','.join('?' * len(part))})",
                 part,
             ).fetchall()
-            for k, *rest in rows:
-                found[k] = CachedVerdict(*rest[:-1], thought_cut=bool(rest[-1]))
+            for (
+                k,
+                status,
+                verdict,
+                raw,
+                reason,
+                prompt_tokens,
+                output_tokens,
+                note,
+                reached,
+                reached_unknown,
+                p_yes,
+                p_yes_unknown,
+                thought_cut,
+            ) in rows:
+                found[k] = CachedVerdict(
+                    status,
+                    verdict,
+                    raw,
+                    reason,
+                    prompt_tokens,
+                    output_tokens,
+                    note,
+                    reached,
+                    reached_unknown,
+                    p_yes,
+                    p_yes_unknown,
+                    bool(thought_cut),  # stored as 0/1
+                )
         return found
 
     def put_many(self, rows: Iterable[tuple[str, str, str, CachedVerdict]]) -> int:

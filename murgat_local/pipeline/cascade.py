@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from ..judges.calls import Call, Outcome
 from ..judges.cascade import Step, cascade_identity, decide
 from .composite import HolderGroup, SummedCounters
+from .judging import Judge
 
 ABSTAINED = "abstained: no judge of the cascade kept its verdict (under each one's threshold)"
 
@@ -100,7 +101,7 @@ class CascadeJudge:
     def __init__(
         self,
         stage: str,
-        members: Sequence[tuple[Step, object]],
+        members: Sequence[tuple[Step, Judge]],
         on_progress: Callable[[int, float], None] | None = None,
     ):
         self.stage = stage
@@ -141,7 +142,9 @@ class CascadeJudge:
         for o in outcomes:
             seen.setdefault(o.key, o)
         for o in seen.values():
-            who = o.cascade["decided_by"]
+            decided = o.cascade
+            assert decided is not None, "a cascade's every outcome says how it was decided"
+            who = decided["decided_by"]
             if who is None:
                 self.counters.abstained += 1
             else:

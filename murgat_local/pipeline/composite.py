@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from .judging import StageCounters, StageJudge, folded
+from .judging import Judge, StageCounters, folded
 
 # A composite's counts are its members' (its calls are theirs); its wall time is its own.
 COUNTED = tuple(f for f in StageCounters.__dataclass_fields__ if f != "wall_s")
@@ -37,7 +37,7 @@ class HolderGroup:
 class SummedCounters:
     """The members' counters added up, field by field (`COUNTED`)."""
 
-    def __init__(self, judges: Sequence[StageJudge]) -> None:
+    def __init__(self, judges: Sequence[Judge]) -> None:
         self._judges = list(judges)
 
     def __getattr__(self, name: str):

@@ -69,7 +69,7 @@ def plan(runner, responses: pathlib.Path) -> dict[str, dict]:
         runner.config.chunk_size,
     ):
         protocol.run(chunk)
-    out = {}
+    out: dict = {}
     for stage, j in dry.items():
         # A panel's calls are its members' (each cached under its own identity), counted apart.
         out[stage] = {**_counts(j.counters), "model": runner.config.stage_models()[stage]}

@@ -27,7 +27,7 @@ from ..generate.strategies import Strategy, parse_strategy, posthoc_problem
 from ..inputs.benchmarks import Dataset, open_dataset
 from ..inputs.datasets import OPEN, DatasetItem, render_options
 from ..inputs.responses import InputError, read_responses
-from ..inputs.subsets import choose
+from ..inputs.subsets import Subset, choose
 from ..jsonl import dumps_record
 from ..judges import load_prompt
 from ..judges.calls import Call, Outcome
@@ -73,6 +73,20 @@ class _Item:
     item: DatasetItem | InputError
     ref: MediaRef | None = None
     error: str | None = None
+
+    @property
+    def data(self) -> DatasetItem:
+        """The dataset item, of an item that was read (one asked for only without `error`)."""
+        if isinstance(self.item, InputError):
+            raise ValueError(f"item {self.item.id!r} was not read: {self.item.reason}")
+        return self.item
+
+    @property
+    def video(self) -> MediaRef:
+        """The item's video, of an item that was prepared (one asked for only without `error`)."""
+        if self.ref is None:
+            raise ValueError(f"item {self.item.id!r} has no video: {self.error}")
+        return self.ref
 
 
 def output_layout(
@@ -178,13 +192,15 @@ class GenerateRunner:
         }
         self._sources = self._read_from_file() if from_file else {}
         self.benchmark: str | None = None  # the dataset's name, set by `run`
-        self.subset = None  # the drawn subset (`--sample`), set by `run`
+        self.subset: Subset | None = None  # the drawn subset (`--sample`), set by `run`
 
     # ------------------------------------------------------------------ inputs
 
     def _read_from_file(self) -> dict[str, str]:
         """`--from FILE`: the answers a posthoc pass edits, by id."""
-        found = {}
+        found: dict[str, str] = {}
+        if self.from_file is None:
+            return found
         for item in read_responses(self.from_file, None, self.config.inputs.limits()):
             if not isinstance(item, InputError):
                 found[item.id] = item.generation
@@ -223,7 +239,7 @@ class GenerateRunner:
         pattern: str | None = None,
         **extra,
     ) -> Call:
-        item = it.item
+        item = it.data
         if item.question_type == OPEN and f"{prompt}_open" in self.prompts:
             prompt = f"{prompt}_open"
         tpl = self.prompts[prompt]
@@ -233,7 +249,7 @@ class GenerateRunner:
             options=render_options(item.options),
             **extra,
         )
-        cutter, ref = self.cutter, it.ref
+        cutter, ref = self.cutter, it.video
         media = with_images(
             lambda: cut_media(cutter, ref, plan), plan, item.images, self.config.inputs.limits()
         )
@@ -271,7 +287,10 @@ class GenerateRunner:
             wanted |= {
                 c.strategy.source
                 for c in self.cells
-                if c.model == model and c.strategy.name == "posthoc" and c.strategy.source != "from"
+                if c.model == model
+                and c.strategy.name == "posthoc"
+                and c.strategy.source is not None
+                and c.strategy.source != "from"
             }
             jobs = [
                 (
@@ -300,7 +319,7 @@ class GenerateRunner:
                         ),
                     )
                     for it in live
-                    if it.item.question_type != OPEN
+                    if it.data.question_type != OPEN
                     for k in samples
                 ]
             first.update(self._generate(model, jobs))
@@ -335,29 +354,31 @@ class GenerateRunner:
         # Phase C: the plans run, their tool calls batched round by round across items.
         programs: dict[tuple, ProgramResult] = {}
         for model in self.config.models:
-            jobs = [
+            program_jobs = [
                 ProgramJob(
                     key,
                     cell.strategy,
                     first[key],
-                    it.ref,
+                    it.video,
                     plans[model, id(it)],
-                    it.item.question,
-                    list(it.item.options or []),
+                    it.data.question,
+                    list(it.data.options or []),
                     self._sampling(model, k),
                 )
                 for cell in self.cells
                 if cell.model == model and cell.strategy.name == "program"
                 for it in live
-                if it.item.question_type != OPEN
+                if it.data.question_type != OPEN
                 for k in samples
                 if first[key := (model, cell.strategy.label, id(it), k)].ok
             ]
-            if jobs:
+            if program_jobs:
                 programs.update(
-                    execute(jobs, self.toolers[model], self.cutter, self.prompts, self.limits)
+                    execute(
+                        program_jobs, self.toolers[model], self.cutter, self.prompts, self.limits
+                    )
                 )
-        rows = {cell: [] for cell in self.cells}
+        rows: dict[Cell, list[dict]] = {cell: [] for cell in self.cells}
         for cell in self.cells:
             for it in items:
                 for k in samples:
@@ -367,15 +388,16 @@ class GenerateRunner:
 
     def _plan(self, model: str, it: _Item) -> ResponderPlan:
         preset = self.engines[model].preset
-        images = it.item.images
+        images = it.data.images
         reserve = len(images) if "image" in preset.modalities else 0
         return attach(
-            plan_media(self.cutter, it.ref, preset, reserve_images=reserve), images, preset
+            plan_media(self.cutter, it.video, preset, reserve_images=reserve), images, preset
         )
 
     def _source_text(self, cell: Cell, it: _Item, k: int, first: dict) -> str | None:
         if cell.strategy.source == "from":
-            return self._sources.get(it.item.id)
+            rid = it.item.id
+            return self._sources.get(rid) if rid is not None else None
         out = first.get((cell.model, cell.strategy.source, id(it), k))
         return out.raw if out is not None and out.ok else None
 
@@ -437,7 +459,7 @@ class GenerateRunner:
             _received(row, out)
             return row
         if cell.strategy.name == "program":
-            if item.question_type == OPEN:
+            if it.data.question_type == OPEN:
                 row.update(
                     status="error",
                     error="program-aided strategies answer multiple-choice questions only; "

@@ -7,9 +7,10 @@ Listed in summary.json under `warnings` and printed once at the end of the run.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 
-def even_majorities(judges: Mapping[str, object]) -> list[str]:
+def even_majorities(judges: Mapping[str, Any]) -> list[str]:
     """A majority panel with an even number of members can tie; a tie decides NO."""
     out = []
     for stage, j in judges.items():
@@ -41,13 +42,13 @@ def _responder_names(model: str) -> set[str]:
 
 
 def self_grading(
-    judges: Mapping[str, object], models: Mapping[str, str], responders: Iterable[str]
+    judges: Mapping[str, Any], models: Mapping[str, str], responders: Iterable[str]
 ) -> list[str]:
     """A judge (or a panel member) that is the model whose responses it judges: one warning
     per such model, naming its stages."""
     responders = sorted(set(responders))
     stages: dict[str, list[str]] = {}
-    holders: dict[str, object] = {}
+    holders: dict[str, Any] = {}
     for stage, j in judges.items():
         if getattr(j, "members", None):
             role = (
@@ -65,19 +66,19 @@ def self_grading(
             stages.setdefault(model, []).append(where)
             holders.setdefault(model, holder)
     out = []
-    for model, where in stages.items():
+    for model, places in stages.items():
         mine = _names_of(model, holders[model])
         graded = [r for r in responders if _responder_names(r) & mine]
         if graded:
             out.append(
-                f"self-grading: {model} judges {', '.join(where)} on the responses it wrote "
+                f"self-grading: {model} judges {', '.join(places)} on the responses it wrote "
                 f"({', '.join(graded)})"
             )
     return out
 
 
 def judge_warnings(
-    judges: Mapping[str, object], models: Mapping[str, str], responders: Iterable[str]
+    judges: Mapping[str, Any], models: Mapping[str, str], responders: Iterable[str]
 ) -> list[str]:
     """Every warning about this run's judges (`models`: the model named for each stage)."""
     return even_majorities(judges) + self_grading(judges, models, responders)

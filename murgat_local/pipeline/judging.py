@@ -11,10 +11,12 @@ import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from ..engines import LazyEngine, Request, Result, Verdict
 from ..engines.reach import MODALITIES, unreached
 from ..judges.calls import Call, Outcome
+from ..judges.human import HumanLabels
 from .cache import CachedVerdict, VerdictCache, make_key
 
 
@@ -56,10 +58,29 @@ def folded(counts: dict) -> dict:
     return out
 
 
+class Judge(Protocol):
+    """A stage's judge as the protocol and the runner use it: a `StageJudge`, or a panel of them
+    (`panel.PanelJudge`), or the routes to them by modality (`routing.RoutedJudge`), which take
+    the same calls and keep counters of the same names."""
+
+    stage: str
+    cache: VerdictCache
+    batch_size: int
+    on_progress: Callable[[int, float], None] | None
+
+    @property
+    def engine(self) -> Any: ...  # an engine holder: identity, get(), stats, started, close()
+
+    @property
+    def counters(self) -> Any: ...  # `StageCounters`, or the members' summed
+
+    def run(self, calls: Sequence[Call]) -> list[Outcome]: ...
+
+
 @dataclass
 class StageJudge:
     stage: str
-    engine: LazyEngine
+    engine: LazyEngine | HumanLabels
     cache: VerdictCache
     batch_size: int = 256
     counters: StageCounters = field(default_factory=StageCounters)
@@ -157,7 +178,7 @@ class StageJudge:
         rows = []
         for (k, req), res in zip(send, results):
             res = self._reach(req, res)
-            reach = {"reached": res.reached, "reached_unknown": res.reached_unknown}
+            reach: dict[str, Any] = {"reached": res.reached, "reached_unknown": res.reached_unknown}
             if res.error:
                 out[k] = Outcome(error=res.error, key=k, **reach)
                 self.counters.errors += 1
@@ -226,7 +247,7 @@ class StageJudge:
             )
         preset = getattr(self.engine, "preset", None)
         model = preset.name if preset is not None else getattr(self.engine, "name", "the model")
-        kind = getattr(self.engine, "kind", None) or getattr(self.engine, "name", "unknown")
+        kind = str(getattr(self.engine, "kind", None) or getattr(self.engine, "name", "unknown"))
         why = unreached(
             request,
             res.reached,
@@ -269,11 +290,11 @@ def build_requests(
     return built
 
 
-def _from_cache(key: str, v: CachedVerdict, kind: type[Verdict]) -> Outcome:
+def _from_cache(key: str, v: CachedVerdict, kind: type[Verdict] | None) -> Outcome:
     """The outcome exactly as it was judged: the stored verdict, never a re-parse of the raw
     text (a thinking judge's raw text starts with its reasoning, which the engine removed
     before parsing)."""
-    reach = {
+    reach: dict[str, Any] = {
         "reached": json.loads(v.reached) if v.reached is not None else None,
         "reached_unknown": v.reached_unknown,
     }

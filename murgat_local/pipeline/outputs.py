@@ -30,7 +30,7 @@ def check_writable(folder: pathlib.Path, what: str = "output folder") -> None:
             errno.ENOSPC: "no space left on the device",
             errno.EACCES: "permission denied",
             errno.ENOTDIR: "not a folder",
-        }.get(e.errno, e.strerror)
+        }.get(e.errno or 0, e.strerror or str(e))
         raise OutputNotWritable(f"{what} {folder} is not writable: {reason}") from e
     finally:
         try:

@@ -130,13 +130,18 @@ class PanelJudge:
     @on_progress.setter
     def on_progress(self, fn: Callable[[int, float], None] | None) -> None:
         self._progress = fn
+        if fn is None:
+            for m in self.members:
+                m.on_progress = None
+            return
+        progress = fn
 
         def report(n: int, _busy: float) -> None:
             with self._lock:  # members report from their own threads
-                fn(n, self.counters.wall_s + time.perf_counter() - self._t0)
+                progress(n, self.counters.wall_s + time.perf_counter() - self._t0)
 
         for m in self.members:
-            m.on_progress = report if fn is not None else None
+            m.on_progress = report
 
     def run(self, calls: Sequence[Call]) -> list[Outcome]:
         self._t0 = t0 = time.perf_counter()
@@ -179,7 +184,7 @@ class PanelJudge:
             "vote_share": vote_share(tally),
             "p_yes_mean": mean,
         }
-        confidence = {
+        confidence: dict = {
             "p_yes": mean,
             "p_yes_unknown": None if mean is not None else "no voting member gave a p_yes",
         }
@@ -196,6 +201,10 @@ class PanelJudge:
             )
         label = "YES" if tally.yes else "NO"
         kind = call.template.verdict
+        if kind is None:
+            raise TypeError(
+                f"a panel decides yes/no verdicts, not the free text of {call.template.name}"
+            )
         fields = {"label": label}
         counts = f"{tally.votes_yes} YES, {tally.votes_no} NO" + (
             f", {tally.dropped} without a verdict" if tally.dropped else ""

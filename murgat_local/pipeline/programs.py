@@ -137,6 +137,9 @@ def _run_one(
     )
     t0 = time.monotonic()
     style, imperative = job.strategy.style, job.strategy.imperative
+    if style is None:
+        raise ValueError(f"{job.strategy.label} is not a program strategy")
+    plan: LogicPlan | NarrativePlan | ProgramError
     if style == "logic":
         plan = parse_logic(source, imperative, limits, allow_times=not imperative)
     else:
@@ -157,9 +160,9 @@ def _run_one(
     }
     record = bounded_record(record, limits.max_record_chars)
     error = _problem(trace, tools)
-    if error is not None:
-        return ProgramResult(None, error, record)
-    return ProgramResult(render_response(tools.observations, tools.synthesis), None, record)
+    if error is None and tools.synthesis is not None:
+        return ProgramResult(render_response(tools.observations, tools.synthesis), None, record)
+    return ProgramResult(None, error, record)
 
 
 def parsed_form(plan):

@@ -18,16 +18,18 @@ as NO.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 
+from ..grading import FactScore, SentenceScore, score_response
 from ..inputs.responses import InputError, ResponseItem
 from ..judges import PromptTemplate, load_prompt
 from ..judges.evidence import describe_evidence
+from ..judges.verdicts import AtomicFacts, Rewrite, RewrittenText
 from ..media.segments import SegmentCutter, SegmentRef, check_citation
 from ..media.source import MediaError
-from ..metrics.scores import FactScore, SentenceScore, score_response
 from ..text.citations import Citation, parse_citations_reference
 from ..text.segment import Sentence, segment, split
-from .judging import Call, Outcome, StageJudge
+from .judging import Call, Judge, Outcome
 from .scoring import rewrite_problem, score_fact
 from .state import REFERENCE, FactState, ProtocolOptions, ResponseState, SentenceState
 
@@ -45,7 +47,7 @@ class Protocol:
     def __init__(
         self,
         options: ProtocolOptions,
-        judges: dict[str, StageJudge],
+        judges: dict[str, Judge],
         cutter: SegmentCutter,
         prompts: dict[str, PromptTemplate] | None = None,
     ):
@@ -91,7 +93,7 @@ class Protocol:
         return SentenceState(s.text, s.claim, list(s.citations), [], [])
 
     def _check(self, state: ResponseState) -> None:
-        info = state.source.info
+        info = state.video.info
         opts = self.cutter.opts
         for s in state.sentences:
             s.issues, s.extracted = [], []
@@ -202,7 +204,9 @@ class Protocol:
         if s.decontext_text is not None and s.text_note is None:
             s.sentences = [
                 self._sentence(sent)
-                for sent in split(s.decontext_text.verdict.text, self.options.compat)
+                for sent in split(
+                    s.decontext_text.verdict_as(RewrittenText).text, self.options.compat
+                )
             ]
 
     def _collect_rewrites(self, s: ResponseState) -> Collected:
@@ -221,7 +225,7 @@ class Protocol:
         def apply(out: Outcome) -> None:
             sent.decontext = out
             if out.ok:
-                rewrite = out.verdict.sentence.strip()
+                rewrite = out.verdict_as(Rewrite).sentence.strip()
                 sent.decontext_note = rewrite_problem(sent.text, rewrite)
                 if sent.decontext_note is None:
                     sent.text = rewrite
@@ -234,7 +238,7 @@ class Protocol:
         if not out.ok:
             return f"decontextualization unusable ({out.unparsed or out.error}); original text kept"
         before = [c.raw for c in parse_citations_reference(state.reasoning)]
-        after = [c.raw for c in parse_citations_reference(out.verdict.text)]
+        after = [c.raw for c in parse_citations_reference(out.verdict_as(RewrittenText).text)]
         if before != after:
             return "decontextualization changed the citations; original text kept"
         return None
@@ -244,7 +248,7 @@ class Protocol:
         for sent in s.sentences:
             yield (
                 Call(tpl, tpl.render(sentence=sent.text)),
-                lambda out, sent=sent: setattr(sent, "verifiable", out),
+                partial(setattr, sent, "verifiable"),
             )
 
     def _collect_decompose(self, s: ResponseState) -> Collected:
@@ -258,7 +262,9 @@ class Protocol:
         def apply(out: Outcome) -> None:
             sent.decomposition = out
             facts = (
-                list(dict.fromkeys(f.strip() for f in out.verdict.facts if f.strip()))
+                list(
+                    dict.fromkeys(f.strip() for f in out.verdict_as(AtomicFacts).facts if f.strip())
+                )
                 if out.ok
                 else []
             )
@@ -273,7 +279,7 @@ class Protocol:
 
     def _entail_call(self, state: ResponseState, fact: FactState, cits: list[Citation]) -> Call:
         tpl = self.prompts["entail"]
-        src = state.source
+        src = state.video
         evidence = describe_evidence(cits)
         keys = tuple(self.cutter.segment_key(src, c) for c in cits)
         cutter = self.cutter
@@ -342,11 +348,11 @@ class Protocol:
             if len(ok_idx) < 2:
                 continue
             for fact in sent.facts:
-                if not (fact.joint and fact.joint.ok and fact.joint.verdict.yes):
+                if not (fact.joint and fact.joint.ok and fact.joint.yes):
                     continue
                 for i in ok_idx:
                     a = fact.alone.get(i)
-                    if a is not None and a.ok and not a.verdict.yes:
+                    if a is not None and a.ok and not a.yes:
                         rest = [sent.citations[j] for j in ok_idx if j != i]
                         yield self._entail_call(s, fact, rest), self._slot(fact, "without", i)
 

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..inputs.responses import InputError
-from ..metrics.accuracy import graded_correct
-from ..metrics.scores import (
+from ..grading import (
     FactScore,
     SentenceScore,
+    graded_correct,
     score_fact_default,
     score_fact_reference,
     score_response,
 )
+from ..inputs.responses import InputError
+from ..judges.verdicts import ReasonedYesNo, YesNo
 from ..text.open_answers import matches, open_answer
 from .judging import Outcome
 from .protocol import REFERENCE, ResponseState
@@ -36,7 +37,7 @@ def answer_check(
 ) -> tuple[str | None, str | None, bool | None]:
     """(predicted, gold, correct). Multiple-choice: the response's letter against the gold letter.
     Open: the response's short answer against the gold text or number (`text.open_answers`). No
-    answer given counts as wrong (`metrics.accuracy.graded_correct`), and is visible in `answer`.
+    answer given counts as wrong (`grading.graded_correct`), and is visible in `answer`.
     A row `murgat generate` wrote carries the answer it read (`answer_path`, `predicted`: with
     the option texts and its answer judge); that answer is graded, so both commands agree."""
     read = item.record.get("predicted")
@@ -59,9 +60,10 @@ def answer_check(
 def _verdict(out: Outcome | None) -> dict | None:
     if out is None:
         return None
-    d: dict = {"value": out.verdict.model_dump() if out.ok else None}
-    if out.ok and hasattr(out.verdict, "yes"):
-        d["value"] = out.verdict.yes
+    v = out.verdict if out.ok else None
+    d: dict = {"value": v.model_dump() if v is not None else None}
+    if isinstance(v, YesNo | ReasonedYesNo):
+        d["value"] = v.yes
         # Its confidence beside it (null only where the engine gave no log-probabilities).
         d["p_yes"] = out.p_yes
         if out.p_yes is None:
@@ -141,6 +143,8 @@ def build_record(
     if state.error:
         return error_record(item.index, item.id, state.error, item.source, item.video, item.record)
     score = state.score
+    if score is None:
+        raise ValueError(f"response {item.id!r} has neither an error nor a score")
     predicted, gold, correct = answer_check(item, state.answer_letter, number_tolerance)
     sentences = []
     for s in state.sentences:

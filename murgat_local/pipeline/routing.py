@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..judges.calls import Call, Outcome
 from ..text.segment import segment
 from .composite import HolderGroup, SummedCounters
-from .judging import StageJudge
+from .judging import Judge
 
 ROUTES = ("visual", "audio")
 FLAGS = {"visual": "--entailer-visual", "audio": "--entailer-audio"}
@@ -97,7 +97,7 @@ def cited_in(items: Iterable, options) -> Cited:
 
 
 def check_routes(
-    main: tuple[str, object], routes: dict[str, tuple[str, object]], cited: Cited
+    main: tuple[str, object], routes: Mapping[str, tuple[str, object]], cited: Cited
 ) -> None:
     """ValueError naming the model, the modality, how much of the input cites it and the flag
     that routes it, for an entail judge that takes media but not a modality the input read so
@@ -134,7 +134,7 @@ class RoutedEngine(HolderGroup):
 
     kind = "routed"
 
-    def __init__(self, judges: dict[str, tuple[str, StageJudge]]):
+    def __init__(self, judges: dict[str, tuple[str, Judge]]):
         super().__init__(j.engine for _, j in judges.values())
         self.holders = {route: (name, j.engine) for route, (name, j) in judges.items()}
         blob = "|".join(f"{r}={h.identity}" for r, (_, h) in sorted(self.holders.items()))
@@ -158,7 +158,7 @@ class RoutedCounters(SummedCounters):
     """The routes' counters added up (the routes run one after another, so their wall times add
     up too), and each route's own with its model."""
 
-    def __init__(self, judges: dict[str, tuple[str, StageJudge]]):
+    def __init__(self, judges: dict[str, tuple[str, Judge]]):
         super().__init__([j for _, j in judges.values()])
         self._routes = judges
 
@@ -179,8 +179,8 @@ class RoutedCounters(SummedCounters):
 class RoutedJudge:
     """The entail stage's judge: each call goes to its route's StageJudge, results in order."""
 
-    def __init__(self, stage: str, judges: dict[str, tuple[str, StageJudge]]):
-        """`judges`: route ('visual', 'audio', 'mixed') -> (model name, StageJudge); 'mixed' is
+    def __init__(self, stage: str, judges: dict[str, tuple[str, Judge]]):
+        """`judges`: route ('visual', 'audio', 'mixed') -> (model name, judge: a StageJudge, or a panel for 'mixed'); 'mixed' is
         the entailer, which also takes a route that has no judge of its own."""
         self.stage = stage
         self.judges = judges
@@ -212,8 +212,9 @@ class RoutedJudge:
         for route, idx in by_route.items():
             for i, o in zip(idx, self.judges[route][1].run([calls[i] for i in idx])):
                 out[i] = o
-        assert all(o is not None for o in out)
-        return out  # type: ignore[return-value]
+        done = [o for o in out if o is not None]
+        assert len(done) == len(out), "every call has a route"
+        return done
 
 
 __all__ = [

@@ -31,7 +31,7 @@ from ..metrics.scores import Summary
 from .cache import VerdictCache
 from .cascade import CascadeJudge
 from .judge_warnings import judge_warnings
-from .judging import StageJudge
+from .judging import Judge, StageJudge
 from .outputs import check_writable
 from .panel import PanelJudge
 from .protocol import STAGES, Protocol, ProtocolOptions
@@ -91,7 +91,7 @@ class Escalated:
     def __init__(self, config: RunConfig):
         self.stages = config.cascades()
         self.escalation = config.escalation
-        self.counts = {
+        self.counts: dict[str, dict] = {
             s: {"decided_by": dict.fromkeys((x.judge for x in steps), 0), "abstained": 0}
             for s, steps in self.stages.items()
         }
@@ -104,9 +104,12 @@ class Escalated:
                 mine["decided_by"][who] = mine["decided_by"].get(who, 0) + n
 
     def result(self) -> dict:
-        out = {}
+        out: dict = {}
+        escalation = self.escalation
+        if escalation is None:  # no cascade, nothing escalated
+            return out
         for stage, steps in self.stages.items():
-            own = getattr(self.escalation, stage)
+            own = getattr(escalation, stage)
             c = self.counts[stage]
             out[stage] = {
                 **c,
@@ -114,7 +117,7 @@ class Escalated:
                 "judges": [s.as_dict() for s in steps],
                 "target": own.target,
                 "alpha": own.alpha,
-                "labels": self.escalation.labels,
+                "labels": escalation.labels,
             }
         return out
 
@@ -126,7 +129,7 @@ class Runner:
         media_root: pathlib.Path,
         out_dir: pathlib.Path,
         *,
-        progress: Callable[[str], Callable[[int], None]] | None = None,
+        progress: Callable[[str], Callable[[int, float], None]] | None = None,
         engines: dict | None = None,
     ):
         """`engines` maps a model name to a ready engine holder (`LazyEngine`-like: identity,
@@ -144,8 +147,8 @@ class Runner:
             **config.media.bounds(),
             allow_outside=tuple(config.allow_outside),
         )
-        self.engines: dict[str, LazyEngine] = dict(engines or {})
-        self.judges: dict[str, StageJudge] = {}
+        self.engines: dict[str, LazyEngine | HumanLabels] = dict(engines or {})
+        self.judges: dict[str, Judge] = {}
         panels = config.panel_rules()
         for stage, model in config.stage_models().items():
             on_progress = progress(stage) if progress else None
@@ -203,7 +206,10 @@ class Runner:
         elif key not in self.engines:
             preset = load_preset(model, models_root=config.models_dir)
             args = config.engine_args if runtime(kind) == "vllm" else {}
-            decoding = {"temperature": config.sampling.temperature, "seed": config.sampling.seed}
+            decoding: dict = {
+                "temperature": config.sampling.temperature,
+                "seed": config.sampling.seed,
+            }
             self.engines[key] = LazyEngine(kind, preset, **decoding, **args, **options)
         return StageJudge(
             stage,

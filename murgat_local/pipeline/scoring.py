@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 
-from ..metrics.scores import FactScore, score_fact_default, score_fact_reference
+from ..grading import FactScore, score_fact_default, score_fact_reference
 from .judging import Outcome
 from .state import FactState, SentenceState
 
 
 def _yes(out: Outcome | None) -> bool | None:
-    return None if out is None or not out.ok else out.verdict.yes
+    return None if out is None or not out.ok else out.yes
 
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..grading import FactScore, ResponseScore, SentenceScore
 from ..inputs.responses import ResponseItem
 from ..media.source import MediaRef
-from ..metrics.scores import FactScore, ResponseScore, SentenceScore
 from ..text.citations import Citation
 from .judging import Outcome
 
@@ -41,7 +41,7 @@ class SentenceState:
     def is_verifiable(self) -> bool | None:
         if self.verifiable is None or not self.verifiable.ok:
             return None
-        return self.verifiable.verdict.yes
+        return self.verifiable.yes
 
     @property
     def usable(self) -> list[bool]:
@@ -60,6 +60,13 @@ class ResponseState:
     given_text: str | None = None  # reference mode: the input's own decontextualized_text
     sentences: list[SentenceState] = field(default_factory=list)
     score: ResponseScore | None = None
+
+    @property
+    def video(self) -> MediaRef:
+        """The response's video, resolved when it is prepared (before any citation is read)."""
+        if self.source is None:
+            raise ValueError(f"response {self.item.id!r}: its video is not resolved")
+        return self.source
 
 
 @dataclass(frozen=True)

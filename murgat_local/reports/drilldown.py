@@ -282,7 +282,8 @@ def _sentences(record: dict, notes: list[str]) -> list[tuple[int, dict]]:
 
 def response(record: dict, cell: Cell, n: int, src: str | None, why: str | None) -> str:
     notes: list[str] = []
-    gen = record.get("_generation") if isinstance(record.get("_generation"), dict) else {}
+    generation = record.get("_generation")
+    gen = generation if isinstance(generation, dict) else {}
     status = record.get("status")
     correct = record.get("correct")
     for key in ("murgat_s", "coverage", "precision", "recall", "f1"):

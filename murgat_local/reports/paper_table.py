@@ -56,7 +56,9 @@ def rows(cells: Sequence[GridCell]) -> list[dict]:
     for c in cells:
         if len(benchmarks) > 1:
             groups = (c.summary.get("by_group") or {}).get("benchmark") or {}
-            sections = [(b, groups[b]) for b in benchmarks if b in groups]
+            sections: list[tuple[str | None, Mapping]] = [
+                (b, groups[b]) for b in benchmarks if b in groups
+            ]
         else:
             sections = [(None, c.summary)]
         for benchmark, s in sections:

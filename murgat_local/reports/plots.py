@@ -76,7 +76,7 @@ class Styles:
         palette = matplotlib.colormaps["tab10" if len(colours) <= 10 else "tab20"]
         self._colour = {k: palette(i % palette.N) for i, k in enumerate(colours)}
         self._marker = {k: MARKERS[i % len(MARKERS)] for i, k in enumerate(markers)}
-        self._run = {}
+        self._run: dict = {}
         for c in cells:
             self._run.setdefault(c.run_name, self.colour(c))
 
@@ -257,7 +257,8 @@ def stage_totals(summaries: list[dict]) -> dict[str, dict[str, float]]:
     (a value that is not a finite number counts as 0; rundata notes it)."""
     out: dict[str, dict[str, float]] = {}
     for s in summaries:
-        stages = s.get("stages") if isinstance(s.get("stages"), dict) else {}
+        listed = s.get("stages")
+        stages = listed if isinstance(listed, dict) else {}
         for name, v in stages.items():
             if not isinstance(v, dict):
                 continue

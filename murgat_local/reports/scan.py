@@ -70,7 +70,9 @@ class _RowNotes:
     """Notes on one JSONL file's rows: the first of each kind with its row number, then a count."""
 
     def __init__(self, path: pathlib.Path):
-        self.path, self.first, self.more = path, {}, Counter()
+        self.path = path
+        self.first: dict[str, str] = {}
+        self.more: Counter[str] = Counter()
 
     def add(self, kind: str, row: int, note: str) -> None:
         if kind in self.first:
@@ -94,8 +96,11 @@ def _generations(source: Source, keep: int) -> tuple[dict[str, tuple], dict[str,
     row does not say), and the first `keep` rows."""
     heard: dict[str, tuple] = {}
     generations: dict[str, dict] = {}
-    rows, unreadable = _RowNotes(source.responses), 0
-    for i, row in enumerate(iter_jsonl(source.responses)):
+    responses = source.responses
+    if responses is None:
+        return heard, generations
+    rows, unreadable = _RowNotes(responses), 0
+    for i, row in enumerate(iter_jsonl(responses)):
         if row is None:
             unreadable += 1
             continue
@@ -121,7 +126,7 @@ def _generations(source: Source, keep: int) -> tuple[dict[str, tuple], dict[str,
             }
     source.notes.extend(rows.notes())
     if unreadable:
-        source.notes.append(_unreadable(source.responses, unreadable))
+        source.notes.append(_unreadable(responses, unreadable))
     return heard, generations
 
 
@@ -170,7 +175,8 @@ def _scan_scores(
                 "left out of the distribution",
             )
         for s in sentences_of(record):
-            facts = s.get("facts") if isinstance(s.get("facts"), list) else []
+            listed = s.get("facts")
+            facts = listed if isinstance(listed, list) else []
             for i, c in enumerate(citations_of(s)):
                 cell.citations[(modality_of(c), citation_verdict(c, i, facts))] += 1
         key = str(record.get("id"))

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from rich import box
-from rich.console import Console, ConsoleOptions, RenderResult
+from rich.console import Console, ConsoleOptions, JustifyMethod, RenderResult
 from rich.measure import Measurement
 from rich.progress import (
     BarColumn,
@@ -67,7 +67,7 @@ class Col:
 
     header: str
     kind: str = VALUE
-    justify: str = "right"
+    justify: JustifyMethod = "right"
 
 
 # Frames from the fullest to the leanest: rich's box; a rule under the header and two spaces
@@ -160,7 +160,7 @@ class FitTable:
             width(_FRAMES[-1], {**floors, **dict.fromkeys(names, 1)}) - len(names)
         )
         while names and sum(names.values()) > budget:
-            i = max(names, key=names.get)
+            i = max(names, key=lambda k: names[k])
             if names[i] <= _NAME_FLOOR:
                 break
             names[i] -= 1

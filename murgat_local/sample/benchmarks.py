@@ -179,7 +179,7 @@ def videommmu(
         for n in range(per_track):
             subject = VMMMU_SUBJECTS[n % len(VMMMU_SUBJECTS)]
             rid = f"validation_{subject}_{n + 1}"
-            row = {
+            row: dict = {
                 "id": rid,
                 "question": f"What colour comes first? ({track} {n})",
                 "options": ["(A) red", "(B) green", "(C) blue"],

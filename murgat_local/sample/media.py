@@ -62,16 +62,16 @@ def _write(
                 out.mux(packet)
         for packet in v.encode():
             out.mux(packet)
-        if a is not None:
+        if a is not None and audio is not None:
             offset = int(round(audio_delay * AUDIO_SR))
             block = 1024
             for s in range(0, len(audio), block):
                 chunk = audio[s : s + block].astype(np.float32)[None, :]
-                frame = av.AudioFrame.from_ndarray(chunk, format="fltp", layout="mono")
-                frame.sample_rate = AUDIO_SR
-                frame.pts = offset + s
-                frame.time_base = fractions.Fraction(1, AUDIO_SR)
-                for packet in a.encode(frame):
+                sound = av.AudioFrame.from_ndarray(chunk, format="fltp", layout="mono")
+                sound.sample_rate = AUDIO_SR
+                sound.pts = offset + s
+                sound.time_base = fractions.Fraction(1, AUDIO_SR)
+                for packet in a.encode(sound):
                     out.mux(packet)
             for packet in a.encode():
                 out.mux(packet)

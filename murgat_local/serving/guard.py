@@ -61,7 +61,12 @@ class APIKeyGuard:
         if value is None:
             return False
         scheme, _, token = value.partition(b" ")
-        return scheme.lower() == b"bearer" and hmac.compare_digest(_digest(token), self._key)
+        key = self._key
+        return (
+            key is not None
+            and scheme.lower() == b"bearer"
+            and hmac.compare_digest(_digest(token), key)
+        )
 
     async def __call__(self, scope, receive, send) -> None:
         if (

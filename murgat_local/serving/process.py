@@ -67,7 +67,7 @@ class ServerProcess:
                 start_new_session=True,
             )
         finally:
-            if self.log:
+            if out is not None:
                 out.close()
         return self
 

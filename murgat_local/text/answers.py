@@ -198,7 +198,7 @@ def _command_before(s: str, before: list[int], brace: int) -> int | None:
     i = before[brace]
     while i >= 0 and s[i].isspace():
         i = before[i]
-    tail = []
+    tail: list = []
     while i >= 0 and len(tail) < _LONGEST_COMMAND:
         tail.append(i)
         i = before[i]

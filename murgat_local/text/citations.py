@@ -38,6 +38,13 @@ class Citation:
     def is_point(self) -> bool:
         return self.start is not None and self.start == self.end
 
+    @property
+    def times(self) -> tuple[float, float]:
+        """(start, end) in seconds, of a citation that has both (a valid one does)."""
+        if self.start is None or self.end is None:
+            raise ValueError(f"citation {self.raw!r} has no times ({self.error})")
+        return self.start, self.end
+
     def key(self) -> str:
         """A stable, human-readable identity used in traces and cache keys."""
         return self.raw
@@ -145,13 +152,14 @@ def _parse_entry(entry: str) -> Citation | None:
             return None  # "(at 0:12)", "(around 1:05)": prose, not a citation
         return Citation(word, None, None, raw, f"unknown modality {m.group('mod')!r}")
     start, err = parse_time(m.group("start"))
-    if err:
+    if start is None:
         return Citation(modality, None, None, raw, err)
     end = start
     if m.group("end"):
-        end, err = parse_time(m.group("end"))
-        if err:
+        parsed_end, err = parse_time(m.group("end"))
+        if parsed_end is None:
             return Citation(modality, start, None, raw, err)
+        end = parsed_end
     if end < start:
         return Citation(modality, start, end, raw, f"start {start:g}s is after end {end:g}s")
     return Citation(modality, start, end, raw)

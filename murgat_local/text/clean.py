@@ -36,6 +36,13 @@ _REFERENCE_BOXED_OPEN = re.compile(r"\\boxed\s*\{")
 _LETTER = re.compile(r"^[\s*_(\[{\"'`]*([A-Z])(?![A-Za-z])")
 
 
+def _match_end(pattern: re.Pattern[str], text: str, pos: int) -> int:
+    """Where `pattern`, which matches the empty string too, ends from `pos`."""
+    m = pattern.match(text, pos)
+    assert m is not None, "the pattern matches the empty string"
+    return m.end()
+
+
 @dataclass(frozen=True)
 class Cleaned:
     reasoning: str
@@ -54,7 +61,7 @@ def _reasoning_marker_end(text: str) -> int | None:
         while i > 0 and text[i - 1] != "\n" and text[i - 1].isspace():
             i -= 1
         if i == 0 or text[i - 1] in "\n*":
-            return _REASONING_TAIL.match(text, word.end()).end()
+            return _match_end(_REASONING_TAIL, text, word.end())
     return None
 
 
@@ -75,7 +82,7 @@ def _answer_marker_start(text: str) -> int | None:
             start = m.start()
         if ANSWER_MARK.match(text, start):
             return start
-        pos = max(_MARK_LEAD.match(text, start).end(), start + 1)
+        pos = max(_match_end(_MARK_LEAD, text, start), start + 1)
     return None
 
 
@@ -120,7 +127,7 @@ def _reference_answer_start(text: str) -> int | None:
             return None
         if _REFERENCE_ANSWER_AT.match(text, start):
             return start
-        pos = max(_SPACES.match(text, start).end(), start + 1)
+        pos = max(_match_end(_SPACES, text, start), start + 1)
     return None
 
 

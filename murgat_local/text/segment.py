@@ -135,6 +135,8 @@ def segment(
             split(cleaned.reasoning),
         )
     cleaned = clean_generation_reference(generation)
+    text_from: TextFrom
+    rewrite: Rewrite | None
     text, text_from = (
         (cleaned.reasoning, "reasoning") if parse_reasoning else (generation, "generation")
     )

@@ -45,8 +45,9 @@ def expand_indices(text: str, evidence: tuple[Evidence | str, ...]) -> str:
 
     def swap(m: re.Match) -> str:
         k = int(m.group(1))
-        if 1 <= k <= len(evidence) and isinstance(evidence[k - 1], Evidence):
-            return " " + citation(evidence[k - 1])
+        ev = evidence[k - 1] if 1 <= k <= len(evidence) else None
+        if isinstance(ev, Evidence):
+            return " " + citation(ev)
         return ""
 
     out = _INDEX.sub(swap, strip_citations(text))

@@ -196,6 +196,7 @@ def _generic(kind: str) -> Callable[[pathlib.Path], Dataset]:
                 f"{path.name} is one JSON object of videos, not a list of questions: "
                 "it reads as --format worldsense"
             )
+            records: Callable[[InputLimits], Iterator[tuple[int, str, object]]]
             records = lambda limits: iter([(0, str(path), Unparsed(message))])  # noqa: E731
         elif kind in ("jsonl", "json"):
             records = lambda limits: iter_records(path)  # noqa: E731

@@ -53,8 +53,10 @@ def read_official(path: pathlib.Path) -> Iterator[Record]:
     videos = list(entries(text))
     del text
     if videos and videos[-1][0] is None:
-        yield 0, str(path), Unparsed(f"{path.name} is not readable JSON ({videos[-1][2].reason})")
-        return
+        why = videos[-1][2]
+        if isinstance(why, Unparsed):  # where the object stopped parsing
+            yield 0, str(path), Unparsed(f"{path.name} is not readable JSON ({why.reason})")
+            return
     index = 0
     for video_id, _, video in videos:
         if isinstance(video, Unparsed):

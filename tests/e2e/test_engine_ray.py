@@ -1,0 +1,149 @@
+"""The Ray engine on a real two-node Ray cluster (`ray.cluster_utils.Cluster`, CPU): attribution
+of the sample runs through Ray Data LLM with one vLLM replica per node, the cited segments
+travelling as `SegmentRef`s and cut on the workers, and gives the in-process engine's records.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from support.paths import ROOT, require_model
+
+from murgat_local.media.segments import SegmentCutter, SegmentRef
+from murgat_local.text.citations import parse_citations
+
+ray = pytest.importorskip("ray")
+
+JUDGES = [
+    "--judge",
+    "tiny-qwen3-omni",
+    "--verifier",
+    "smollm2-135m-instruct",
+    "--decomposer",
+    "smollm2-135m-instruct",
+]
+
+
+# Own engines: a two-node Ray cluster whose actors start the engines under test.
+@pytest.fixture(scope="module")
+def cluster():
+    from ray.cluster_utils import Cluster
+
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 3, "resources": {"vllm_slot": 1}})
+    c.add_node(num_cpus=3, resources={"vllm_slot": 1})
+    yield c
+    c.shutdown()
+
+
+@pytest.mark.engine
+@pytest.mark.slow
+def test_the_sample_scores_on_a_two_node_cluster_as_in_process(cluster, media_root, tmp_path):
+    for m in ("tiny-qwen3-omni", "smollm2-135m-instruct"):
+        require_model(m)
+    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", COLUMNS="200")
+
+    def score(out, *extra):
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "murgat_local.cli",
+                "score",
+                str(ROOT / "samples/responses.jsonl"),
+                "--media-root",
+                str(media_root),
+                "--out",
+                str(out),
+                *JUDGES,
+                *map(str, extra),
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+        )
+
+    cfg = tmp_path / "ray.toml"
+    # Attribution on the cluster, one replica per node (each node has one "vllm_slot"); the
+    # stage's whole batch in one Ray Data job.
+    cfg.write_text(
+        f'batch_size = 100000\n[stage_engines.entail]\nengine = "ray"\n'
+        f'[ray]\naddress = "{cluster.address}"\nreplicas = 2\n'
+        f"replica_resources = {{ CPU = 1, vllm_slot = 1 }}\nrows_per_batch = 4\n"
+    )
+    on_ray = score(tmp_path / "ray", "--config", cfg)
+    assert on_ray.returncode == 0, on_ray.stderr[-3000:]
+    summary = json.loads((tmp_path / "ray" / "summary.json").read_text())
+    assert (
+        summary["stages"]["entail"]["model_calls"] > 0
+        and summary["stages"]["entail"]["errors"] == 0
+    )
+    # Attribution again, in-process, on the same text-stage verdicts (the SmolLM2 stages are
+    # not what is compared, and vLLM on the CPU does not promise the same text twice).
+    import sqlite3
+
+    (tmp_path / "local").mkdir()
+    with (
+        sqlite3.connect(tmp_path / "ray" / "verdicts.sqlite") as src,
+        sqlite3.connect(tmp_path / "local" / "verdicts.sqlite") as dst,
+    ):
+        src.backup(dst)
+        dst.execute("DELETE FROM verdicts WHERE stage = 'entail'")
+    same = tmp_path / "local.toml"
+    same.write_text("batch_size = 100000\n")
+    local = score(tmp_path / "local", "--config", same)
+    assert local.returncode == 0, local.stderr[-3000:]
+    again = json.loads((tmp_path / "local" / "summary.json").read_text())["stages"]["entail"]
+    assert again["model_calls"] == summary["stages"]["entail"]["model_calls"]
+    assert (tmp_path / "ray" / "scores.jsonl").read_text() == (
+        tmp_path / "local" / "scores.jsonl"
+    ).read_text()
+    # Same identity: the same attribution keys either way.
+    with (
+        sqlite3.connect(tmp_path / "ray" / "verdicts.sqlite") as a,
+        sqlite3.connect(tmp_path / "local" / "verdicts.sqlite") as b,
+    ):
+        q = "SELECT key FROM verdicts WHERE stage = 'entail' ORDER BY key"
+        assert a.execute(q).fetchall() == b.execute(q).fetchall()
+
+
+@pytest.mark.engine
+@pytest.mark.slow
+def test_requests_are_fitted_on_the_cluster_as_in_process(cluster, media_root):
+    """Media the driver holds are fitted there; a segment reference is fitted on the worker,
+    after its cut: the same notes and refusals as the in-process engine either way."""
+    from support.engine_checks import CLAIM, check_fitted, fitting_requests
+
+    from murgat_local.engines import Request, load_preset
+    from murgat_local.engines.limits import RequestFitter
+    from murgat_local.engines.ray import RayEngine
+    from murgat_local.engines.render import ChatRenderer
+    from murgat_local.judges import YesNo
+    from murgat_local.media.segments import SegmentOptions
+
+    require_model("tiny-qwen3-omni")
+    preset = load_preset("tiny-qwen3-omni")
+    opts = SegmentOptions(fps=8, max_frames=64)  # 58 frames of a 7 s range: past the context
+    cutter = SegmentCutter(media_root, opts)
+    source = cutter.source("colors")
+    ref = SegmentRef(source, parse_citations("(visual, 0:00-0:07)")[0], opts)
+    held = Request(CLAIM, YesNo, media=(cutter.cut(source, ref.citation),))
+    engine = RayEngine(
+        preset,
+        address=cluster.address,
+        replicas=1,
+        replica_resources={"CPU": 1, "vllm_slot": 1},
+        rows_per_batch=4,
+    )
+    try:
+        *fitted, by_ref = engine.judge([*fitting_requests(), Request(CLAIM, YesNo, media=(ref,))])
+    finally:
+        engine.close()
+    check_fitted(fitted)
+    here = RequestFitter(preset, engine._args, ChatRenderer(preset.path, preset)).fit(held)
+    assert here.note == "frames reduced from 58 to 30 to fit max_model_len"
+    assert by_ref.ok and by_ref.note == here.note, by_ref

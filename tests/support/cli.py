@@ -1,0 +1,26 @@
+"""`murgat` as a user runs it: the real command in a child process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from support.paths import ROOT
+
+
+def murgat(*args, **kw):
+    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", PYTHONUNBUFFERED="1")
+    return subprocess.run(
+        [sys.executable, "-m", "murgat_local.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        **kw,
+    )
+
+
+def rows(path):
+    return [json.loads(l) for l in path.read_text().splitlines()]

@@ -1,0 +1,344 @@
+"""`murgat report`'s numbers read from real score and run folders (OracleEngine judges, scripted
+responders): the table equals summary.json, citation problems are counted, a corrupted folder
+gives notes, two runs are told apart."""
+
+from __future__ import annotations
+
+import html
+import json
+import pathlib
+import re
+import shutil
+
+import numpy as np
+import pytest
+from support.report_fixtures import ROWS, _score
+from support.report_page import Page, _expected
+from typer.testing import CliRunner
+
+from murgat_local.cli import app
+from murgat_local.reports.html import problems_table
+from murgat_local.reports.scan import load
+
+
+def _table(text):
+    """Each summary row: its summary.json location and {metric: (data-value, shown text)}."""
+    rows = []
+    for path, key, body in re.findall(
+        r'<tr data-cell="\d+" data-summary="([^"]*)" data-summary-key="([^"]*)">(.*?)</tr>',
+        text,
+        re.S,
+    ):
+        cells = {
+            m: (json.loads(v) if v else None, re.sub(r"<[^>]+>", "", shown).split(" ")[0])
+            for m, v, shown in re.findall(
+                r'<td class="num" data-metric="(\w+)"(?: data-value="([^"]*)")?[^>]*>(.*?)</td>',
+                body,
+                re.S,
+            )
+        }
+        rows.append(((html.unescape(path), html.unescape(key)), cells))
+    return rows
+
+
+def test_table_numbers_equal_summary_json(report, score_dir, run_dir):
+    rows = _table(report.read_text())
+    assert len(rows) == 3 + 4  # the score folder's three models; four run cells
+    for where, cells in rows:
+        summary = _expected(where)
+        for metric in ("qa_accuracy", "coverage", "precision", "recall", "f1", "murgat_s"):
+            value, shown = cells[metric]
+            assert value == summary.get(metric), (where, metric)
+            assert shown == ("-" if summary.get(metric) is None else f"{summary[metric]:.3f}")
+        assert cells["responses"][1] == str(summary["responses"])
+
+
+def test_citation_problems_and_hallucinated_audio(score_dir, run_dir):
+    cells, _ = load([score_dir, run_dir], 100)
+    by = {c.label.split(" (")[0]: c for c in cells}
+    m1 = by["m1 / -"].citations
+    assert m1[("audio", "silent_audio")] == 1 and m1[("visual", "supported")] >= 1
+    assert m1[("visual", "unsupported")] >= 1
+    assert dict(by["m2 / -"].citations) == {
+        ("visual", "out_of_range"): 1,
+        ("visual", "supported"): 1,
+    }
+    hostile = next(c for c in cells if c.model.startswith("m2</script>")).citations
+    assert hostile[("visual", "malformed")] == 1 and hostile[("other", "malformed")] == 1
+    assert not by["m1 / -"].heard_known  # a plain score folder has no generation rows
+    gemma, qwen = by["tiny-gemma3 / cite"], by["tiny-qwen3-omni / cite"]
+    rows = [
+        json.loads(l)
+        for l in (run_dir / "tiny-gemma3__cite" / "responses.jsonl").read_text().splitlines()
+    ]
+    assert gemma.deaf_responses == len(rows) and gemma.hallucinated_audio == len(rows)  # one each
+    # qwen hears audio, except on the video that has none
+    assert qwen.deaf_responses == 1 and qwen.hallucinated_audio == 1
+    assert by["tiny-gemma3 / base"].hallucinated_audio == 0
+
+
+def test_visual_citations_of_a_responder_that_saw_no_picture_are_counted(tmp_path, media_root):
+    """An audio-only responder (Qwen2-Audio) is sent the soundtrack alone (media.saw_video false):
+    each visual citation it writes cites something it never received."""
+    from support.scripted import CITED, Scripted, run_generate
+
+    gen = run_generate(
+        tmp_path,
+        media_root,
+        {"tiny-qwen2-audio": Scripted("tiny-qwen2-audio")},
+        strategies=("cite",),
+        out="grid",
+    )
+    ((label, path),) = gen.outputs.items()
+    written = [json.loads(l) for l in path.read_text().splitlines()]
+    assert all(r["media"]["saw_video"] is False for r in written)
+    scored = _score(media_root, written, path.parent)
+    grid = {
+        label: {
+            **gen.summary["cells"][label],
+            "murgat_s": scored.summary["murgat_s"],
+            "scores": str(scored.records_path),
+        }
+    }
+    (tmp_path / "grid" / "run_summary.json").write_text(json.dumps({"grid": grid}, default=str))
+    (cell,), _ = load([tmp_path / "grid"], 100)
+    deaf = sum(not r["media"]["heard_audio"] for r in written)  # a video without a soundtrack
+    assert cell.blind_responses == len(written) and cell.deaf_responses == deaf
+    assert cell.hallucinated_visual == len(written) * CITED.count("(visual,")
+    html = problems_table([cell])
+    assert (
+        "visual citations without pictures" in html and f"{len(written)} responses saw none" in html
+    )
+
+
+def _rows(path):
+    return [json.loads(l) for l in path.read_text().splitlines()]
+
+
+def _write_rows(path, rows, extra=()):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows) + "".join(extra))
+
+
+@pytest.fixture(scope="module")
+def corrupted(tmp_path_factory, score_dir, run_dir):
+    """A score folder and two run folders, hand-edited in many ways."""
+    tmp = tmp_path_factory.mktemp("corrupted")
+    score = shutil.copytree(score_dir, tmp / "score")
+    rows = _rows(score / "scores.jsonl")
+    seek = rows[0]
+    s1, s2, s3 = seek["trace"]["sentences"][:3]
+    fact = s1["facts"][0]
+    fact["alone"] = {
+        "²": {"raw": "squared", "value": True},
+        "7": {"raw": "seventh", "value": False},
+        "0": {"raw": "first", "value": True},
+        "9" * 5000: {"raw": "huge", "value": True},
+    }
+    fact["without"] = ["x"]
+    fact["precise"] = "yes"
+    s1["citations"][0]["start"] = "abc"
+    s3["facts"] = {"x": 1}
+    s3["verifiable"] = ["YES"]
+    seek["trace"]["sentences"][1] = "junk"
+    seek["murgat_s"], seek["coverage"], seek["correct"], seek["f1"] = (
+        "0.5",
+        float("inf"),
+        "maybe",
+        10**400,
+    )
+    s1["citations"][0]["end"] = -(10**400)
+    rows[1]["trace"] = "garbage"
+    rows[2]["trace"]["sentences"][0]["citations"] = [5, None]
+    rows[4]["model"] = {"a": 1}
+    rows[5]["video"] = "\ud800.mp4"
+    _write_rows(
+        score / "scores.jsonl",
+        rows,
+        ["[" * 100_000 + "]" * 100_000 + "\n", "not json\n", "[]\n", '{"id": "cut'],
+    )
+    summary = json.loads((score / "summary.json").read_text())
+    summary["by_model"]["m1"]["coverage"] = "high"
+    summary["by_model"]["m1"]["f1_ci"] = [0, "x"]
+    summary["by_model"]["m1"]["responses"] = -3
+    summary["by_model"]["m1"]["precision"] = 10**400
+    summary["by_model"]["m2"] = [1, 2]
+    summary["stages"]["entail"]["wall_s"] = "fast"
+    summary["stages"]["verifiable"] = "x"
+    summary["models"] = "oracle"
+    (score / "summary.json").write_text(json.dumps(summary))
+
+    run = shutil.copytree(run_dir, tmp / "run")
+    rs = json.loads((run / "run_summary.json").read_text())
+    rs["grid"]["ghost/base"] = {}
+    rs["grid"][".."] = {}
+    (run / "run_summary.json").write_text(json.dumps(rs))
+    (run / "tiny-gemma3__cite" / "summary.json").write_text("{not json")
+    gen = _rows(run / "tiny-qwen3-omni__base" / "responses.jsonl")
+    gen[0]["media"] = "x"
+    _write_rows(run / "tiny-qwen3-omni__base" / "responses.jsonl", gen, ["[]\n"])
+    scores = (run / "tiny-qwen3-omni__cite" / "scores.jsonl").read_text()
+    (run / "tiny-qwen3-omni__cite" / "scores.jsonl").write_text(scores[: len(scores) - 40])
+
+    run2 = shutil.copytree(run_dir, tmp / "run2")
+    (run2 / "run_summary.json").write_text("[1, 2")
+    (run2 / "tiny-gemma3__base" / "summary.json").write_text(
+        '{"stages": [], "models": {"entail": 3}}'
+    )
+    return score, run, run2
+
+
+def _notes(text):
+    """The page's notes on the inputs and, per response id, the notes on that response."""
+    page = re.search(r'<ul id="input-notes">(.*?)</ul>', text, re.S)
+    inputs = [
+        html.unescape(re.sub(r"<[^>]+>", "", n))
+        for n in re.findall(r"<li>(.*?)</li>", page.group(1), re.S)
+    ]
+    by_response = {}
+    for box in text.split('<details class="response"')[1:]:
+        rid = re.search(r'<span class="rid">(.*?)</span>', box).group(1)
+        body = re.search(r'<ul class="data-notes">(.*?)</ul>', box, re.S)
+        by_response[html.unescape(rid)] = (
+            [html.unescape(n) for n in re.findall(r"<li>(.*?)</li>", body.group(1))] if body else []
+        )
+    return inputs, by_response
+
+
+def test_a_corrupted_folder_gives_a_page_with_notes(tmp_path, corrupted, media_root):
+    score, run, run2 = corrupted
+    out = tmp_path / "r.html"
+    r = CliRunner().invoke(
+        app,
+        [
+            "report",
+            str(score),
+            str(run),
+            str(run2),
+            "--out",
+            str(out),
+            "--media-root",
+            str(media_root),
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    assert "Traceback" not in r.output
+    text = out.read_text()
+    inputs, responses = _notes(text)
+    joined = "\n".join(inputs)
+    for want in (
+        "4 unreadable lines",
+        "by_model.m1.coverage is the text 'high', not a number",
+        "by_model.m1.f1_ci is a list of 2, not an interval",
+        "by_model.m1.responses is the number -3, not a count",
+        "by_model.m1.precision is the number 10000000000000000000…, not a number",
+        "by_model.m2 is a list of 2, not an object",
+        "stages.entail.wall_s is the text 'fast', not a number",
+        "stages.verifiable is the text 'x', not an object",
+        "models is the text 'oracle', not an object",
+        "cell 'ghost/base' has no scores.jsonl",
+        "cell '..' is not a folder inside",
+        "summary.json cannot be read as JSON",
+        "media is the text 'x', not an object",
+        "run_summary.json cannot be read as JSON",
+        "stages is a list of 0, not an object",
+        "models.entail is the number 3, not a model name",
+    ):
+        assert want in joined, (want, inputs)
+    assert joined.count("1 unreadable line") >= 2  # the cut line; the [] generation row
+    seek = "\n".join(responses["seek"])
+    for want in (
+        "sentence 1, fact 1: alone key '²' is not a citation number",
+        "sentence 1, fact 1: alone key '7' names no citation of the sentence (it has 1)",
+        "sentence 1, fact 1: alone key '99999",
+        "sentence 1, fact 1: without is a list of 1, not an object",
+        "sentence 1, fact 1: precise is the text 'yes', not a list",
+        "sentence 1, citation 1: start is the text 'abc', not a time in seconds",
+        "sentence 2 is the text 'junk', not an object",
+        "sentence 3: facts is an object, not a list",
+        "sentence 3: verifiable is a list of 1, not a verdict",
+        "murgat_s is the text '0.5', not a number",
+        "coverage is the value inf, not a number",
+        "correct is the text 'maybe', not true or false",
+        "f1 is the number 10000000000000000000…, not a number",
+        "sentence 1, citation 1: end is the number -1000000000000000000…, not a time in seconds",
+    ):
+        assert want in seek, (want, responses["seek"])
+    assert "trace is the text 'garbage', not an object" in "\n".join(responses["silent"])
+    assert "sentence 1, citation 1 is the number 5, not an object" in "\n".join(
+        responses["<b>hostile</b>\"'"]
+    )
+    assert "no player: video" in text  # the lone surrogate names no file
+    assert "citation 1 alone" in text and "squared" in text  # the raw outputs are still shown
+    # every row of the table still reads its numbers; a bad one shows as -
+    rows = _table(text)
+    assert (
+        len(rows) == 2 + 4 + 4
+    )  # m1 and the hostile model (m2 has no numbers); the ghost cells left out
+    m1 = next(cells for (path, key), cells in rows if json.loads(key) == ["by_model", "m1"])
+    assert m1["coverage"] == (None, "-") and m1["f1"][1] != "-"
+
+
+@pytest.fixture(scope="module")
+def two_judges(tmp_path_factory, media_root):
+    """`murgat score` twice on the same responses (no model named), the second with another entailer."""
+    tmp = tmp_path_factory.mktemp("judges")
+    rows = [{k: v for k, v in r.items() if k != "model"} for r in ROWS[:2] + ROWS[4:5]]
+    _score(media_root, rows, tmp / "runA")
+    _score(media_root, rows, tmp / "runB", entailer="strict")
+    return tmp / "runA", tmp / "runB"
+
+
+def test_two_runs_are_told_apart(tmp_path, two_judges):
+    from murgat_local.reports import plots
+
+    a, b = two_judges
+    out = tmp_path / "r.html"
+    r = CliRunner().invoke(app, ["report", str(a), str(b), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    text = out.read_text()
+    rows = re.findall(
+        r'<tr data-cell="\d+".*?<td class="run"[^>]*>(.*?)</td><td class="judges">(.*?)</td>',
+        text,
+        re.S,
+    )
+    assert [html.unescape(run) for run, _ in rows] == ["runA", "runB"]
+    assert html.unescape(rows[0][1]) == "oracle (every stage)"
+    assert html.unescape(rows[1][1]) == "decontext, verifiable, decompose: oracle · entail: strict"
+    data = json.loads(Page(text).scripts[0][1])
+    assert [(t["run"], t["judges"]["entail"]) for t in data["table"]] == [
+        ("runA", "oracle"),
+        ("runB", "strict"),
+    ]
+
+    cells, sources = load([a, b], 10)
+    assert [c.label for c in cells] == ["runA", "runB"]
+    figures = plots.figures(cells, sources)
+    for key in ("accuracy-vs-murgat", "coverage-vs-f1"):
+        ax = figures[key].axes[0]
+        points = {
+            c.get_label(): (c.lines[0].get_color(), c.lines[0].get_marker()) for c in ax.containers
+        }
+        assert set(points) == {"runA", "runB"}, key
+        (ca, ma), (cb, mb) = points["runA"], points["runB"]
+        assert ca != cb and ma != mb, (key, points)
+    dots = figures["murgat-distribution"].axes[0].collections
+    assert len(dots) == 2 and dots[0].get_facecolor().tolist() != dots[1].get_facecolor().tolist()
+    assert not np.array_equal(
+        dots[0].get_paths()[0].vertices, dots[1].get_paths()[0].vertices
+    )  # markers
+    for ax in figures["stages"].axes:
+        bars = {c.get_label(): tuple(c.patches[0].get_facecolor()) for c in ax.containers}
+        assert {"runA", "runB"} <= set(bars) and bars["runA"] != bars["runB"], bars
+
+
+def test_run_names_are_distinct_suffixes():
+    from murgat_local.reports.rundata import run_names
+
+    P = pathlib.Path
+    assert run_names([P("/x/a/score"), P("/x/b/score"), P("/y/other")]) == [
+        "a/score",
+        "b/score",
+        "other",
+    ]
+    assert run_names([P("/x/score"), P("/x/score")]) == ["score", "score (2)"]
+    assert run_names([P("/r/a/b/c"), P("/r/z/b/c"), P("/r/q/c")]) == ["a/b/c", "z/b/c", "q/c"]
