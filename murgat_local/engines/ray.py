@@ -372,6 +372,7 @@ class RayEngine:
             sampling["max_tokens"] = req.max_tokens()
             ids = [*sent[i]["prompt_ids"], *json.loads(row["generated"]), *close]
             again.append({**sent[i], "prompt_ids": ids, "sampling": json.dumps(sampling)})
+        assert self.processor is not None, "the engine is closed"
         seconds = {int(r["idx"]): r for r in self.processor(ray.data.from_items(again)).take_all()}
         out = []
         for row in done:
