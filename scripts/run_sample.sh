@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export VLLM_CPU_KVCACHE_SPACE=${VLLM_CPU_KVCACHE_SPACE:-1}
-echo "[sample] murgat smoke: every local test model on vLLM, one request per modality (a few minutes)"
+echo "[sample] murgat smoke: each local test model on vLLM, per modality (minutes)"
 .venv/bin/murgat smoke --engine vllm
 echo "[sample] murgat score: the bundled sample (about five minutes)"
 .venv/bin/murgat score samples/responses.jsonl --media-root .local/sample_media \
