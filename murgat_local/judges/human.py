@@ -346,15 +346,9 @@ class HumanLabels:
         """The citations of `s` a call attaches (the protocol keeps their order), or None when
         they are not a subsequence of its citations."""
         described = self._descriptions(s)
-        chosen: list[int] = []
-        i = 0
-        for part in attached:
-            while i < len(described) and described[i] != part:
-                i += 1
-            if i == len(described):
-                return None
-            chosen.append(i)
-            i += 1
+        chosen = human_partial.positions(described, attached)
+        if chosen is None:
+            return None
         # Citations that read the same cannot be told apart: that matters only when they carry
         # different `precise` labels and the call attaches some of them but not all.
         if not fact.entailed or fact.precise is None:  # an entailed fact's label has `precise`

@@ -21,7 +21,7 @@ citations needs no `entailed` answer; a call over all of them does.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ..text.partial_labels import PartialFact, PartialResponse, PartialSentence
 from .evidence import describe_evidence
@@ -45,10 +45,10 @@ def _describe(s: PartialSentence) -> list[str | None]:
     return out
 
 
-def subset(s: PartialSentence, attached: list[str]) -> frozenset[int] | str | None:
-    """The citations of `s` a call attaches (a subsequence, in order); None when they are not
-    among its citations; a reason when citations that read the same make it ambiguous."""
-    described = _describe(s)
+def positions(described: Sequence[str | None], attached: list[str]) -> list[int] | None:
+    """Where the evidence a call attaches lies among a sentence's described citations: the
+    first match of each in order (the protocol keeps their order), or None when they are not a
+    subsequence of them."""
     chosen: list[int] = []
     i = 0
     for part in attached:
@@ -58,6 +58,16 @@ def subset(s: PartialSentence, attached: list[str]) -> frozenset[int] | str | No
             return None
         chosen.append(i)
         i += 1
+    return chosen
+
+
+def subset(s: PartialSentence, attached: list[str]) -> frozenset[int] | str | None:
+    """The citations of `s` a call attaches (a subsequence, in order); None when they are not
+    among its citations; a reason when citations that read the same make it ambiguous."""
+    described = _describe(s)
+    chosen = positions(described, attached)
+    if chosen is None:
+        return None
     for part in set(attached):
         if attached.count(part) < described.count(part):
             return f"citations of the sentence that both cite {part!r} cannot be told apart"
