@@ -57,9 +57,22 @@ def _sampling(request: Request, temperature: float, extra_tokens: int, quirks=No
     regex = request.constraint()
     if regex is not None:
         sp["structured_outputs"] = {"regex": regex}
-    if wants_p_yes(request.verdict):  # the alternatives at the deciding token (p_yes)
-        sp["logprobs"] = TOP_LOGPROBS
+    # The alternatives at the deciding token (p_yes). Every row carries an int: Ray Data batches
+    # rows as columns, and a column of ints with gaps reaches vLLM as floats (5.0), which its
+    # engine core cannot decode: it stops reading requests and the run hangs. 0 returns only the
+    # chosen token's.
+    sp["logprobs"] = TOP_LOGPROBS if wants_p_yes(request.verdict) else 0
     return sp
+
+
+def _stand_in(sampling: dict) -> dict:
+    """A stand-in row's sampling: one greedy token, free, with the same keys and types as the
+    rows beside it (see `_sampling`)."""
+    return {
+        **{k: v for k, v in sampling.items() if k != "structured_outputs"},
+        "temperature": 0.0,
+        "max_tokens": 1,
+    }
 
 
 def _steps_json(row: dict) -> str:
@@ -125,7 +138,7 @@ def _preprocess(row: dict, fallback: list[int], preset: Preset, args: dict) -> d
         out.update(
             row_error=fitted,
             tokenized_prompt=fallback,
-            sampling_params={"temperature": 0.0, "max_tokens": 1},
+            sampling_params=_stand_in(out["sampling_params"]),
         )
         return out
     out["note"] = fitted.note or ""

@@ -57,3 +57,26 @@ def test_every_route_sends_the_cards_sampling_for_a_judge_call():
     smol = load_preset("smollm2-135m-instruct")
     sp = VLLMEngine._sampling(SimpleNamespace(preset=smol, temperature=0.0), judge)
     assert sp.temperature == 0.0 and sp.seed is None
+
+
+def test_ray_rows_keep_integer_sampling_when_batched_as_columns():
+    """Ray Data batches rows as columns: a yes/no row beside a free-text row (and a stand-in row
+    for one that could not be prepared) must keep `logprobs` an int, or vLLM's engine core gets
+    5.0, cannot decode the request and the run hangs (found by the suite on the Ray route)."""
+    import pyarrow as pa
+
+    from murgat_local.engines.ray import _stand_in
+    from murgat_local.judges import AtomicFacts
+
+    preset = load_preset("smollm2-135m-instruct")
+    rows = [
+        ray_sampling(Request("Is the sky blue?", YesNo), 0.0, 0, preset.quirks),
+        ray_sampling(Request("Split it.", AtomicFacts), 0.0, 0, preset.quirks),
+    ]
+    rows.append(_stand_in(rows[0]))
+    assert {frozenset(r) - {"structured_outputs"} for r in rows} == {
+        frozenset(rows[0]) - {"structured_outputs"}
+    }
+    batch = pa.Table.from_pylist([{"sampling_params": r} for r in rows]).to_pandas()
+    for sp in batch["sampling_params"]:
+        assert isinstance(sp["logprobs"], int) and isinstance(sp["max_tokens"], int), sp
