@@ -95,7 +95,7 @@ def test_the_prompt_rule_is_part_of_the_identity(monkeypatch):
 def test_a_route_that_ran_another_prompt_is_named():
     """The cross-route comparison (tests/route_checks.py) names the modality and the routes whose
     prompt ids differ; a probe a route did not run is not compared."""
-    from route_checks import differences
+    from support.route_checks import differences
 
     same = {"text": ("a" * 64, 1, 40), "audio": (None, None, 0)}
     assert (
