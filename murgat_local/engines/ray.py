@@ -65,6 +65,14 @@ def _sampling(request: Request, temperature: float, extra_tokens: int, quirks=No
     return sp
 
 
+def _count(value: object) -> int | None:
+    """A count column's value: None where the row has none (-1, null, or NaN: a batch with gaps
+    reads ints back as floats)."""
+    if value is None or not isinstance(value, int | float) or value != value or value < 0:
+        return None
+    return int(value)
+
+
 def _stand_in(sampling: dict) -> dict:
     """A stand-in row's sampling: one greedy token, free, with the same keys and types as the
     rows beside it (see `_sampling`)."""
@@ -337,9 +345,7 @@ class RayEngine:
                     )
                     printed: dict = {  # Ray Data columns hold no None: "" and -1 stand for it
                         "prompt_digest": row.get("prompt_digest") or None,
-                        "bos_count": None
-                        if int(row.get("bos_count", -1)) < 0
-                        else int(row["bos_count"]),
+                        "bos_count": _count(row.get("bos_count")),
                     }
                     results[i] = dataclasses.replace(
                         res, note=row["note"] or notes.get(i), **reach, **printed
