@@ -14,6 +14,11 @@ from .ui import app
 @app.command()
 def bundle(
     out: pathlib.Path = typer.Argument(..., help="the bundle's folder (created; reused)"),
+    more: list[str] = typer.Argument(
+        None,
+        help="more presets or model folders after --models (--models A B C)",
+        show_default=False,
+    ),
     target: str = typer.Option(
         ..., "--target", help="cpu (vLLM's CPU build) or cuda (vLLM's CUDA build)"
     ),
@@ -43,6 +48,10 @@ def bundle(
     )
 
     from ..bundle import BundleError, build_bundle, human
+
+    if more and not models:
+        ui._fail(f"unexpected argument(s) {' '.join(more)}: model names go after --models")
+    models = [*(models or []), *(more or [])]
 
     started = time.monotonic()
     with Progress(
