@@ -45,7 +45,12 @@ class _Accumulator(Protocol):
     def add(self, r: Mapping) -> None: ...
 
 
+class _Summarising(_Accumulator, Protocol):
+    def result(self) -> dict: ...
+
+
 A = TypeVar("A", bound=_Accumulator)
+S = TypeVar("S", bound=_Summarising)
 
 
 class Grouped(Generic[A]):
@@ -71,6 +76,6 @@ class Grouped(Generic[A]):
         groups = self.groups[field]
         return sorted(groups.items(), key=lambda kv: (kv[0] == NO_VALUE, kv[0]))
 
-    def result(self) -> dict[str, dict[str, dict]]:
+    def result(self: Grouped[S]) -> dict[str, dict[str, dict]]:
         """`by_group` of a summary: each accumulator's `result()`, per field and value."""
-        return {f: {v: acc.result() for v, acc in self.items(f)} for f in self.fields}  # type: ignore[attr-defined]
+        return {f: {v: acc.result() for v, acc in self.items(f)} for f in self.fields}

@@ -54,7 +54,7 @@ class RoundBatcher(Generic[T]):
 
     def run(self, jobs: Sequence[Callable[[Ask], T]]) -> list[T | BaseException]:
         """Run every job to its end; a job's exception is returned in its place."""
-        results: list[T | BaseException] = [None] * len(jobs)  # type: ignore[list-item]
+        results: dict[int, T | BaseException] = {}
 
         def work(i: int, job: Callable[[Ask], T]) -> None:
             try:
@@ -118,4 +118,4 @@ class RoundBatcher(Generic[T]):
             t.join()
         if failure is not None:
             raise failure
-        return results
+        return [results[i] for i in range(len(jobs))]

@@ -241,7 +241,9 @@ class _Interpreter:
         if isinstance(e, ast.Dict):
             d: dict[Any, Any] = v.built({}, line)
             for k, val in zip(e.keys, e.values):
-                v.store_item(d, self.evaluate(k), self.evaluate(val), line)  # type: ignore[arg-type]
+                if k is None:  # `**x`: refused when the plan was checked (logic.py)
+                    raise failed("dict unpacking '**' is not allowed", line)
+                v.store_item(d, self.evaluate(k), self.evaluate(val), line)
             return d
         if isinstance(e, ast.Subscript):
             return v.subscript(self.evaluate(e.value), self.evaluate(e.slice), line)

@@ -333,8 +333,10 @@ class _Checker:
 
     def children(self, e: ast.expr) -> None:
         for child in ast.iter_child_nodes(e):
-            if not isinstance(child, _CONTEXT):
-                self.expr(child)  # type: ignore[arg-type]
+            if isinstance(child, ast.expr):
+                self.expr(child)
+            elif not isinstance(child, _CONTEXT):
+                raise _Refuse(f"{_name(child)} is not allowed", e)
 
     def fstring(self, e: ast.JoinedStr) -> None:
         for part in e.values:

@@ -52,7 +52,7 @@ class Dataset:
     name: str  # the benchmark, as rows and tables name it
     media_root: pathlib.Path | None  # where its videos are; None: the caller must say
     # The records, given how large a value may be (Arrow rows are checked before they are built).
-    _records: Callable[[InputLimits], Iterator] = None  # type: ignore[assignment]
+    _records: Callable[[InputLimits], Iterator]
     # The JSON or TSV file the rows are parsed from; None: Arrow data.
     text_file: pathlib.Path | None = None
 
