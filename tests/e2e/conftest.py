@@ -35,8 +35,8 @@ def engine_pool(request):
 
 @pytest.fixture(scope="module", autouse=True)
 def _pool_makes_room(request):
-    """The pool's engines serve the modules that use it, which run one after another (their
-    files are named test_engine_*); a module that does not use it may start engines of its own,
+    """The pool's engines serve the modules that use it, which run first and one after another
+    (`pytest_collection_modifyitems` below); a module that does not use it may start engines of its own,
     so it first gets back the memory the pool's idle engines held (they start again if asked)."""
     if _POOL and not any(
         "engine_pool" in item.fixturenames
@@ -44,3 +44,21 @@ def _pool_makes_room(request):
         if item.module is request.module
     ):
         _POOL[0].close()
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """The modules that share the pool's engines run first and one after another (a module
+    between them that starts engines of its own would close the pool and cost every restart);
+    each module keeps its tests' order, and the rest keep theirs."""
+    here = str(__file__).rsplit("/", 1)[0]
+    pooled = {
+        item.module.__name__
+        for item in items
+        if str(item.fspath).startswith(here) and "engine_pool" in item.fixturenames
+    }
+    items[:] = sorted(
+        items,
+        key=lambda item: (
+            str(item.fspath).startswith(here) and item.module.__name__ not in pooled,
+        ),
+    )
