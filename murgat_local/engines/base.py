@@ -56,8 +56,10 @@ class Request:
     `pattern` (free text that must match this regular expression whole, e.g. a plan's shape);
     none of them is free text. Free text is bounded by `sampling.max_tokens`.
 
-    `item` names the input item the request is for (a response id), for the engines that
-    answer per item (`per_item = True`, e.g. human labels); other engines ignore it."""
+    `item` names the input item the request is for (a response id), and `stage` the step of
+    the caller's that sends it (a MURGAT judge's stage, e.g. "entail"), for the engines that
+    answer per item (`per_item = True`, e.g. human labels); other engines ignore both. Engines
+    know nothing of MURGAT: a stage is a name they pass through, never part of a prompt."""
 
     prompt: str
     verdict: type[Verdict] | None = None
@@ -68,6 +70,7 @@ class Request:
     captions: tuple[str | None, ...] = ()
     pattern: str | None = None
     item: str | None = None
+    stage: str | None = None
 
     def __post_init__(self):
         if sum(x is not None for x in (self.verdict, self.choices, self.pattern)) > 1:

@@ -66,7 +66,8 @@ class Call:
             m["pattern"] = self.pattern
         return m
 
-    def request(self, media: tuple[MediaPart, ...]) -> Request:
+    def request(self, media: tuple[MediaPart, ...], stage: str) -> Request:
+        """The request to send, for the judge of `stage` (the stage its key names too)."""
         return Request(
             self.user,
             self.template.verdict,
@@ -77,6 +78,7 @@ class Call:
             captions=self.captions,
             pattern=self.pattern,
             item=self.item,
+            stage=stage,
         )
 
 

@@ -22,11 +22,13 @@ from collections.abc import Mapping
 from ..metrics.calibration import calibration
 from ..metrics.certify import ALPHA, TARGET, certify
 from ..metrics.ppi import corrected_mean
+from ..stages import YES_NO, Stage
 from .agreement import Aligned
 from .views import ResponseView
 
-STAGES = ("verifiable", "entail", "precise")
-CERTIFIED = ("verifiable", "entail")
+# The yes/no judgements calibrated: the yes/no stages, and the citations' necessity.
+STAGES = (*YES_NO, Stage.PRECISE)
+CERTIFIED = YES_NO
 PPI_METRICS = ("murgat_s", "coverage", "f1")
 PPI_ASSUMES = (
     "the labelled responses are a uniform random sample of the run's responses; "

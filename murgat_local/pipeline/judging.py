@@ -161,6 +161,7 @@ class StageJudge:
         # An engine that answers from the prompt alone (human labels) gets no media: none is cut.
         return build_requests(
             calls,
+            self.stage,
             cut=getattr(self.engine, "needs_media", True),
             by_reference=getattr(self.engine, "media_by_reference", False),
         )
@@ -268,25 +269,26 @@ class StageJudge:
 
 
 def build_requests(
-    calls: Sequence[Call], cut: bool = True, by_reference: bool = False
+    calls: Sequence[Call], stage: str, cut: bool = True, by_reference: bool = False
 ) -> list[Request | str]:
-    """Requests for these calls; a call whose media cannot be cut becomes its error text.
+    """Requests for these calls of `stage` (each request carries it); a call whose media
+    cannot be cut becomes its error text.
     With `cut=False` nothing is cut and the requests carry no media; with `by_reference`, a
     call's cited segments travel as references, cut by the engine where the data lives."""
     built: list[Request | str] = []
     for c in calls:
         if not cut:
-            built.append(c.request(()))
+            built.append(c.request((), stage))
             continue
         if by_reference and c.segments is not None:
-            built.append(c.request(tuple(c.segments)))
+            built.append(c.request(tuple(c.segments), stage))
             continue
         try:
             media = c.media() if c.media is not None else ()
         except Exception as e:
             built.append(f"could not cut the cited segment: {e}")
             continue
-        built.append(c.request(tuple(media)))
+        built.append(c.request(tuple(media), stage))
     return built
 
 

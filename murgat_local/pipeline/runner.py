@@ -28,13 +28,14 @@ from ..media.segments import SegmentCutter
 from ..metrics.groups import Grouped
 from ..metrics.intervals import IntervalValues, add_intervals
 from ..metrics.scores import Summary
+from ..stages import PROTOCOL, Stage
 from .cache import VerdictCache
 from .cascade import CascadeJudge
 from .judge_warnings import judge_warnings
 from .judging import Judge, StageJudge
 from .outputs import check_writable
 from .panel import PanelJudge
-from .protocol import STAGES, Protocol, ProtocolOptions
+from .protocol import Protocol, ProtocolOptions
 from .provenance import provenance
 from .records import build_record, certification_counts, stage_failures
 from .routing import RoutedJudge, check_routes, cited_in
@@ -169,7 +170,7 @@ class Runner:
                 [(steps[0], first)] + [(s, self._member(stage, s.judge)) for s in steps[1:]],
                 on_progress=first.on_progress,
             )
-        self._route_entail(config.stage_models()["entail"], progress)
+        self._route_entail(config.stage_models()[Stage.ENTAIL], progress)
         self.protocol = Protocol(
             ProtocolOptions(config.compat, config.decontextualize, config.parse_reasoning),
             self.judges,
@@ -223,9 +224,10 @@ class Runner:
         """Attribution judges per modality (`entailer_visual` / `entailer_audio`); each, and the
         entailer for what it keeps, is checked against what the input cites (`check_input`)."""
         routes = {
-            r: (m, self._stage_judge("entail", m)) for r, m in self.config.entail_routes().items()
+            r: (m, self._stage_judge(Stage.ENTAIL, m))
+            for r, m in self.config.entail_routes().items()
         }
-        main = self.judges["entail"]
+        main = self.judges[Stage.ENTAIL]
         self._entail_holders = None  # a panel's members are checked per call
         if isinstance(main, StageJudge):
             self._entail_holders = (
@@ -233,9 +235,11 @@ class Runner:
                 {r: (m, j.engine) for r, (m, j) in routes.items()},
             )
         if routes:
-            self.judges["entail"] = RoutedJudge("entail", {**routes, "mixed": (model, main)})
+            self.judges[Stage.ENTAIL] = RoutedJudge(
+                Stage.ENTAIL, {**routes, "mixed": (model, main)}
+            )
             if progress:
-                self.judges["entail"].on_progress = progress("entail")
+                self.judges[Stage.ENTAIL].on_progress = progress(Stage.ENTAIL)
 
     def check_input(self, responses: pathlib.Path) -> None:
         """ValueError, before anything is judged, when the responses a run holds first (its first
@@ -283,7 +287,7 @@ class Runner:
         by_model: dict[str, Summary] = {}  # responses that name their model
         by_group = Grouped(self.config.group_by, Summary)
         errors: list[dict] = []
-        failures = dict.fromkeys(STAGES, 0)
+        failures = dict.fromkeys(PROTOCOL, 0)
         escalated = Escalated(self.config)
         with partial.open("w", encoding="utf-8") as out:
             for chunk in chunks(
