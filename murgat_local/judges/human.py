@@ -100,8 +100,12 @@ class HumanLabels:
 
     per_item = True  # answers depend on the response: StageJudge keys calls by item
     needs_media = False  # answers from the prompt alone: no segment is cut for it
+    media_by_reference = False
     kind = "human"
     modalities = frozenset({"text", "image", "video", "audio"})
+    unavailable: dict[str, str] = {}
+    neutralization = None  # prompts are read, never tokenized
+    preset = None
 
     def __init__(self, path: str | pathlib.Path):
         self.path = pathlib.Path(path)
@@ -235,7 +239,7 @@ class HumanLabels:
                 f"(its grammar admits no quote, backslash or control character in a text): {raw[:160]}"
             )
         result = finish(req, raw, 0, 0)
-        if getattr(req.verdict, "yes_no", False):  # a person's label is certain: 0 or 1
+        if verdict.yes_no:  # a person's label is certain: 0 or 1
             result = dataclasses.replace(result, p_yes=1.0 if answer["label"] == "YES" else 0.0)
         return result
 

@@ -72,7 +72,7 @@ def summarize(runner, dataset: Dataset, kept: dict, t0: float) -> dict:
     summary["provenance"] = {
         "config": runner.config.model_dump(mode="json"),
         "prompts": {n: t.digest for n, t in runner.prompts.items()},
-        "models": {n: getattr(e, "identity_detail", None) for n, e in runner.engines.items()},
+        "models": {n: e.identity_detail for n, e in runner.engines.items()},
         "media_root": str(runner.media_root.resolve()),
         "from_file": file_digest(runner.from_file) if runner.from_file else None,
         "versions": versions(),

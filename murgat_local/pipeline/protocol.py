@@ -126,11 +126,7 @@ class Protocol:
         """Before any call: an engine that answers per item from what it knows of each item
         (human labels) checks the response's sentences, as split here, against it; a mismatch
         is that response's error."""
-        checks = {
-            id(j.engine): j.engine.check_response
-            for j in self.judges.values()
-            if hasattr(j.engine, "check_response")
-        }
+        checks = {id(j.engine): j.engine.check_response for j in self.judges.values()}
         for st in states:
             for check in checks.values():
                 if st.error is not None:

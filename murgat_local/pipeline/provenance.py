@@ -56,12 +56,12 @@ def provenance(runner, responses: pathlib.Path) -> dict:
         engine = judge.engine
         judges[stage] = {
             "model": models[stage],
-            "engine": getattr(engine, "kind", None),
+            "engine": engine.kind,
             "identity": engine.identity,
-            "detail": getattr(engine, "identity_detail", None),
+            "detail": engine.identity_detail,
             # Which special tokens its untrusted text was stripped of: the model's own (its folder,
             # or a served model's tokenizer folder) or only generic shapes.
-            "neutralization": getattr(engine, "neutralization", None),
+            "neutralization": engine.neutralization,
         }
     return {
         "config": runner.config.model_dump(mode="json"),

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from ..config import RunConfig
 from ..engines import LazyEngine, close_all, load_preset
+from ..engines.holder import EngineHolder
 from ..engines.identity import runtime
 from ..inputs.responses import read_responses
 from ..jsonl import dumps_record
@@ -148,7 +149,7 @@ class Runner:
             **config.media.bounds(),
             allow_outside=tuple(config.allow_outside),
         )
-        self.engines: dict[str, LazyEngine | HumanLabels] = dict(engines or {})
+        self.engines: dict[str, EngineHolder] = dict(engines or {})
         self.judges: dict[str, Judge] = {}
         panels = config.panel_rules()
         for stage, model in config.stage_models().items():
