@@ -141,6 +141,12 @@ class PanelConfig(PanelVote):
     # `[stage_engines.STAGE]` fields, over the stage's engine settings.
     engines: dict[str, StageEngine] = Field(default_factory=dict)
 
+    def table(self, stage: Stage | None) -> PanelVote | None:
+        """`[panel.STAGE]`, the table of a yes/no stage (None: none given, or no such stage)."""
+        if stage is None:
+            return None
+        return {Stage.VERIFIABLE: self.verifiable, Stage.ENTAIL: self.entail}.get(stage)
+
     def rule(self, stage: str, members: tuple[str, ...]):
         """The resolved `judges.panel.Rule` for a panel of `members` judging `stage`: the stage's
         table over the general one; weights read from `weights_from` when it is given."""
@@ -148,7 +154,7 @@ class PanelConfig(PanelVote):
 
         from .judges.panel import Rule, voted_stage, weights_from_meta
 
-        own = getattr(self, voted_stage(stage) or "", None)
+        own = self.table(voted_stage(stage))
         merged = {
             **self.model_dump(include={"vote", "weights", "weights_from"}, exclude_unset=True),
             **(own.model_dump(exclude_unset=True) if own is not None else {}),
@@ -208,6 +214,10 @@ class EscalationConfig(BaseModel):
     verifiable: EscalationStage | None = None
     entail: EscalationStage | None = None
     judges: dict[str, dict[str, EscalationStage]] = Field(default_factory=dict)
+
+    def stage(self, stage: Stage) -> EscalationStage | None:
+        """`[escalation.STAGE]`: the chosen judge's threshold for a yes/no stage."""
+        return {Stage.VERIFIABLE: self.verifiable, Stage.ENTAIL: self.entail}.get(stage)
 
     @field_validator("judges")
     @classmethod
@@ -390,7 +400,7 @@ class RunConfig(_Run):
         models = self.stage_models()
         out = {}
         for stage in YES_NO:  # a cascade certifies the yes/no stages
-            own = getattr(self.escalation, stage)
+            own = self.escalation.stage(stage)
             if own is None:
                 continue  # nothing certified for the stage: its judge decides alone
             first = models[stage]

@@ -13,11 +13,14 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ..media.parts import MediaPart
 from ..text.clean import remove_thinking
 from .constraints import ParseFailure, Verdict, choice_regex, parse_verdict
+
+if TYPE_CHECKING:
+    from .presets import Quirks
 
 
 @dataclass(frozen=True)
@@ -34,12 +37,12 @@ class Sampling:
         return asdict(self)
 
 
-def decoding(request: Request, quirks) -> Sampling | None:
+def decoding(request: Request, quirks: Quirks) -> Sampling | None:
     """A request's decoding settings: its own (free text), else the preset's judge sampling
     (`Quirks.sampling`, from the model card), else None: the engine's greedy default."""
     if request.sampling is not None:
         return request.sampling
-    preset = getattr(quirks, "sampling", None)
+    preset = quirks.sampling
     if preset is None:
         return None
     return Sampling(

@@ -13,7 +13,7 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .datasets import DatasetItem
+from .datasets import DatasetItem, DatasetRead
 
 NONE = "(none)"
 
@@ -54,14 +54,16 @@ def stratum(item: object, field: str | None) -> str:
     return NONE if value in (None, "") else str(value)
 
 
-def choose(items: Iterable[object], n: int, seed: int = 0, stratify: str | None = None) -> Subset:
+def choose(
+    items: Iterable[DatasetRead], n: int, seed: int = 0, stratify: str | None = None
+) -> Subset:
     """The indices of `n` rows of `items` (all of them when there are fewer)."""
     groups: dict[str, list[tuple[bytes, int]]] = {}
     population = 0
     for item in items:
         population += 1
-        index = item.index  # type: ignore[attr-defined]
-        key = getattr(item, "id", None) or f"#{index}"
+        index = item.index
+        key = item.id or f"#{index}"
         groups.setdefault(stratum(item, stratify), []).append((_rank(seed, key), index))
     n = min(n, population)
     quotas = _shares(n, {k: len(v) for k, v in groups.items()})

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 
 from ..judges.calls import Call, Outcome
 from ..judges.cascade import Step, cascade_identity, decide
+from ..judges.verdicts import ReasonedYesNo, YesNo
 from .composite import HolderGroup, SummedCounters
 from .judging import Judge
 
@@ -168,8 +169,8 @@ def _yes(out: Outcome) -> bool | None:
     """A judge's answer: YES / NO, or None when it gave no verdict."""
     if not out.ok or out.verdict is None:
         return None
-    yes = getattr(out.verdict, "yes", None)
-    return yes if isinstance(yes, bool) else None
+    v = out.verdict
+    return v.yes if isinstance(v, YesNo | ReasonedYesNo) else None
 
 
 __all__ = ["ABSTAINED", "CascadeCounters", "CascadeEngine", "CascadeJudge"]

@@ -29,6 +29,7 @@ from ..judges.panel import (
     vote,
     vote_share,
 )
+from ..judges.verdicts import ReasonedYesNo, YesNo
 from .composite import HolderGroup, SummedCounters
 from .judging import StageJudge
 
@@ -229,8 +230,8 @@ def _yes(out: Outcome) -> bool | None:
     """A member's answer: YES / NO, or None when it gave no verdict (it drops out of the vote)."""
     if not out.ok or out.verdict is None:
         return None
-    yes = getattr(out.verdict, "yes", None)
-    return yes if isinstance(yes, bool) else None
+    v = out.verdict
+    return v.yes if isinstance(v, YesNo | ReasonedYesNo) else None
 
 
 __all__ = ["PanelCounters", "PanelEngine", "PanelJudge"]

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..engines.holder import EngineHolder
+from ..inputs.responses import InputError, ResponseItem
 from ..judges.calls import Call, Outcome
 from ..text.segment import segment
 from .composite import HolderGroup, SummedCounters
@@ -75,14 +76,14 @@ class Cited:
         )
 
 
-def cited_in(items: Iterable, options) -> Cited:
+def cited_in(items: Iterable[ResponseItem | InputError], options) -> Cited:
     """What `items` (responses; an input error is skipped) cite, split as the protocol splits
     them under `options` (`ProtocolOptions`)."""
     cited = Cited()
     for item in items:
-        generation = getattr(item, "generation", None)
-        if generation is None:
+        if not isinstance(item, ResponseItem):
             continue
+        generation = item.generation
         try:
             seg = segment(
                 generation,

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+from support.fakes import FakeHolder
+
 from murgat_local.annotate.export import label_record
 from murgat_local.annotate.source import Item, Proposal, Sentence
 from murgat_local.engines.base import Request
@@ -187,7 +189,7 @@ def test_a_cascade_checks_its_human_member_against_each_response(tmp_path):
     from murgat_local.judges.cascade import Step
     from murgat_local.pipeline.cascade import CascadeEngine
 
-    class Model:
+    class Model(FakeHolder):
         identity, kind, started = "m", "vllm", False
 
     human = HumanLabels(_exported(tmp_path, {"s2.verifiable": False}))
