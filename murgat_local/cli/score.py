@@ -121,6 +121,7 @@ def score(
 
     from ..config import load_config
     from ..engines import ModelNotFound
+    from ..metrics.run_summary import RunSummary
     from ..pipeline.runner import Runner
     from ..reports.table import errors_table, stage_progress, stages_table, summary_table
 
@@ -161,7 +162,7 @@ def score(
     except (ValidationError, OSError, ValueError) as e:
         ui._fail(f"bad configuration: {e}")
     try:  # setting up (no model starts here): a model or preset that cannot be found is a usage error
-        runner = Runner(cfg, media_root, out)
+        runner = Runner(cfg, media_root, out, summary=RunSummary)
     except (ModelNotFound, ValueError) as e:
         ui._fail(str(e))
     try:  # so is a judge that cannot take what the input cites (as far as its first chunk tells)
