@@ -124,6 +124,7 @@ def score(
     from ..metrics.run_summary import RunSummary
     from ..pipeline.runner import Runner
     from ..reports.table import errors_table, stage_progress, stages_table, summary_table
+    from ..stages import PROTOCOL
 
     if not responses.is_file():
         ui._fail(f"responses file {responses} does not exist")
@@ -172,7 +173,7 @@ def score(
         ui._fail(str(e))
     with (
         ui._running(out, quiet=not (verbose or dry_run)),
-        stage_progress(ui.console, ["decontext", "verifiable", "decompose", "entail"]) as progress,
+        stage_progress(ui.console, list(PROTOCOL)) as progress,
     ):
         runner.attach_progress(progress)
         try:  # running: item faults are records; anything else stops the run, never as usage
