@@ -15,6 +15,7 @@ from .engine_config import RayConfig, ServerConfig, StageEngine, _engine_options
 from .generate.program.limits import Limits
 from .inputs.limits import InputLimits
 from .media.segments import SegmentOptions
+from .stages import PROTOCOL, YES_NO, Stage
 
 
 class MediaConfig(BaseModel):
@@ -116,9 +117,6 @@ class _Run(BaseModel):
         return _engine_options(self.engine, self.server, self.data_parallel, self.ray)
 
 
-STAGES = ("decontext", "verifiable", "decompose", "entail")
-
-
 class PanelVote(BaseModel):
     """How a judge panel (`panel:M1,M2,...`) decides: `[panel]`, or `[panel.STAGE]` for one stage."""
 
@@ -143,6 +141,12 @@ class PanelConfig(PanelVote):
     # `[stage_engines.STAGE]` fields, over the stage's engine settings.
     engines: dict[str, StageEngine] = Field(default_factory=dict)
 
+    def table(self, stage: Stage | None) -> PanelVote | None:
+        """`[panel.STAGE]`, the table of a yes/no stage (None: none given, or no such stage)."""
+        if stage is None:
+            return None
+        return {Stage.VERIFIABLE: self.verifiable, Stage.ENTAIL: self.entail}.get(stage)
+
     def rule(self, stage: str, members: tuple[str, ...]):
         """The resolved `judges.panel.Rule` for a panel of `members` judging `stage`: the stage's
         table over the general one; weights read from `weights_from` when it is given."""
@@ -150,7 +154,7 @@ class PanelConfig(PanelVote):
 
         from .judges.panel import Rule, voted_stage, weights_from_meta
 
-        own = getattr(self, voted_stage(stage) or "", None)
+        own = self.table(voted_stage(stage))
         merged = {
             **self.model_dump(include={"vote", "weights", "weights_from"}, exclude_unset=True),
             **(own.model_dump(exclude_unset=True) if own is not None else {}),
@@ -200,9 +204,6 @@ class EscalationStage(BaseModel):
     judge: str | None = None  # the judge it was certified for (a run's stage judge must be it)
 
 
-ESCALATED = ("verifiable", "entail")
-
-
 class EscalationConfig(BaseModel):
     """`[escalation]`: written by `murgat meta-eval --certify ... --select best.toml`. The
     stage tables hold the chosen judges' thresholds; `[escalation.judges."M".STAGE]` those of
@@ -214,15 +215,19 @@ class EscalationConfig(BaseModel):
     entail: EscalationStage | None = None
     judges: dict[str, dict[str, EscalationStage]] = Field(default_factory=dict)
 
+    def stage(self, stage: Stage) -> EscalationStage | None:
+        """`[escalation.STAGE]`: the chosen judge's threshold for a yes/no stage."""
+        return {Stage.VERIFIABLE: self.verifiable, Stage.ENTAIL: self.entail}.get(stage)
+
     @field_validator("judges")
     @classmethod
     def _judge_stages(cls, v: dict) -> dict:
         for model, stages in v.items():
-            unknown = sorted(set(stages) - set(ESCALATED))
+            unknown = sorted(set(stages) - set(YES_NO))
             if unknown:
                 raise ValueError(
                     f"escalation.judges.{model!r}: unknown stage(s) {unknown}; "
-                    f"stages: {', '.join(ESCALATED)}"
+                    f"stages: {', '.join(YES_NO)}"
                 )
         return v
 
@@ -267,10 +272,10 @@ class RunConfig(_Run):
     @field_validator("stage_engines")
     @classmethod
     def _stages(cls, v: dict) -> dict:
-        unknown = sorted(set(v) - set(STAGES))
+        unknown = sorted(set(v) - set(PROTOCOL))
         if unknown:
             raise ValueError(
-                f"unknown stage(s) {unknown} in stage_engines; stages: {', '.join(STAGES)}"
+                f"unknown stage(s) {unknown} in stage_engines; stages: {', '.join(PROTOCOL)}"
             )
         return v
 
@@ -328,7 +333,7 @@ class RunConfig(_Run):
             if voted_stage(stage) is None:
                 what = (
                     "the decomposer"
-                    if stage in ("decontext", "decompose")
+                    if stage in (Stage.DECONTEXT, Stage.DECOMPOSE)
                     else f"the {stage} judge"
                 )
                 raise ValueError(
@@ -394,8 +399,8 @@ class RunConfig(_Run):
             raise ValueError("escalate_to with entailer_visual / entailer_audio is not supported")
         models = self.stage_models()
         out = {}
-        for stage in ESCALATED:
-            own = getattr(self.escalation, stage)
+        for stage in YES_NO:  # a cascade certifies the yes/no stages
+            own = self.escalation.stage(stage)
             if own is None:
                 continue  # nothing certified for the stage: its judge decides alone
             first = models[stage]
@@ -436,14 +441,14 @@ class RunConfig(_Run):
             r: m for r, m in (("visual", self.entailer_visual), ("audio", self.entailer_audio)) if m
         }
 
-    def stage_models(self) -> dict[str, str]:
+    def stage_models(self) -> dict[Stage, str]:
         """The model for each stage; decontextualization uses the decomposer, as the reference does."""
         decomposer = self.decomposer or self.judge
         return {
-            "decontext": decomposer,
-            "verifiable": self.verifier or self.judge,
-            "decompose": decomposer,
-            "entail": self.entailer or self.judge,
+            Stage.DECONTEXT: decomposer,
+            Stage.VERIFIABLE: self.verifier or self.judge,
+            Stage.DECOMPOSE: decomposer,
+            Stage.ENTAIL: self.entailer or self.judge,
         }
 
 

@@ -176,6 +176,7 @@ class RecordingLazy:
 def bench_judges(work: pathlib.Path, n_responses: int, engine_args: dict | None = None) -> dict:
     from murgat_local.config import RunConfig
     from murgat_local.judges import LazyEngine, load_preset
+    from murgat_local.metrics.run_summary import RunSummary
     from murgat_local.pipeline.runner import Runner
 
     cfg = RunConfig(
@@ -202,7 +203,7 @@ def bench_judges(work: pathlib.Path, n_responses: int, engine_args: dict | None 
     for e in engines.values():
         e.get()  # engine start-up is not what is compared
     responses = write_jsonl(work / "judge.jsonl", make_responses(n_responses))
-    runner = Runner(cfg, MEDIA, work / "judge_out", engines=engines)
+    runner = Runner(cfg, MEDIA, work / "judge_out", engines=engines, summary=RunSummary)
     t0 = time.perf_counter()
     result = runner.run(responses)
     t_pipeline = time.perf_counter() - t0

@@ -139,6 +139,7 @@ def main() -> None:
     args = ap.parse_args()
     from murgat_local.config import GenerateConfig
     from murgat_local.engines import LazyEngine, load_preset
+    from murgat_local.metrics.run_summary import GenerationGrades
     from murgat_local.pipeline.generating import GenerateRunner
 
     media = ROOT / ".local" / "sample_media"
@@ -161,7 +162,11 @@ def main() -> None:
                 max_failed_calls=1.0,
             )
             runner = GenerateRunner(
-                cfg, media, tmp / f"{name}.jsonl".replace(" ", "_"), engines=engines
+                cfg,
+                media,
+                tmp / f"{name}.jsonl".replace(" ", "_"),
+                engines=engines,
+                grades=GenerationGrades(),
             )
             before = engine.stats.output_tokens if engine.started else 0
             t0 = time.perf_counter()

@@ -107,6 +107,7 @@ def bench_orchestration(n: int, engine_args: dict) -> dict:
 
     from murgat_local.config import RunConfig
     from murgat_local.engines import LazyEngine, load_preset
+    from murgat_local.metrics.run_summary import RunSummary
     from murgat_local.pipeline.runner import Runner
 
     text, media = "smollm2-135m-instruct", "tiny-qwen3-omni"
@@ -119,7 +120,11 @@ def bench_orchestration(n: int, engine_args: dict) -> dict:
         # Warm-up on other responses: grammars compiled, first-batch costs paid.
         warm = write_responses(work / "warm.jsonl", 8, 3)
         Runner(
-            RunConfig(cache=work / "warm.sqlite", **cfg_args), MEDIA, work / "warm", engines=holders
+            RunConfig(cache=work / "warm.sqlite", **cfg_args),
+            MEDIA,
+            work / "warm",
+            engines=holders,
+            summary=RunSummary,
         ).run(warm)
         responses = work / "r.jsonl"
         with responses.open("w") as fh:  # responses not seen in the warm-up
@@ -131,7 +136,11 @@ def bench_orchestration(n: int, engine_args: dict) -> dict:
         for h in holders.values():  # both measurements start from an empty prefix cache
             h.get().llm.reset_prefix_cache()
         runner = Runner(
-            RunConfig(cache=work / "run.sqlite", **cfg_args), MEDIA, work / "run", engines=holders
+            RunConfig(cache=work / "run.sqlite", **cfg_args),
+            MEDIA,
+            work / "run",
+            engines=holders,
+            summary=RunSummary,
         )
         t0 = time.perf_counter()
         result = runner.run(responses)
@@ -158,6 +167,7 @@ def bench_overhead(n: int) -> dict:
     from bench_stream import MEDIA, ReplayedEngine, write_responses
 
     from murgat_local.config import RunConfig
+    from murgat_local.metrics.run_summary import RunSummary
     from murgat_local.pipeline.runner import Runner
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -169,6 +179,7 @@ def bench_overhead(n: int) -> dict:
             MEDIA,
             work / "out",
             engines={"replay": engine},
+            summary=RunSummary,
         )
         t0 = time.perf_counter()
         result = runner.run(responses)

@@ -99,12 +99,21 @@ def _j(obj) -> str:
 
 class ReplayedEngine:
     """Answers every request at once with a valid verdict of the requested type, through the
-    same contract check (`finish`) a model's output goes through. Keeps nothing per request."""
+    same contract check (`finish`) a model's output goes through. Keeps nothing per request.
+    Its own holder: it states what `engines.holder.EngineHolder` asks."""
+
+    identity_detail = None
+    neutralization = None
+    preset = None
+    unavailable: dict = {}
+    per_item = False
+    needs_media = True
+    media_by_reference = False
 
     def __init__(self, name: str = "replay"):
         from murgat_local.engines.base import EngineStats
 
-        self.name = name
+        self.name = self.kind = name
         self.modalities = frozenset({"text", "image", "video", "audio"})
         self.stats = EngineStats()
         self.identity = f"replay:{name}:v1"
@@ -115,6 +124,9 @@ class ReplayedEngine:
 
     def close(self) -> None:
         pass
+
+    def check_response(self, item_id, sentences, *, member=False):
+        return None
 
     @staticmethod
     def _quoted(prompt: str) -> str:
@@ -184,13 +196,14 @@ def run_one(
     responses: pathlib.Path, work: pathlib.Path, chunk_size: int, snapshots: bool = False
 ) -> dict:
     from murgat_local.config import RunConfig
+    from murgat_local.metrics.run_summary import RunSummary
     from murgat_local.pipeline import runner as runner_module
     from murgat_local.pipeline.runner import Runner
 
     n = sum(1 for _ in responses.open("rb"))
     cfg = RunConfig(judge="replay", chunk_size=chunk_size, cache=work / "verdicts.sqlite")
     engine = ReplayedEngine()
-    runner = Runner(cfg, MEDIA, work / "out", engines={"replay": engine})
+    runner = Runner(cfg, MEDIA, work / "out", engines={"replay": engine}, summary=RunSummary)
     if snapshots:
         import tracemalloc
 

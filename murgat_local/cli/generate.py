@@ -124,6 +124,7 @@ def generate(
 ) -> None:
     """Answer DATASET with each model under each strategy; write what `murgat score` reads."""
     from ..engines import ModelNotFound
+    from ..metrics.run_summary import GenerationGrades
     from ..pipeline.generating import GenerateRunner
     from ..reports.table import generation_table
 
@@ -171,7 +172,9 @@ def generate(
         },
     )
     try:
-        runner = GenerateRunner(cfg, media_root, out, from_file=from_file)
+        runner = GenerateRunner(
+            cfg, media_root, out, from_file=from_file, grades=GenerationGrades()
+        )
     except (ModelNotFound, ValueError) as e:
         cli._fail(str(e))
     with cli._running(out, quiet=not verbose):
@@ -239,8 +242,9 @@ def run(
     from ..config import load_config
     from ..engines import ModelNotFound, close_all
     from ..jsonl import dumps_record
+    from ..metrics.accuracy import taxes_by_model
+    from ..metrics.run_summary import GenerationGrades, RunSummary
     from ..pipeline.generating import GenerateRunner
-    from ..pipeline.generation_summary import taxes_by_model
     from ..pipeline.runner import Runner
     from ..reports import paper_table
     from ..reports.table import grid_table
@@ -306,13 +310,13 @@ def run(
     except (ValidationError, OSError, ValueError) as e:
         cli._fail(f"bad configuration: {e}")
     try:
-        generator = GenerateRunner(gcfg, media_root, out)
+        generator = GenerateRunner(gcfg, media_root, out, grades=GenerationGrades())
         # One engine per model for everything: responders, answer judge and every cell's scorer.
         engines = dict(generator.engines)
         scorers = {}
         for cell in generator.cells:
             scorers[cell.label] = Runner(
-                scfg, media_root, generator.paths[cell].parent, engines=engines
+                scfg, media_root, generator.paths[cell].parent, engines=engines, summary=RunSummary
             )
             engines.update(scorers[cell.label].engines)
     except (ModelNotFound, ValueError) as e:

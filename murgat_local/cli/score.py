@@ -121,8 +121,10 @@ def score(
 
     from ..config import load_config
     from ..engines import ModelNotFound
+    from ..metrics.run_summary import RunSummary
     from ..pipeline.runner import Runner
     from ..reports.table import errors_table, stage_progress, stages_table, summary_table
+    from ..stages import PROTOCOL
 
     if not responses.is_file():
         ui._fail(f"responses file {responses} does not exist")
@@ -161,7 +163,7 @@ def score(
     except (ValidationError, OSError, ValueError) as e:
         ui._fail(f"bad configuration: {e}")
     try:  # setting up (no model starts here): a model or preset that cannot be found is a usage error
-        runner = Runner(cfg, media_root, out)
+        runner = Runner(cfg, media_root, out, summary=RunSummary)
     except (ModelNotFound, ValueError) as e:
         ui._fail(str(e))
     try:  # so is a judge that cannot take what the input cites (as far as its first chunk tells)
@@ -171,7 +173,7 @@ def score(
         ui._fail(str(e))
     with (
         ui._running(out, quiet=not (verbose or dry_run)),
-        stage_progress(ui.console, ["decontext", "verifiable", "decompose", "entail"]) as progress,
+        stage_progress(ui.console, list(PROTOCOL)) as progress,
     ):
         runner.attach_progress(progress)
         try:  # running: item faults are records; anything else stops the run, never as usage

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+from collections.abc import Sequence
 
 from ..media.parts import AudioPart, ImagePart, MediaPart, VideoPart
 from .base import (
@@ -119,6 +120,15 @@ class LazyEngine:
         self.unavailable = self.preset.unavailable
         self._engine: Engine | None = None
         self.media_by_reference = kind in _BY_REFERENCE and not preset.quirks.video_as_images
+
+    # A model answers from the prompt and its media, the same for every item.
+    per_item = False
+    needs_media = True
+
+    def check_response(
+        self, item_id: str, sentences: Sequence[str], *, member: bool = False
+    ) -> str | None:
+        return None  # a model judges any response
 
     @property
     def started(self) -> bool:

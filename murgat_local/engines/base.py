@@ -13,11 +13,14 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ..media.parts import MediaPart
 from ..text.clean import remove_thinking
 from .constraints import ParseFailure, Verdict, choice_regex, parse_verdict
+
+if TYPE_CHECKING:
+    from .presets import Quirks
 
 
 @dataclass(frozen=True)
@@ -34,12 +37,12 @@ class Sampling:
         return asdict(self)
 
 
-def decoding(request: Request, quirks) -> Sampling | None:
+def decoding(request: Request, quirks: Quirks) -> Sampling | None:
     """A request's decoding settings: its own (free text), else the preset's judge sampling
     (`Quirks.sampling`, from the model card), else None: the engine's greedy default."""
     if request.sampling is not None:
         return request.sampling
-    preset = getattr(quirks, "sampling", None)
+    preset = quirks.sampling
     if preset is None:
         return None
     return Sampling(
@@ -56,8 +59,10 @@ class Request:
     `pattern` (free text that must match this regular expression whole, e.g. a plan's shape);
     none of them is free text. Free text is bounded by `sampling.max_tokens`.
 
-    `item` names the input item the request is for (a response id), for the engines that
-    answer per item (`per_item = True`, e.g. human labels); other engines ignore it."""
+    `item` names the input item the request is for (a response id), and `stage` the step of
+    the caller's that sends it (a MURGAT judge's stage, e.g. "entail"), for the engines that
+    answer per item (`per_item = True`, e.g. human labels); other engines ignore both. Engines
+    know nothing of MURGAT: a stage is a name they pass through, never part of a prompt."""
 
     prompt: str
     verdict: type[Verdict] | None = None
@@ -68,6 +73,7 @@ class Request:
     captions: tuple[str | None, ...] = ()
     pattern: str | None = None
     item: str | None = None
+    stage: str | None = None
 
     def __post_init__(self):
         if sum(x is not None for x in (self.verdict, self.choices, self.pattern)) > 1:

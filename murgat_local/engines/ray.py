@@ -211,6 +211,7 @@ class RayEngine:
         from ray.data.llm import Processor, build_processor, vLLMEngineProcessorConfig
         from vllm.config import StructuredOutputsConfig
 
+        self._own_ray = False  # whether this engine started the local Ray it shuts down
         path = preset.require_path()
         # The layout for the GPUs a local Ray has (a `LazyEngine` chose it already).
         preset = lay_out(preset, seen("ray", {"address": address}))
@@ -409,7 +410,7 @@ class RayEngine:
 
     def close(self) -> None:
         self.processor = None
-        if getattr(self, "_own_ray", False):
+        if self._own_ray:
             import ray
 
             ray.shutdown()

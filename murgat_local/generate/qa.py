@@ -15,7 +15,6 @@ from ..grading import graded_correct
 from ..inputs.datasets import render_options
 from ..judges import PromptTemplate
 from ..judges.calls import Call
-from ..metrics.accuracy import qa_accuracy
 from ..text.answers import extract_answer
 from ..text.open_answers import matches, open_answer
 from .strategies import option_letters
@@ -83,26 +82,3 @@ def grade_open(row: dict, tolerance: float) -> None:
     row["correct"] = graded_correct(
         bool(str(gold or "").strip()), said is not None, matches(said, gold, tolerance)
     )
-
-
-def accuracy(rows: Sequence[dict]) -> dict:
-    """QA accuracy of the generated rows (`metrics.accuracy.qa_accuracy` over each row's
-    `correct`; rows that erred are not graded), with the unanswered ones listed, how each answer
-    was read (`answer_paths`) and how many of each kind were graded (`graded_by_type`)."""
-    graded = [r for r in rows if r.get("correct") is not None and r.get("status") == "ok"]
-    answered = [r for r in graded if r.get("predicted") is not None]
-    unanswered = [r["id"] for r in graded if r.get("predicted") is None]
-    paths: dict[str, int] = {}
-    kinds: dict[str, int] = {}
-    for r in answered:
-        paths[r["answer_path"]] = paths.get(r["answer_path"], 0) + 1
-    for r in graded:
-        kind = r.get("question_type") or "multiple-choice"
-        kinds[kind] = kinds.get(kind, 0) + 1
-    return {
-        **qa_accuracy((r["correct"], r.get("predicted") is not None) for r in graded),
-        "graded_by_type": kinds,
-        "answered": len(answered),
-        "unanswered_ids": unanswered,
-        "answer_paths": paths,
-    }

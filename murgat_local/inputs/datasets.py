@@ -137,7 +137,7 @@ def item_maker(limits: InputLimits):
 
     def make(index: int, source: str, obj: object, seen: set[str]) -> DatasetRead:
         made = _item(index, source, obj, seen)
-        for k, image in enumerate(getattr(made, "images", ())):
+        for k, image in enumerate(made.images if isinstance(made, DatasetItem) else ()):
             why = image_problem(f"image {k + 1} ({image.name})", image.data, limits)
             if why is not None:
                 return InputError(index, made.id, source, why)

@@ -13,8 +13,7 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .datasets import DatasetItem
-from .responses import InputError
+from .datasets import DatasetItem, DatasetRead
 
 NONE = "(none)"
 
@@ -56,7 +55,7 @@ def stratum(item: object, field: str | None) -> str:
 
 
 def choose(
-    items: Iterable[DatasetItem | InputError], n: int, seed: int = 0, stratify: str | None = None
+    items: Iterable[DatasetRead], n: int, seed: int = 0, stratify: str | None = None
 ) -> Subset:
     """The indices of `n` rows of `items` (all of them when there are fewer)."""
     groups: dict[str, list[tuple[bytes, int]]] = {}

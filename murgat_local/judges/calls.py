@@ -53,7 +53,7 @@ class Call:
         }
         # A yes/no verdict's confidence is read and cached with it: how it is read is part of
         # its key (a verdict cached before p_yes existed has another key and is judged again).
-        if verdict is not None and getattr(verdict, "yes_no", False):
+        if verdict is not None and verdict.yes_no:
             m["p_yes"] = P_YES_METHOD
         # Only what is set, so the keys of plain judge calls stay as they always were.
         if self.choices is not None:
@@ -66,7 +66,8 @@ class Call:
             m["pattern"] = self.pattern
         return m
 
-    def request(self, media: tuple[MediaPart, ...]) -> Request:
+    def request(self, media: tuple[MediaPart, ...], stage: str) -> Request:
+        """The request to send, for the judge of `stage` (the stage its key names too)."""
         return Request(
             self.user,
             self.template.verdict,
@@ -77,6 +78,7 @@ class Call:
             captions=self.captions,
             pattern=self.pattern,
             item=self.item,
+            stage=stage,
         )
 
 

@@ -1,13 +1,13 @@
 """Human labels as a judge: `human:PATH` is a model every stage accepts.
 
 The engine answers each judge call of the default-mode protocol from the labels of the response
-the call is for (`Request.item`), recognising the stage by the verdict type and the prompt's
-fences (`text/labels.py` has the format):
+the call is for (`Request.item`), by the stage the request carries (`Request.stage`); the
+prompt's fences give what the call is about (`text/labels.py` has the format):
 
   decontext (Rewrite)            the sentence unchanged: the labels carry no rewrite
-  verifiable (YesNo, SENTENCE)   the sentence's `verifiable` label
-  decompose (AtomicFacts)        the sentence's human `facts`
-  entail (YesNo, CLAIM)          for the fact's citations S attached to the call (read from the
+  verifiable (SENTENCE)          the sentence's `verifiable` label
+  decompose (SENTENCE)           the sentence's human `facts`
+  entail (CLAIM)                 for the fact's citations S attached to the call (read from the
                                  prompt's `Evidence:` line): NO when the fact is not `entailed`;
                                  otherwise, with P the citations labelled `precise`, YES iff S
                                  holds all of P (when P is empty: iff S holds 2+ citations)
@@ -45,6 +45,7 @@ from pydantic import ValidationError
 
 from ..engines.base import EngineStats, Request, Result, Timer, finish, record
 from ..engines.constraints import ParseFailure, parse_verdict
+from ..stages import PROTOCOL, Stage
 from ..text.labels import (
     LabelError,
     LabelledFact,
@@ -58,6 +59,7 @@ from ..text.partial_labels import PartialResponse, check_partial
 from . import human_partial
 from .evidence import describe_evidence
 from .prompts import escape_fences
+from .verdicts import ReasonedYesNo, RewrittenText
 
 PREFIX = "human:"
 # Bumped when the answering rules change: part of the identity, so cached answers follow the rules.
@@ -93,13 +95,17 @@ class Refuse(Exception):
 class HumanLabels:
     """An engine (and its own lazy holder: identity, get, stats, started, close) over a label file.
 
-    It lives with the judges, not the engines: it reads the judge prompts (fences, the evidence
-    line) to tell the stages apart."""
+    It lives with the judges, not the engines: it knows the stages and reads the judge prompts
+    (fences, the evidence line) for what a call is about."""
 
     per_item = True  # answers depend on the response: StageJudge keys calls by item
     needs_media = False  # answers from the prompt alone: no segment is cut for it
+    media_by_reference = False
     kind = "human"
     modalities = frozenset({"text", "image", "video", "audio"})
+    unavailable: dict[str, str] = {}
+    neutralization = None  # prompts are read, never tokenized
+    preset = None
 
     def __init__(self, path: str | pathlib.Path):
         self.path = pathlib.Path(path)
@@ -176,50 +182,39 @@ class HumanLabels:
             return Result(error=f"human labels: {e}")
 
     def _answer(self, req: Request) -> Result:
-        kind = req.verdict.__name__ if req.verdict is not None else None
-        if kind == "RewrittenText":
+        stage = req.stage
+        if stage not in PROTOCOL:
+            raise Refuse(
+                f"they answer only the scoring stages ({', '.join(PROTOCOL)}), not {stage!s}"
+            )
+        if req.verdict is RewrittenText:
             raise Refuse(
                 "they hold default-mode sentences, not a whole-text rewrite (--compat reference)"
             )
-        if kind not in ("Rewrite", "YesNo", "ReasonedYesNo", "AtomicFacts"):
-            raise Refuse(
-                "they answer only the scoring stages (decontext, verifiable, decompose, entail)"
-            )
-        if kind == "Rewrite":
-            sentence = _fenced(req.prompt, "SENTENCE")
-            if sentence is None:
-                raise Refuse("no sentence to rewrite in the prompt")
-            return self._verdict(req, {"sentence": sentence})
+        if stage == Stage.DECONTEXT:
+            return self._verdict(req, {"sentence": _fence(req.prompt, "SENTENCE", "to rewrite")})
         labels = self._response(req)
-        if isinstance(labels, PartialResponse):
-            return self._verdict(req, _yes_no(kind, self._partial(labels, kind, req.prompt)))
-        if kind == "AtomicFacts":
+        if stage == Stage.DECOMPOSE:
+            if isinstance(labels, PartialResponse):
+                raise Refuse(
+                    "answers to abstained verdicts hold no decomposition (yes/no stages only)"
+                )
             return self._verdict(req, {"facts": self._facts(labels, req.prompt)})
-        sentence = _fenced(req.prompt, "SENTENCE")
-        if sentence is not None:
-            yes = self._verifiable(labels, sentence)
+        if stage == Stage.VERIFIABLE:
+            sentence = _fence(req.prompt, "SENTENCE", "to judge")
+            yes = (
+                _settled(human_partial.verifiable(labels, sentence, _key))
+                if isinstance(labels, PartialResponse)
+                else self._verifiable(labels, sentence)
+            )
         else:
-            claim = _fenced(req.prompt, "CLAIM")
-            if claim is None:
-                raise Refuse("the prompt holds neither a sentence nor a claim")
-            yes = self._entailed(labels, claim, req.prompt)
-        return self._verdict(req, _yes_no(kind, yes))
-
-    @staticmethod
-    def _partial(labels: PartialResponse, kind: str, prompt: str) -> bool:
-        if kind == "AtomicFacts":
-            raise Refuse("answers to abstained verdicts hold no decomposition (yes/no stages only)")
-        sentence = _fenced(prompt, "SENTENCE")
-        if sentence is not None:
-            out = human_partial.verifiable(labels, sentence, _key)
-        else:
-            claim = _fenced(prompt, "CLAIM")
-            if claim is None:
-                raise Refuse("the prompt holds neither a sentence nor a claim")
-            out = human_partial.entailed(labels, claim, _attached(prompt), _key)
-        if isinstance(out, str):
-            raise Refuse(out)
-        return out
+            claim = _fence(req.prompt, "CLAIM", "to judge")
+            yes = (
+                _settled(human_partial.entailed(labels, claim, _attached(req.prompt), _key))
+                if isinstance(labels, PartialResponse)
+                else self._entailed(labels, claim, req.prompt)
+            )
+        return self._verdict(req, _yes_no(req.verdict, yes))
 
     @staticmethod
     def _verdict(req: Request, answer: dict) -> Result:
@@ -244,7 +239,7 @@ class HumanLabels:
                 f"(its grammar admits no quote, backslash or control character in a text): {raw[:160]}"
             )
         result = finish(req, raw, 0, 0)
-        if getattr(req.verdict, "yes_no", False):  # a person's label is certain: 0 or 1
+        if verdict.yes_no:  # a person's label is certain: 0 or 1
             result = dataclasses.replace(result, p_yes=1.0 if answer["label"] == "YES" else 0.0)
         return result
 
@@ -276,9 +271,7 @@ class HumanLabels:
         return answers.pop()
 
     def _facts(self, labels: LabelledResponse, prompt: str) -> list[str]:
-        fenced = _fenced(prompt, "SENTENCE")
-        if fenced is None:
-            raise Refuse("no sentence to decompose in the prompt")
+        fenced = _fence(prompt, "SENTENCE", "to decompose")
         found = self._sentences(labels, fenced)
         options = {tuple(f.text for f in s.facts) for s in found if s.facts is not None}
         if not options:
@@ -372,9 +365,24 @@ def _attached(prompt: str) -> list[str]:
     return m.group(1).removesuffix(_EVIDENCE_TAIL).split("; ")
 
 
-def _yes_no(kind: str, yes: bool) -> dict:
+def _fence(prompt: str, label: str, why: str) -> str:
+    """The text a judge prompt fences as `label` (a sentence, a claim): what the call is about."""
+    found = _fenced(prompt, label)
+    if found is None:
+        raise Refuse(f"no {label.lower()} {why} in the prompt")
+    return found
+
+
+def _settled(out: bool | str) -> bool:
+    """A partial-labels answer, or the reason it cannot be given (refused)."""
+    if isinstance(out, str):
+        raise Refuse(out)
+    return out
+
+
+def _yes_no(verdict: type | None, yes: bool) -> dict:
     answer = {"label": "YES" if yes else "NO"}
-    return {"reason": "human label", **answer} if kind == "ReasonedYesNo" else answer
+    return {"reason": "human label", **answer} if verdict is ReasonedYesNo else answer
 
 
 def _entail_answer(

@@ -18,22 +18,22 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ..stages import YES_NO, Stage
+
 PREFIX = "panel:"
 # Bumped when a rule's meaning changes: part of every panel's identity.
 RULES = "panel/1"
 VOTES = ("majority", "unanimous", "any", "weighted")
-# Stages whose verdict is a yes/no, the only ones a panel may judge.
-VOTED_STAGES = ("verifiable", "entail")
 # The subtask (and its statistic) each voted stage's reliability is measured by in meta-eval.
-SUBTASK_OF = {"verifiable": "subtask1", "entail": "subtask3"}
+SUBTASK_OF = {Stage.VERIFIABLE: "subtask1", Stage.ENTAIL: "subtask3"}
 
 
-def voted_stage(stage: str) -> str | None:
+def voted_stage(stage: str) -> Stage | None:
     """The yes/no stage whose rules a stage follows (None: not a yes/no stage). An entailer
     routed by modality (e.g. `entail_visual`) still answers entailment questions."""
-    if stage in VOTED_STAGES:
-        return stage
-    return "entail" if stage.startswith("entail") else None
+    if stage in YES_NO:  # a yes/no verdict: the only ones a panel may judge
+        return Stage(stage)
+    return Stage.ENTAIL if stage.startswith(Stage.ENTAIL) else None
 
 
 def is_panel(model: str) -> bool:
@@ -199,8 +199,10 @@ def weights_from_meta(report: Mapping, stage: str, members: Sequence[str]) -> di
     the balanced accuracy, on that stage's subtask, of the runs whose judge for the stage is
     the member (their mean when several are), as `reliability_weight`. ValueError naming a
     member the report does not measure."""
-    stage = voted_stage(stage) or stage
-    subtask = SUBTASK_OF[stage]
+    voted = voted_stage(stage)
+    if voted is None:
+        raise ValueError(f"{stage} is not a yes/no stage: a panel does not judge it")
+    subtask = SUBTASK_OF[voted]
     out: dict[str, float] = {}
     for m in members:
         found = [
@@ -224,7 +226,6 @@ __all__ = [
     "Rule",
     "SUBTASK_OF",
     "Tally",
-    "VOTED_STAGES",
     "VOTES",
     "is_panel",
     "mean_p_yes",

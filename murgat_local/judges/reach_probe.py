@@ -147,9 +147,12 @@ def placeholder_ids(folder: pathlib.Path) -> dict[str, int]:
 def decide(engine, requests: Sequence[Request]) -> list[Decision]:
     """The decision token of each request, on a started engine: vLLM in process (`.llm`) or a
     server (`.base_url`, the OpenAI engine), each request prepared as that engine prepares it."""
-    if getattr(engine, "llm", None) is not None:
+    from ..engines.openai import OpenAIEngine
+    from ..engines.vllm import VLLMEngine
+
+    if isinstance(engine, VLLMEngine) and engine.llm is not None:
         return _decide_in_process(engine, requests)
-    if getattr(engine, "base_url", None) is not None:
+    if isinstance(engine, OpenAIEngine):
         return _decide_served(engine, requests)
     raise ValueError(
         f"--reach needs the log-probabilities of vLLM: engine vllm or openai, not {engine.name!r}'s "

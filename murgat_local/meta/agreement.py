@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from ..metrics.agreement import cohen_kappa, krippendorff_alpha
 from ..metrics.stats import correlation
+from ..stages import Stage
 from .views import ResponseView, norm
 
 FACT_THRESHOLD = 0.6
@@ -118,7 +119,7 @@ class Aligned:
     # verifiable (subtask 1), entail (subtask 3), precise (a citation of a fact both call
     # entailed, when a judgement decided it: `views.precise_p_yes`)
     confidence: dict[str, list[tuple[float | None, bool]]] = field(
-        default_factory=lambda: {"verifiable": [], "entail": [], "precise": []}
+        default_factory=lambda: {Stage.VERIFIABLE: [], Stage.ENTAIL: [], Stage.PRECISE: []}
     )
 
 
@@ -135,7 +136,7 @@ def align(judge: Mapping[str, ResponseView], truth: Mapping[str, ResponseView]) 
         for js, ts in zip(j.sentences, t.sentences):
             if js.verifiable is not None and ts.verifiable is not None:
                 out.subtask1.append((ts.verifiable, js.verifiable))
-                out.confidence["verifiable"].append((js.verifiable_p, ts.verifiable))
+                out.confidence[Stage.VERIFIABLE].append((js.verifiable_p, ts.verifiable))
             if js.facts is None or ts.facts is None:
                 continue
             out.n_sentences += 1
@@ -148,7 +149,7 @@ def align(judge: Mapping[str, ResponseView], truth: Mapping[str, ResponseView]) 
                 if jf.entailed is None or tf.entailed is None:
                     continue
                 out.subtask3.append((tf.entailed, jf.entailed))
-                out.confidence["entail"].append((jf.entailed_p, tf.entailed))
+                out.confidence[Stage.ENTAIL].append((jf.entailed_p, tf.entailed))
                 if tf.entailed and jf.entailed and len(tf.precise) == len(jf.precise):
                     out.precise.extend(
                         (a, b)
@@ -156,7 +157,7 @@ def align(judge: Mapping[str, ResponseView], truth: Mapping[str, ResponseView]) 
                         if a is not None and b is not None
                     )
                     judged = zip(tf.precise, jf.precise, jf.precise_p, jf.precise_judged)
-                    out.confidence["precise"].extend(
+                    out.confidence[Stage.PRECISE].extend(
                         (p, a) for a, b, p, j in judged if a is not None and b is not None and j
                     )
     return out

@@ -22,11 +22,13 @@ from collections.abc import Mapping
 from ..metrics.calibration import calibration
 from ..metrics.certify import ALPHA, TARGET, certify
 from ..metrics.ppi import corrected_mean
+from ..stages import YES_NO, Stage
 from .agreement import Aligned
 from .views import ResponseView
 
-STAGES = ("verifiable", "entail", "precise")
-CERTIFIED = ("verifiable", "entail")
+# The yes/no judgements calibrated: the yes/no stages, and the citations' necessity.
+STAGES = (*YES_NO, Stage.PRECISE)
+CERTIFIED = YES_NO
 PPI_METRICS = ("murgat_s", "coverage", "f1")
 PPI_ASSUMES = (
     "the labelled responses are a uniform random sample of the run's responses; "
@@ -128,7 +130,7 @@ def judged_by_people(
 def certify_best(results: Mapping[str, Mapping], best: Mapping[str, str | None]) -> dict:
     """Per certified stage, the certification of the run ranked best on its subtask (`best`:
     subtask -> run, as meta-eval ranks them), with `run` naming it."""
-    subtask = {"verifiable": "subtask1", "entail": "subtask3"}
+    subtask = {Stage.VERIFIABLE: "subtask1", Stage.ENTAIL: "subtask3"}
     out = {}
     for stage in CERTIFIED:
         run = best.get(subtask[stage])
@@ -153,7 +155,7 @@ def certify_combination(
     from .views import from_record
 
     combined, _ = combine_all(
-        records, chosen["verifiable"], chosen["decompose"].home, chosen["entail"]
+        records, chosen[Stage.VERIFIABLE], chosen[Stage.DECOMPOSE].home, chosen[Stage.ENTAIL]
     )
     views = {rid: v for rid, rec in combined.items() if (v := from_record(rec)) is not None}
     block = stage_certification(align(views, truth), target=target, alpha=alpha)

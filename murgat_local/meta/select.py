@@ -21,14 +21,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..judges.panel import VOTES, Rule, is_panel, reliability_weight
+from ..stages import YES_NO, Stage
 from .agreement import evaluate
 from .combine import Judge, combine_all, panel, single
 from .views import ResponseView, from_record
 
 STAT = {
-    "verifiable": ("subtask1", "balanced_accuracy"),
-    "decompose": ("subtask2", "f1"),
-    "entail": ("subtask3", "balanced_accuracy"),
+    Stage.VERIFIABLE: ("subtask1", "balanced_accuracy"),
+    Stage.DECOMPOSE: ("subtask2", "f1"),
+    Stage.ENTAIL: ("subtask3", "balanced_accuracy"),
 }
 # Panels are built from at most this many judges per stage (the best by the subtask): 57 subsets.
 POOL = 6
@@ -83,7 +84,7 @@ def _score(
     return result
 
 
-def _singles(runs: Mapping[str, Run], stage: str) -> list[Judge]:
+def _singles(runs: Mapping[str, Run], stage: Stage) -> list[Judge]:
     """Each distinct judge of `stage` among the runs, its verdicts read from the first run it judged."""
     seen: dict[str, Judge] = {}
     for name, run in runs.items():
@@ -122,7 +123,7 @@ def _rank_key(row: dict) -> tuple:
     )
 
 
-def _row(judge: Judge, result: dict, stage: str) -> dict:
+def _row(judge: Judge, result: dict, stage: Stage) -> dict:
     block, key = STAT[stage]
     return {
         "model": judge.model,
@@ -138,22 +139,26 @@ def _row(judge: Judge, result: dict, stage: str) -> dict:
     }
 
 
-def _choose(runs: Mapping[str, Run], stage: str, truth) -> tuple[Judge, dict, list[dict]]:
+def _choose(runs: Mapping[str, Run], stage: Stage, truth) -> tuple[Judge, dict, list[dict]]:
     """The best judge for `stage`, its row, and every candidate's row ranked."""
     rows: list[tuple[dict, Judge]] = []
 
     def measure(j: Judge) -> dict:
         home = runs[j.home]
-        v = j if stage == "verifiable" else single(home.judges.get("verifiable", ""), j.home)
+        v = (
+            j
+            if stage == Stage.VERIFIABLE
+            else single(home.judges.get(Stage.VERIFIABLE, ""), j.home)
+        )
         d = j.home
-        e = j if stage == "entail" else single(home.judges.get("entail", ""), j.home)
+        e = j if stage == Stage.ENTAIL else single(home.judges.get(Stage.ENTAIL, ""), j.home)
         row = _row(j, _score(runs, v, d, e, truth, 0, 0), stage)
         rows.append((row, j))
         return row
 
     singles = _singles(runs, stage)
     stat = {j.model: measure(j)["value"] for j in singles}
-    if stage != "decompose":
+    if stage != Stage.DECOMPOSE:
         for j in _panels(singles, stat):
             measure(j)
     rows.sort(key=lambda rj: _rank_key(rj[0]))
@@ -172,7 +177,7 @@ def select(
 ) -> dict:
     """Each stage's best judge and the chosen combination measured as a whole (with intervals)."""
     chosen, stages = {}, {}
-    for stage in ("verifiable", "decompose", "entail"):
+    for stage in (Stage.VERIFIABLE, Stage.DECOMPOSE, Stage.ENTAIL):
         judge, row, ranked = _choose(runs, stage, truth)
         chosen[stage] = judge
         block, key = STAT[stage]
@@ -185,9 +190,9 @@ def select(
         }
     combination = _score(
         runs,
-        chosen["verifiable"],
-        chosen["decompose"].home,
-        chosen["entail"],
+        chosen[Stage.VERIFIABLE],
+        chosen[Stage.DECOMPOSE].home,
+        chosen[Stage.ENTAIL],
         truth,
         resamples,
         seed,
@@ -217,18 +222,18 @@ def best_config(runs: Mapping[str, Run], chosen: Mapping[str, Judge]) -> dict:
     ValueError when those settings are not valid ones, naming the run."""
     from ..config import RunConfig
 
-    d = chosen["decompose"]
+    d = chosen[Stage.DECOMPOSE]
     out = measured_settings(runs[d.home].config or {})
     out.update(
         {
             "judge": d.model,
-            "verifier": chosen["verifiable"].model,
+            "verifier": chosen[Stage.VERIFIABLE].model,
             "decomposer": d.model,
-            "entailer": chosen["entail"].model,
+            "entailer": chosen[Stage.ENTAIL].model,
         }
     )
     panels = {}
-    for stage in ("verifiable", "entail"):
+    for stage in YES_NO:
         rule = chosen[stage].rule
         if rule is not None:
             panels[stage] = {

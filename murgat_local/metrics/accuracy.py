@@ -12,7 +12,7 @@ when it need not (`base`).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
 K = TypeVar("K", bound=Hashable)
@@ -83,3 +83,32 @@ def reasoning_taxes(
         for key, a in by.items()
         if WITHOUT in a and WITH in a
     }
+
+
+def cell_accuracy(rows: Sequence[Mapping]) -> dict:
+    """QA accuracy of a `murgat generate` cell's rows (`qa_accuracy` over each row's
+    `correct`; rows that erred are not graded), with the unanswered ones listed, how each answer
+    was read (`answer_paths`) and how many of each kind were graded (`graded_by_type`)."""
+    graded = [r for r in rows if r.get("correct") is not None and r.get("status") == "ok"]
+    answered = [r for r in graded if r.get("predicted") is not None]
+    unanswered = [r["id"] for r in graded if r.get("predicted") is None]
+    paths: dict[str, int] = {}
+    kinds: dict[str, int] = {}
+    for r in answered:
+        paths[r["answer_path"]] = paths.get(r["answer_path"], 0) + 1
+    for r in graded:
+        kind = r.get("question_type") or "multiple-choice"
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return {
+        **qa_accuracy((r["correct"], r.get("predicted") is not None) for r in graded),
+        "graded_by_type": kinds,
+        "answered": len(answered),
+        "unanswered_ids": unanswered,
+        "answer_paths": paths,
+    }
+
+
+def taxes_by_model(accuracies: Iterable[tuple[str, str, float | None]]) -> dict[str, float | None]:
+    """The reasoning tax per model (`reasoning_taxes`) as `summary.json` and
+    `run_summary.json` give it: {model: cite - base}, from (model, strategy, accuracy) per cell."""
+    return {model: t["tax"] for model, t in reasoning_taxes(accuracies).items()}

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 
 from ..judges.calls import Call, Outcome
 from ..judges.cascade import Step, cascade_identity, decide
+from ..judges.verdicts import ReasonedYesNo, YesNo
 from .composite import HolderGroup, SummedCounters
 from .judging import Judge
 
@@ -45,23 +46,21 @@ class CascadeEngine(HolderGroup):
             "judges": [
                 {
                     **s.as_dict(),
-                    "engine": getattr(h, "kind", None),
+                    "engine": h.kind,
                     "identity": h.identity,
-                    "detail": getattr(h, "identity_detail", None),
+                    "detail": h.identity_detail,
                 }
                 for s, h in zip(steps, holders)
             ],
         }
 
-    def check_response(self, item_id: str, sentences: Sequence[str]) -> str | None:
+    def check_response(
+        self, item_id: str, sentences: Sequence[str], *, member: bool = False
+    ) -> str | None:
         """Labels (full or answers to abstained verdicts) about other sentences than this
         response's would decide the wrong verdicts: the response's error, before any call."""
         for name, h in self._named:
-            check = getattr(h, "check_response", None)
-            if check is None:
-                continue
-            human = getattr(h, "kind", None) == "human"
-            why = check(item_id, sentences, member=True) if human else check(item_id, sentences)
+            why = h.check_response(item_id, sentences, member=True)
             if why:
                 return f"cascade judge {name}: {why}"
         return None
@@ -170,8 +169,8 @@ def _yes(out: Outcome) -> bool | None:
     """A judge's answer: YES / NO, or None when it gave no verdict."""
     if not out.ok or out.verdict is None:
         return None
-    yes = getattr(out.verdict, "yes", None)
-    return yes if isinstance(yes, bool) else None
+    v = out.verdict
+    return v.yes if isinstance(v, YesNo | ReasonedYesNo) else None
 
 
 __all__ = ["ABSTAINED", "CascadeCounters", "CascadeEngine", "CascadeJudge"]

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from ..engines.base import EngineStats
+from ..engines.holder import EngineHolder
 from .judging import Judge, StageCounters, folded
 
 # A composite's counts are its members' (its calls are theirs); its wall time is its own.
@@ -16,10 +18,23 @@ COUNTED = tuple(f for f in StageCounters.__dataclass_fields__ if f != "wall_s")
 
 
 class HolderGroup:
-    """Several engine holders as one holder: `started`, `get`, `close`."""
+    """Several engine holders as one holder (`engines.holder.EngineHolder`): `started`, `get`,
+    `close`; what one model would know (its preset, modalities, tokenizer) a group does not."""
 
-    def __init__(self, holders: Iterable) -> None:
+    kind = "group"
+    identity = ""
+    identity_detail: dict | None = None
+    neutralization: dict | None = None
+    preset = None
+    modalities: frozenset[str] | None = None  # each call is checked by its member
+    unavailable: dict[str, str] = {}
+    per_item = False
+    needs_media = True
+    media_by_reference = False
+
+    def __init__(self, holders: Iterable[EngineHolder]) -> None:
         self._holders = list(holders)
+        self.stats = EngineStats()  # the members' holders count their own
 
     @property
     def started(self) -> bool:
@@ -32,6 +47,11 @@ class HolderGroup:
 
     def close(self) -> None:
         pass  # the members' holders belong to the runner, which closes them
+
+    def check_response(
+        self, item_id: str, sentences: Sequence[str], *, member: bool = False
+    ) -> str | None:
+        return None
 
 
 class SummedCounters:

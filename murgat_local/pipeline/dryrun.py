@@ -10,6 +10,7 @@ from __future__ import annotations
 import pathlib
 
 from ..inputs.responses import read_responses
+from ..stages import Stage
 from .cascade import CascadeJudge
 from .judging import Outcome, StageJudge
 from .panel import PanelJudge
@@ -79,7 +80,7 @@ def plan(runner, responses: pathlib.Path) -> dict[str, dict]:
             out[stage]["routes"] = {
                 r: {"model": n, **_counts(m.counters)} for r, (n, m) in j.judges.items()
             }
-    missing_upstream = out["decompose"]["to_run"] > 0 or out["verifiable"]["to_run"] > 0
+    missing_upstream = out[Stage.DECOMPOSE]["to_run"] > 0 or out[Stage.VERIFIABLE]["to_run"] > 0
     out["complete"] = not missing_upstream
     return out
 
@@ -99,7 +100,7 @@ def extrapolate(
     total = 0.0
     unknown = []
     for stage, cal in calibration.items():
-        exact = counts.get("complete") or stage in ("decontext", "verifiable")
+        exact = counts.get("complete") or stage in (Stage.DECONTEXT, Stage.VERIFIABLE)
         per = cal["calls"] / sampled if sampled else 0.0
         calls = counts[stage]["calls"] if exact else round(per * responses)
         cached = counts[stage]["cached"]

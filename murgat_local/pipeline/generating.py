@@ -35,7 +35,7 @@ from ..media.segments import SegmentCutter
 from ..media.source import MediaError, MediaRef
 from ..text.clean import remove_thinking
 from .cache import VerdictCache
-from .generation_summary import summarize
+from .generation_summary import Grades, summarize
 from .judging import StageJudge
 from .outputs import check_writable
 from .programs import ProgramJob, ProgramResult, execute, plan_pattern
@@ -114,15 +114,19 @@ class GenerateRunner:
         media_root: pathlib.Path,
         out: pathlib.Path,
         *,
+        grades: Grades,
         engines: dict | None = None,
         cache: VerdictCache | None = None,
         cutter: SegmentCutter | None = None,
         from_file: pathlib.Path | None = None,
         progress: Callable[[str], Callable[[int, float], None]] | None = None,
     ):
-        """`engines` maps a model name to a shared `LazyEngine`-like holder; the others are
-        created from presets. ValueError / ModelNotFound for a bad grid or model (usage)."""
+        """`grades` grades the rows for the summary (`metrics.run_summary.GenerationGrades`);
+        `engines` maps a model name to a shared engine holder (`engines.holder.EngineHolder`);
+        the others are created from presets. ValueError / ModelNotFound for a bad grid or model
+        (usage)."""
         self.config = config
+        self.grades = grades
         self.media_root = pathlib.Path(media_root)
         self.from_file = from_file
         self.cells = [
@@ -405,7 +409,7 @@ class GenerateRunner:
         self, cell: Cell, it: _Item, k: int, first: dict, edits: dict, plans: dict, programs: dict
     ) -> dict:
         item = it.item
-        base = dict(getattr(item, "row", {}) or {})
+        base = dict(item.row) if isinstance(item, DatasetItem) else {}
         rid = item.id if item.id is not None else None
         if rid is not None and self.config.samples > 1:
             rid = f"{rid}#{k}"
@@ -433,7 +437,7 @@ class GenerateRunner:
             if item.answer_raw is not None and item.answer_raw != item.answer:
                 row["answer_raw"] = item.answer_raw
         if it.error is not None:
-            row.update(status="error", error=it.error, source=getattr(item, "source", ""))
+            row.update(status="error", error=it.error, source=item.source)
             return row
         plan = plans[cell.model, id(it)]
         row["media"] = dict(plan.record)

@@ -1,20 +1,37 @@
 """The summary of a `murgat generate` run: per cell accuracy and errors, calls, engines, and the
-provenance of every number (configuration, prompts, models, dataset, subset, versions)."""
+provenance of every number (configuration, prompts, models, dataset, subset, versions).
+
+The accuracy and the reasoning tax are the metrics layer's (`metrics.run_summary.GenerationGrades`),
+handed to the runner from above (`Grades`): the pipeline imports no metric (issue 27).
+"""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol
 
-from ..generate.qa import accuracy
 from ..inputs.benchmarks import Dataset
-from ..metrics.accuracy import reasoning_taxes
 from .programs import OUTCOMES, outcome_counts
 from .provenance import file_digest, versions
 from .runner import failed_calls
 
 
+class Grades(Protocol):
+    """How a `murgat generate` run's rows are graded: a cell's QA accuracy block, and the
+    reasoning tax per model from (model, strategy, accuracy) per cell."""
+
+    def cell(self, rows: Sequence[Mapping]) -> dict: ...
+
+    def taxes(
+        self, accuracies: Iterable[tuple[str, str, float | None]]
+    ) -> dict[str, float | None]: ...
+
+
 def summarize(runner, dataset: Dataset, kept: dict, t0: float) -> dict:
-    """`runner` is the `GenerateRunner` that wrote the rows `kept` (per cell, the fields kept)."""
+    """`runner` is the `GenerateRunner` that wrote the rows `kept` (per cell, the fields kept);
+    its `grades` grade them."""
+    grades: Grades = runner.grades
     cells: dict[str, dict] = {}
     errors: list[dict] = []
     for cell, rows in kept.items():
@@ -26,7 +43,7 @@ def summarize(runner, dataset: Dataset, kept: dict, t0: float) -> dict:
             "rows": len(rows),
             "errors": len(bad),
             "output": str(runner.paths[cell]),
-            **accuracy(rows),
+            **grades.cell(rows),
         }
         if (
             cell.strategy.name == "program"
@@ -34,7 +51,7 @@ def summarize(runner, dataset: Dataset, kept: dict, t0: float) -> dict:
             cells[cell.label]["programs"] = outcome_counts(rows)
     summary: dict = {
         "cells": cells,
-        "reasoning_tax": taxes_by_model(
+        "reasoning_tax": grades.taxes(
             (c["model"], c["strategy"], c["accuracy"]) for c in cells.values()
         ),
     }
@@ -72,7 +89,7 @@ def summarize(runner, dataset: Dataset, kept: dict, t0: float) -> dict:
     summary["provenance"] = {
         "config": runner.config.model_dump(mode="json"),
         "prompts": {n: t.digest for n, t in runner.prompts.items()},
-        "models": {n: getattr(e, "identity_detail", None) for n, e in runner.engines.items()},
+        "models": {n: e.identity_detail for n, e in runner.engines.items()},
         "media_root": str(runner.media_root.resolve()),
         "from_file": file_digest(runner.from_file) if runner.from_file else None,
         "versions": versions(),
@@ -88,9 +105,3 @@ def summarize(runner, dataset: Dataset, kept: dict, t0: float) -> dict:
     }
     summary["wall_s"] = round(time.perf_counter() - t0, 3)
     return summary
-
-
-def taxes_by_model(accuracies) -> dict[str, float | None]:
-    """The reasoning tax per model (`metrics.accuracy.reasoning_taxes`) as `summary.json` and
-    `run_summary.json` give it: {model: cite - base}, from (model, strategy, accuracy) per cell."""
-    return {model: t["tax"] for model, t in reasoning_taxes(accuracies).items()}

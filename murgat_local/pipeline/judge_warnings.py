@@ -7,28 +7,34 @@ Listed in summary.json under `warnings` and printed once at the end of the run.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+
+from ..engines.holder import EngineHolder
+from .cascade import CascadeJudge
+from .judging import Judge
+from .panel import PanelJudge
+from .routing import RoutedJudge
 
 
-def even_majorities(judges: Mapping[str, Any]) -> list[str]:
+def even_majorities(judges: Mapping[str, Judge]) -> list[str]:
     """A majority panel with an even number of members can tie; a tie decides NO."""
     out = []
     for stage, j in judges.items():
-        names = getattr(j, "names", None)
-        rule = getattr(j, "rule", None)
-        if names and rule is not None and rule.vote == "majority" and len(names) % 2 == 0:
+        if not isinstance(j, PanelJudge):
+            continue
+        names = j.names
+        if j.rule.vote == "majority" and len(names) % 2 == 0:
             out.append(
-                f"{stage}: the majority panel {getattr(j.engine, 'name', '')} has {len(names)} members; "
+                f"{stage}: the majority panel {j.engine.name} has {len(names)} members; "
                 "its ties decide NO (an odd number of members, or a weighted vote, avoids them)"
             )
     return out
 
 
-def _names_of(model: str, holder) -> set[str]:
+def _names_of(model: str, holder: EngineHolder) -> set[str]:
     """What a judge may be called by a responder's record: the model as named, its preset's
     name, the folder its weights are in."""
     names = {model}
-    preset = getattr(holder, "preset", None)
+    preset = holder.preset
     if preset is not None:
         names |= {preset.name, preset.path.name}
     return {n.strip().lower() for n in names if n and n.strip()}
@@ -42,20 +48,19 @@ def _responder_names(model: str) -> set[str]:
 
 
 def self_grading(
-    judges: Mapping[str, Any], models: Mapping[str, str], responders: Iterable[str]
+    judges: Mapping[str, Judge], models: Mapping[str, str], responders: Iterable[str]
 ) -> list[str]:
     """A judge (or a panel member) that is the model whose responses it judges: one warning
     per such model, naming its stages."""
     responders = sorted(set(responders))
     stages: dict[str, list[str]] = {}
-    holders: dict[str, Any] = {}
+    holders: dict[str, EngineHolder] = {}
     for stage, j in judges.items():
-        if getattr(j, "members", None):
-            role = (
-                "escalation judge" if getattr(j.engine, "kind", "") == "cascade" else "panel member"
-            )
+        members: list[tuple[str, EngineHolder, str]]
+        if isinstance(j, PanelJudge | CascadeJudge):
+            role = "escalation judge" if isinstance(j, CascadeJudge) else "panel member"
             members = [(n, m.engine, f"{stage} ({role})") for n, m in zip(j.names, j.members)]
-        elif getattr(j, "judges", None):  # routed by modality: each route's judge
+        elif isinstance(j, RoutedJudge):  # routed by modality: each route's judge
             members = [
                 (n, rj.engine, stage if r == "mixed" else f"{stage} ({r} route)")
                 for r, (n, rj) in j.judges.items()
@@ -78,7 +83,7 @@ def self_grading(
 
 
 def judge_warnings(
-    judges: Mapping[str, Any], models: Mapping[str, str], responders: Iterable[str]
+    judges: Mapping[str, Judge], models: Mapping[str, str], responders: Iterable[str]
 ) -> list[str]:
     """Every warning about this run's judges (`models`: the model named for each stage)."""
     return even_majorities(judges) + self_grading(judges, models, responders)

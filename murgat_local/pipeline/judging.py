@@ -13,10 +13,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..engines import LazyEngine, Request, Result, Verdict
+from ..engines import Request, Result, Verdict
+from ..engines.holder import EngineHolder
 from ..engines.reach import MODALITIES, unreached
 from ..judges.calls import Call, Outcome
-from ..judges.human import HumanLabels
 from .cache import CachedVerdict, VerdictCache, make_key
 
 
@@ -69,7 +69,7 @@ class Judge(Protocol):
     on_progress: Callable[[int, float], None] | None
 
     @property
-    def engine(self) -> Any: ...  # an engine holder: identity, get(), stats, started, close()
+    def engine(self) -> EngineHolder: ...
 
     @property
     def counters(self) -> Any: ...  # `StageCounters`, or the members' summed
@@ -80,14 +80,14 @@ class Judge(Protocol):
 @dataclass
 class StageJudge:
     stage: str
-    engine: LazyEngine | HumanLabels
+    engine: EngineHolder
     cache: VerdictCache
     batch_size: int = 256
     counters: StageCounters = field(default_factory=StageCounters)
     on_progress: Callable[[int, float], None] | None = None  # (calls done, seconds busy)
 
     def keys(self, calls: Sequence[Call]) -> list[str]:
-        per_item = getattr(self.engine, "per_item", False)
+        per_item = self.engine.per_item
         return [make_key(self._material(c, per_item)) for c in calls]
 
     def _material(self, call: Call, per_item: bool) -> dict:
@@ -150,7 +150,7 @@ class StageJudge:
             o = outcomes[k]
             self.counters.reached_unknown += o.reached_unknown is not None
             self.counters.thought_cut += o.thought_cut
-            yes_no = o.ok and getattr(o.verdict, "yes_no", False)
+            yes_no = o.ok and o.verdict is not None and o.verdict.yes_no
             self.counters.p_yes_unknown += bool(yes_no and o.p_yes is None)
             for m, n in (o.reached or {}).items():
                 setattr(self.counters, f"reached_{m}", getattr(self.counters, f"reached_{m}") + n)
@@ -161,8 +161,9 @@ class StageJudge:
         # An engine that answers from the prompt alone (human labels) gets no media: none is cut.
         return build_requests(
             calls,
-            cut=getattr(self.engine, "needs_media", True),
-            by_reference=getattr(self.engine, "media_by_reference", False),
+            self.stage,
+            cut=self.engine.needs_media,
+            by_reference=self.engine.media_by_reference,
         )
 
     def _judge(self, keys: list[str], built: list[Request | str]) -> dict[str, Outcome]:
@@ -245,9 +246,9 @@ class StageJudge:
             return dataclasses.replace(
                 res, reached_unknown="the engine does not report its prompt tokens"
             )
-        preset = getattr(self.engine, "preset", None)
-        model = preset.name if preset is not None else getattr(self.engine, "name", "the model")
-        kind = str(getattr(self.engine, "kind", None) or getattr(self.engine, "name", "unknown"))
+        preset = self.engine.preset
+        kind = self.engine.kind
+        model = preset.name if preset is not None else kind
         why = unreached(
             request,
             res.reached,
@@ -268,25 +269,26 @@ class StageJudge:
 
 
 def build_requests(
-    calls: Sequence[Call], cut: bool = True, by_reference: bool = False
+    calls: Sequence[Call], stage: str, cut: bool = True, by_reference: bool = False
 ) -> list[Request | str]:
-    """Requests for these calls; a call whose media cannot be cut becomes its error text.
+    """Requests for these calls of `stage` (each request carries it); a call whose media
+    cannot be cut becomes its error text.
     With `cut=False` nothing is cut and the requests carry no media; with `by_reference`, a
     call's cited segments travel as references, cut by the engine where the data lives."""
     built: list[Request | str] = []
     for c in calls:
         if not cut:
-            built.append(c.request(()))
+            built.append(c.request((), stage))
             continue
         if by_reference and c.segments is not None:
-            built.append(c.request(tuple(c.segments)))
+            built.append(c.request(tuple(c.segments), stage))
             continue
         try:
             media = c.media() if c.media is not None else ()
         except Exception as e:
             built.append(f"could not cut the cited segment: {e}")
             continue
-        built.append(c.request(tuple(media)))
+        built.append(c.request(tuple(media), stage))
     return built
 
 

@@ -29,6 +29,7 @@ from ..judges.panel import (
     vote,
     vote_share,
 )
+from ..judges.verdicts import ReasonedYesNo, YesNo
 from .composite import HolderGroup, SummedCounters
 from .judging import StageJudge
 
@@ -52,10 +53,10 @@ class PanelEngine(HolderGroup):
             "members": [
                 {
                     "model": n,
-                    "engine": getattr(h, "kind", None),
+                    "engine": h.kind,
                     "identity": h.identity,
-                    "detail": getattr(h, "identity_detail", None),
-                    "neutralization": getattr(h, "neutralization", None),
+                    "detail": h.identity_detail,
+                    "neutralization": h.neutralization,
                 }
                 for n, h in self.holders.items()
             ],
@@ -66,12 +67,13 @@ class PanelEngine(HolderGroup):
             detail["weights_from"] = {"path": str(path.resolve()), "sha256": digest}
         self.identity_detail = detail
 
-    def check_response(self, item_id: str, sentences: Sequence[str]) -> str | None:
+    def check_response(
+        self, item_id: str, sentences: Sequence[str], *, member: bool = False
+    ) -> str | None:
         """A member that answers per item (human labels) must hold the response as split here,
         as when it judges alone: labels made for other sentences would vote on the wrong ones."""
         for name, h in self.holders.items():
-            check = getattr(h, "check_response", None)
-            why = check(item_id, sentences) if check is not None else None
+            why = h.check_response(item_id, sentences)
             if why:
                 return f"panel member {name}: {why}"
         return None
@@ -228,8 +230,8 @@ def _yes(out: Outcome) -> bool | None:
     """A member's answer: YES / NO, or None when it gave no verdict (it drops out of the vote)."""
     if not out.ok or out.verdict is None:
         return None
-    yes = getattr(out.verdict, "yes", None)
-    return yes if isinstance(yes, bool) else None
+    v = out.verdict
+    return v.yes if isinstance(v, YesNo | ReasonedYesNo) else None
 
 
 __all__ = ["PanelCounters", "PanelEngine", "PanelJudge"]

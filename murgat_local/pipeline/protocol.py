@@ -27,14 +27,12 @@ from ..judges.evidence import describe_evidence
 from ..judges.verdicts import AtomicFacts, Rewrite, RewrittenText
 from ..media.segments import SegmentCutter, SegmentRef, check_citation
 from ..media.source import MediaError
+from ..stages import Stage
 from ..text.citations import Citation, parse_citations_reference
 from ..text.segment import Sentence, segment, split
 from .judging import Call, Judge, Outcome
 from .scoring import rewrite_problem, score_fact
 from .state import REFERENCE, FactState, ProtocolOptions, ResponseState, SentenceState
-
-STAGES = ("decontext", "verifiable", "decompose", "entail")
-
 
 Collected = Iterable[tuple[Call, Callable[[Outcome], None]]]
 
@@ -116,11 +114,11 @@ class Protocol:
         self._check_items(responses)
         self._stage_decontext(responses)
         self._each(responses, "checking citations", self._check)
-        self._stage("verifiable", responses, self._collect_verifiable)
-        self._stage("decompose", responses, self._collect_decompose)
-        self._stage("entail", responses, self._collect_entail)
+        self._stage(Stage.VERIFIABLE, responses, self._collect_verifiable)
+        self._stage(Stage.DECOMPOSE, responses, self._collect_decompose)
+        self._stage(Stage.ENTAIL, responses, self._collect_entail)
         if not self.options.reference:
-            self._stage("entail", responses, self._collect_without)
+            self._stage(Stage.ENTAIL, responses, self._collect_without)
         self._each(responses, "scoring", self._score)
         return states
 
@@ -128,11 +126,7 @@ class Protocol:
         """Before any call: an engine that answers per item from what it knows of each item
         (human labels) checks the response's sentences, as split here, against it; a mismatch
         is that response's error."""
-        checks = {
-            id(j.engine): j.engine.check_response
-            for j in self.judges.values()
-            if hasattr(j.engine, "check_response")
-        }
+        checks = {id(j.engine): j.engine.check_response for j in self.judges.values()}
         for st in states:
             for check in checks.values():
                 if st.error is not None:
@@ -152,7 +146,10 @@ class Protocol:
                     _fail(st, where, e)
 
     def _stage(
-        self, stage: str, states: list[ResponseState], collect: Callable[[ResponseState], Collected]
+        self,
+        stage: Stage,
+        states: list[ResponseState],
+        collect: Callable[[ResponseState], Collected],
     ) -> None:
         """One judge run over every live response's calls; each response's calls are built,
         and its verdicts applied, under its own guard."""
@@ -182,10 +179,10 @@ class Protocol:
     def _stage_decontext(self, states: list[ResponseState]) -> None:
         if self.options.reference:
             if self.options.decontextualize:
-                self._stage("decontext", states, self._collect_text_rewrite)
+                self._stage(Stage.DECONTEXT, states, self._collect_text_rewrite)
                 self._each(states, "splitting the decontextualized text", self._split_rewrite)
         elif self.options.decontextualize:
-            self._stage("decontext", states, self._collect_rewrites)
+            self._stage(Stage.DECONTEXT, states, self._collect_rewrites)
 
     def _collect_text_rewrite(self, s: ResponseState) -> Collected:
         if s.given_text is not None:
@@ -379,7 +376,6 @@ __all__ = [
     "ResponseState",
     "SentenceState",
     "FactState",
-    "STAGES",
     "REFERENCE",
     "describe_evidence",
     "score_fact",

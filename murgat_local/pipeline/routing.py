@@ -18,6 +18,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ..engines.holder import EngineHolder
+from ..inputs.responses import InputError, ResponseItem
 from ..judges.calls import Call, Outcome
 from ..text.segment import segment
 from .composite import HolderGroup, SummedCounters
@@ -74,14 +76,14 @@ class Cited:
         )
 
 
-def cited_in(items: Iterable, options) -> Cited:
+def cited_in(items: Iterable[ResponseItem | InputError], options) -> Cited:
     """What `items` (responses; an input error is skipped) cite, split as the protocol splits
     them under `options` (`ProtocolOptions`)."""
     cited = Cited()
     for item in items:
-        generation = getattr(item, "generation", None)
-        if generation is None:
+        if not isinstance(item, ResponseItem):
             continue
+        generation = item.generation
         try:
             seg = segment(
                 generation,
@@ -97,7 +99,7 @@ def cited_in(items: Iterable, options) -> Cited:
 
 
 def check_routes(
-    main: tuple[str, object], routes: Mapping[str, tuple[str, object]], cited: Cited
+    main: tuple[str, EngineHolder], routes: Mapping[str, tuple[str, EngineHolder]], cited: Cited
 ) -> None:
     """ValueError naming the model, the modality, how much of the input cites it and the flag
     that routes it, for an entail judge that takes media but not a modality the input read so
@@ -107,11 +109,11 @@ def check_routes(
         if not cited.sentences[modality]:
             continue
         name, holder = routes.get(modality, main)
-        modalities = getattr(holder, "modalities", None)
+        modalities = holder.modalities
         if modalities is None or modalities == {"text"} or takes(modalities, modality):
             continue
         why = ""
-        unavailable = getattr(holder, "unavailable", {}) or {}
+        unavailable = holder.unavailable
         lost = {"visual": ("video", "image"), "audio": ("audio",)}[modality]
         reasons = [unavailable[m] for m in lost if m in unavailable]
         if reasons:
@@ -144,9 +146,9 @@ class RoutedEngine(HolderGroup):
             "routes": {
                 r: {
                     "model": n,
-                    "engine": getattr(h, "kind", None),
+                    "engine": h.kind,
                     "identity": h.identity,
-                    "detail": getattr(h, "identity_detail", None),
+                    "detail": h.identity_detail,
                 }
                 for r, (n, h) in self.holders.items()
             },

@@ -14,31 +14,53 @@ import json
 import os
 import pathlib
 import time
-from collections.abc import Callable, Iterator
+import typing
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..config import RunConfig
 from ..engines import LazyEngine, close_all, load_preset
+from ..engines.holder import EngineHolder
 from ..engines.identity import runtime
 from ..inputs.responses import read_responses
 from ..jsonl import dumps_record
 from ..judges.human import HumanLabels, is_human
 from ..judges.panel import is_panel, members_of
 from ..media.segments import SegmentCutter
-from ..metrics.groups import Grouped
-from ..metrics.intervals import IntervalValues, add_intervals
-from ..metrics.scores import Summary
+from ..stages import PROTOCOL, Stage
 from .cache import VerdictCache
 from .cascade import CascadeJudge
 from .judge_warnings import judge_warnings
 from .judging import Judge, StageJudge
 from .outputs import check_writable
 from .panel import PanelJudge
-from .protocol import STAGES, Protocol, ProtocolOptions
+from .protocol import Protocol, ProtocolOptions
 from .provenance import provenance
 from .records import build_record, certification_counts, stage_failures
 from .routing import RoutedJudge, check_routes, cited_in
 from .streaming import chunks
+
+
+class RecordsSummary(typing.Protocol):
+    """What a run adds its records up to as it writes them, in memory that does not grow with
+    them; the layer above provides it (`metrics.run_summary.RunSummary`): the pipeline runs the
+    protocol and writes the records, and imports no metric."""
+
+    @property
+    def responses(self) -> int: ...
+
+    @property
+    def models(self) -> list[str]:
+        """The models the records name."""
+
+    def add(self, record: Mapping) -> None: ...
+
+    def result(self, records: Callable[[], Iterable[Mapping]]) -> dict:
+        """The summary's numbers; `records()` reads the final records once more where needed."""
+
+
+# Makes a run's `RecordsSummary` from the run's `group_by` and `bootstrap_resamples`.
+SummaryFactory = Callable[[Sequence[str], int], RecordsSummary]
 
 
 @dataclass
@@ -109,7 +131,9 @@ class Escalated:
         if escalation is None:  # no cascade, nothing escalated
             return out
         for stage, steps in self.stages.items():
-            own = getattr(escalation, stage)
+            own = escalation.stage(stage)
+            if own is None:  # never: a stage has a cascade only where it has a threshold
+                continue
             c = self.counts[stage]
             out[stage] = {
                 **c,
@@ -129,12 +153,15 @@ class Runner:
         media_root: pathlib.Path,
         out_dir: pathlib.Path,
         *,
+        summary: SummaryFactory,
         progress: Callable[[str], Callable[[int, float], None]] | None = None,
         engines: dict | None = None,
     ):
-        """`engines` maps a model name to a ready engine holder (`LazyEngine`-like: identity,
-        get(), stats, started, close()); models not in it are loaded from their presets."""
+        """`summary` makes what each run adds its records up to (`metrics.run_summary.RunSummary`);
+        `engines` maps a model name to a ready engine holder (`engines.holder.EngineHolder`);
+        models not in it are loaded from their presets."""
         self.config = config
+        self.summary = summary
         self.media_root = pathlib.Path(media_root)
         self.out_dir = pathlib.Path(out_dir)
         check_writable(self.out_dir)
@@ -147,7 +174,7 @@ class Runner:
             **config.media.bounds(),
             allow_outside=tuple(config.allow_outside),
         )
-        self.engines: dict[str, LazyEngine | HumanLabels] = dict(engines or {})
+        self.engines: dict[str, EngineHolder] = dict(engines or {})
         self.judges: dict[str, Judge] = {}
         panels = config.panel_rules()
         for stage, model in config.stage_models().items():
@@ -169,7 +196,7 @@ class Runner:
                 [(steps[0], first)] + [(s, self._member(stage, s.judge)) for s in steps[1:]],
                 on_progress=first.on_progress,
             )
-        self._route_entail(config.stage_models()["entail"], progress)
+        self._route_entail(config.stage_models()[Stage.ENTAIL], progress)
         self.protocol = Protocol(
             ProtocolOptions(config.compat, config.decontextualize, config.parse_reasoning),
             self.judges,
@@ -223,9 +250,10 @@ class Runner:
         """Attribution judges per modality (`entailer_visual` / `entailer_audio`); each, and the
         entailer for what it keeps, is checked against what the input cites (`check_input`)."""
         routes = {
-            r: (m, self._stage_judge("entail", m)) for r, m in self.config.entail_routes().items()
+            r: (m, self._stage_judge(Stage.ENTAIL, m))
+            for r, m in self.config.entail_routes().items()
         }
-        main = self.judges["entail"]
+        main = self.judges[Stage.ENTAIL]
         self._entail_holders = None  # a panel's members are checked per call
         if isinstance(main, StageJudge):
             self._entail_holders = (
@@ -233,9 +261,11 @@ class Runner:
                 {r: (m, j.engine) for r, (m, j) in routes.items()},
             )
         if routes:
-            self.judges["entail"] = RoutedJudge("entail", {**routes, "mixed": (model, main)})
+            self.judges[Stage.ENTAIL] = RoutedJudge(
+                Stage.ENTAIL, {**routes, "mixed": (model, main)}
+            )
             if progress:
-                self.judges["entail"].on_progress = progress("entail")
+                self.judges[Stage.ENTAIL].on_progress = progress(Stage.ENTAIL)
 
     def check_input(self, responses: pathlib.Path) -> None:
         """ValueError, before anything is judged, when the responses a run holds first (its first
@@ -279,11 +309,9 @@ class Runner:
         # A previous run's results must not pass for this run's if this one stops early.
         for stale in (final, self.out_dir / "summary.json"):
             stale.unlink(missing_ok=True)
-        totals = Summary()
-        by_model: dict[str, Summary] = {}  # responses that name their model
-        by_group = Grouped(self.config.group_by, Summary)
+        totals = self.summary(self.config.group_by, self.config.bootstrap_resamples)
         errors: list[dict] = []
-        failures = dict.fromkeys(STAGES, 0)
+        failures = dict.fromkeys(PROTOCOL, 0)
         escalated = Escalated(self.config)
         with partial.open("w", encoding="utf-8") as out:
             for chunk in chunks(
@@ -297,9 +325,6 @@ class Runner:
                         failures[stage] += n
                     escalated.add(rec)
                     totals.add(rec)
-                    if rec.get("model"):
-                        by_model.setdefault(rec["model"], Summary()).add(rec)
-                    by_group.add(rec)
                     if rec["status"] != "ok":
                         errors.append(
                             {
@@ -312,17 +337,8 @@ class Runner:
             out.flush()
             os.fsync(out.fileno())
         os.replace(partial, final)
-        summary = totals.result()
-        if len(by_model) > 1:
-            summary["by_model"] = {name: by_model[name].result() for name in sorted(by_model)}
-        if by_group.fields:
-            summary["by_group"] = by_group.result()
-        resamples = self.config.bootstrap_resamples  # read back from the final records: none kept
-        add_intervals(
-            summary,
-            IntervalValues.of(_read_records(final) if resamples else (), by_group.fields),
-            n_resamples=resamples,
-        )
+        # The intervals read the final records back (none is kept in memory).
+        summary = totals.result(lambda: _read_records(final))
         summary["mode"] = self.mode
         summary["unparsed_verdicts"] = failures
         summary["errors_list"] = errors
@@ -342,7 +358,7 @@ class Runner:
         summary["models"] = self.config.stage_models()
         if self.config.entail_routes():  # each route's calls: summary["stages"]["entail"]["routes"]
             summary["entail_routes"] = self.config.entail_routes()
-        summary["warnings"] = judge_warnings(self.judges, summary["models"], by_model)
+        summary["warnings"] = judge_warnings(self.judges, summary["models"], totals.models)
         summary["segments_decoded"] = self.cutter.decoded
         summary["cache"] = {
             "path": str(self.cache.path),

@@ -18,8 +18,9 @@ import io
 from collections import defaultdict
 from contextlib import contextmanager
 
+from ..stages import PROTOCOL
 from .drilldown import printable
-from .rundata import MODALITIES, PROBLEM_LABELS, PROBLEMS, STAGES, Cell, Source, finite, interval
+from .rundata import MODALITIES, PROBLEM_LABELS, PROBLEMS, Cell, Source, finite, interval
 
 MARKERS = "osD^vP*Xh<>p"
 
@@ -281,7 +282,7 @@ def run_stage_totals(sources: list[Source]) -> dict[str, dict[str, dict[str, flo
 
 
 def stage_order(names) -> list[str]:
-    return [s for s in STAGES if s in names] + sorted(set(names) - set(STAGES))
+    return [s for s in PROTOCOL if s in names] + sorted(set(names) - set(PROTOCOL))
 
 
 def throughput(t: dict[str, float]) -> float | None:

@@ -14,13 +14,14 @@ import pathlib
 import re
 from collections.abc import Mapping
 
+from ..stages import Stage
 from .drilldown import esc
 from .plots import _empty, _figure, png
 
 STAGE_LABELS = {
-    "verifiable": "verifiable (subtask 1)",
-    "entail": "entail: joint (subtask 3)",
-    "precise": "precise citations",
+    Stage.VERIFIABLE: "verifiable (subtask 1)",
+    Stage.ENTAIL: "entail: joint (subtask 3)",
+    Stage.PRECISE: "precise citations",
 }
 
 

@@ -36,8 +36,6 @@ PROBLEM_LABELS = {
     "unsupported": "unsupported",
 }
 METRICS = ("qa_accuracy", "coverage", "precision", "recall", "f1", "murgat_s")
-# The protocol's judge stages, in the order they run.
-STAGES = ("decontext", "verifiable", "decompose", "entail")
 
 
 class ReportInputError(Exception):

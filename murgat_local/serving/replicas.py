@@ -126,10 +126,13 @@ class ReplicaEngine:
         self.modalities = preset.modalities
         self.temperature = temperature
         self._args = effective_args("replicas", preset, engine_args)
+        self.clients: list[OpenAIEngine] = []  # none until every server is ready
         self.servers = [
             ServerProcess(preset, overrides=self._args, env={**os.environ, **extra})
             for extra in replica_devices(data_parallel, devices_per_replica(self._args))
         ]
+        # One thread per replica (none is started before the first call).
+        self._pool = ThreadPoolExecutor(len(self.servers), thread_name_prefix="replica")
         try:
             for s in self.servers:  # all start at once; each is waited for
                 s.start()
@@ -152,7 +155,6 @@ class ReplicaEngine:
         except BaseException:
             self.close()
             raise
-        self._pool = ThreadPoolExecutor(len(self.clients), thread_name_prefix="replica")
 
     @property
     def identity(self) -> str:
@@ -161,12 +163,10 @@ class ReplicaEngine:
     @property
     def stats(self) -> EngineStats:
         total = EngineStats()
-        for c in getattr(self, "clients", []):
+        for c in self.clients:
             for k, v in c.stats.__dict__.items():
                 setattr(total, k, getattr(total, k) + v)
-        if getattr(
-            self, "clients", None
-        ):  # the replicas run side by side: wall time is the longest
+        if self.clients:  # the replicas run side by side: wall time is the longest
             total.wall_s = max(c.stats.wall_s for c in self.clients)
         return total
 
@@ -182,8 +182,6 @@ class ReplicaEngine:
         return out
 
     def close(self) -> None:
-        pool = getattr(self, "_pool", None)
-        if pool is not None:
-            pool.shutdown(wait=False)
+        self._pool.shutdown(wait=False)
         for s in self.servers:
             s.stop()

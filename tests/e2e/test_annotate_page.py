@@ -19,6 +19,7 @@ from support.paths import ROOT
 
 from murgat_local.annotate import Session, Store, load_source
 from murgat_local.config import RunConfig
+from murgat_local.metrics.run_summary import RunSummary
 from murgat_local.pipeline.runner import Runner
 from murgat_local.text.labels import read_labels
 
@@ -263,7 +264,9 @@ def test_label_the_sample_from_the_keyboard_with_a_sigkill(tmp_path, media_root)
     ref.close()
     mine = [json.loads(l) for l in labels.read_text().splitlines()][:6]
     assert mine == [json.loads(l) for l in (tmp_path / "ref.jsonl").read_text().splitlines()]
-    runner = Runner(RunConfig(judge=f"human:{labels}"), media_root, tmp_path / "human")
+    runner = Runner(
+        RunConfig(judge=f"human:{labels}"), media_root, tmp_path / "human", summary=RunSummary
+    )
     try:
         result = runner.run(source)
     finally:

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from murgat_local.annotate import Session, Store, load_source
 from murgat_local.cli import app
 from murgat_local.config import RunConfig
+from murgat_local.metrics.run_summary import RunSummary
 from murgat_local.pipeline.runner import Runner
 from murgat_local.text.labels import read_labels
 
@@ -61,6 +62,7 @@ def oracle_run(tmp_path_factory, media_root):
         media_root,
         out,
         engines={"oracle": OracleEngine()},
+        summary=RunSummary,
     )
     try:
         runner.run(SAMPLE)
@@ -95,7 +97,10 @@ def test_sigkill_mid_way_then_resume_and_the_labels_score(tmp_path, media_root, 
 
     # the labels as a judge: every response scored from them, nothing refused
     runner = Runner(
-        RunConfig(judge=f"human:{tmp_path / 'ann.jsonl'}"), media_root, tmp_path / "human"
+        RunConfig(judge=f"human:{tmp_path / 'ann.jsonl'}"),
+        media_root,
+        tmp_path / "human",
+        summary=RunSummary,
     )
     try:
         result = runner.run(SAMPLE)

@@ -16,6 +16,7 @@ SHARED = textwrap.dedent("""
     from support.fakes import OracleEngine
     from murgat_local.config import RunConfig
     from murgat_local.pipeline.runner import Runner
+    from murgat_local.metrics.run_summary import RunSummary
 
     class Slow(OracleEngine):
         def judge(self, requests):
@@ -23,7 +24,7 @@ SHARED = textwrap.dedent("""
             return super().judge(requests)
 
     runner = Runner(RunConfig(judge="oracle", cache=sys.argv[3], batch_size=3, decontextualize=False),
-                    pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), engines={"oracle": Slow()})
+                    pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), engines={"oracle": Slow()}, summary=RunSummary)
     runner.run(pathlib.Path(sys.argv[5]))
     runner.close()
 """)

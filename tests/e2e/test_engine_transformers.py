@@ -39,6 +39,7 @@ def test_score_with_the_transformers_engine(tmp_path, media_root):
     import json
 
     from murgat_local.config import RunConfig
+    from murgat_local.metrics.run_summary import RunSummary
     from murgat_local.pipeline.runner import Runner
 
     rows = [
@@ -59,7 +60,7 @@ def test_score_with_the_transformers_engine(tmp_path, media_root):
         engine="transformers",
         decontextualize=False,
     )
-    runner = Runner(cfg, media_root, tmp_path / "out")
+    runner = Runner(cfg, media_root, tmp_path / "out", summary=RunSummary)
     try:
         result = runner.run(path)
     finally:

@@ -7,6 +7,7 @@ import dataclasses
 import shutil
 
 import pytest
+from support.fakes import FakeHolder
 from support.paths import require_model
 
 from murgat_local.engines import load_preset, make_engine
@@ -19,7 +20,7 @@ from murgat_local.pipeline.judging import StageJudge
 OMNI = "tiny-qwen2.5-omni"
 
 
-class StripAudio:
+class StripAudio(FakeHolder):
     """A broken path: the real engine, with every request's audio taken out before it is sent."""
 
     def __init__(self, engine):
@@ -31,9 +32,6 @@ class StripAudio:
             "strip-audio:" + engine.identity,
         )
         self.started = True
-
-    def get(self):
-        return self
 
     def judge(self, requests):
         return self.inner.judge(
@@ -106,15 +104,13 @@ def test_a_chat_template_without_the_audio_placeholder_gives_an_error_not_a_verd
         eng.close()
 
 
-class _Held:
+class _Held(FakeHolder):
     """A started engine as the stage judge holds one."""
 
     def __init__(self, engine, kind):
         self._e, self.kind, self.preset, self.started = engine, kind, engine.preset, True
         self.name, self.identity = engine.name, engine.identity
+        self.stats = engine.stats
 
     def get(self):
         return self._e
-
-    def close(self):
-        pass

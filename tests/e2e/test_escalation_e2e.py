@@ -23,6 +23,7 @@ from murgat_local.annotate.store import Store
 from murgat_local.config import RunConfig, load_config
 from murgat_local.engines import close_all
 from murgat_local.judges.cascade import confidence
+from murgat_local.metrics.run_summary import RunSummary
 from murgat_local.pipeline.records import yes_no_verdicts
 from murgat_local.pipeline.runner import Runner
 
@@ -41,7 +42,7 @@ def engines():
 
 
 def _run(cfg, media_root, out, responses, engines):
-    runner = Runner(cfg, media_root, out, engines=engines)
+    runner = Runner(cfg, media_root, out, engines=engines, summary=RunSummary)
     try:
         result = runner.run(responses)
     finally:  # the engines outlive the run: the fixture closes them

@@ -29,6 +29,7 @@ from murgat_local.engines import (
     load_preset,
 )
 from murgat_local.judges import JudgeRequest, YesNo
+from murgat_local.metrics.run_summary import GenerationGrades, RunSummary
 from murgat_local.pipeline.generating import GenerateRunner
 from murgat_local.pipeline.runner import Runner
 
@@ -69,7 +70,13 @@ def generated(engines, media_root, tmp_path_factory):
     config = GenerateConfig(
         models=RESPONDERS, strategies=["base"], sampling={"max_tokens": 24}, limit=1
     )
-    runner = GenerateRunner(config, media_root, out, engines={m: engines[m] for m in RESPONDERS})
+    runner = GenerateRunner(
+        config,
+        media_root,
+        out,
+        engines={m: engines[m] for m in RESPONDERS},
+        grades=GenerationGrades(),
+    )
     try:
         result = runner.run(ROOT / "samples" / "questions.jsonl")
     finally:
@@ -189,7 +196,7 @@ def test_attribution_routed_by_modality_with_each_judge_in_its_cache_keys(
         max_failed_calls=1.0,
         bootstrap_resamples=0,
     )
-    runner = Runner(cfg, media_root, tmp_path / "out", engines=engines)
+    runner = Runner(cfg, media_root, tmp_path / "out", engines=engines, summary=RunSummary)
     result = runner.run(responses)  # closes nothing: the engines are the module's
     summary = result.summary
     routes = summary["stages"]["entail"]["routes"]

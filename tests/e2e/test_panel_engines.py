@@ -12,6 +12,7 @@ from support.paths import ROOT, require_model
 from murgat_local.config import RunConfig
 from murgat_local.engines import close_all
 from murgat_local.judges.panel import Rule, vote
+from murgat_local.metrics.run_summary import RunSummary
 from murgat_local.pipeline.runner import Runner
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
@@ -45,7 +46,7 @@ def _responses(tmp_path):
 
 
 def _run(cfg, media_root, out, responses, engines):
-    runner = Runner(cfg, media_root, out, engines=engines)
+    runner = Runner(cfg, media_root, out, engines=engines, summary=RunSummary)
     try:
         result = runner.run(responses)
     finally:  # the engines outlive the run: the fixture closes them

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from murgat_local.config import RunConfig
+from murgat_local.metrics.run_summary import RunSummary
 from murgat_local.pipeline.runner import Runner
 from support.fakes import OracleEngine
 
@@ -31,7 +32,9 @@ def _responses(tmp_path, n=4):
 
 def _run(tmp_path, media_root, responses, out, cache=None, engine=None):
     cfg = RunConfig(judge="oracle", cache=cache, decontextualize=False)
-    runner = Runner(cfg, media_root, out, engines={"oracle": engine or OracleEngine()})
+    runner = Runner(
+        cfg, media_root, out, engines={"oracle": engine or OracleEngine()}, summary=RunSummary
+    )
     try:
         return runner.run(responses)
     finally:

@@ -25,20 +25,43 @@ def _j(obj) -> str:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
 
-class OracleEngine:
-    def __init__(self, name="oracle", modalities=("text", "image", "video", "audio"), salt=""):
-        self.name = name
-        self.modalities = frozenset(modalities)
-        self.stats = EngineStats()
-        self.identity = f"oracle:{name}:{salt}"
-        self.started = True
-        self.seen = []
+class FakeHolder:
+    """What a test's engine holder states besides its identity (`engines.holder.EngineHolder`):
+    a model of no preset, known only by its name, answering the same for every item."""
+
+    kind = "fake"
+    identity_detail = None
+    neutralization = None
+    preset = None
+    modalities = frozenset({"text", "image", "video", "audio"})
+    unavailable: dict = {}
+    per_item = False
+    needs_media = True
+    media_by_reference = False
+    started = True
+    stats = EngineStats()
 
     def get(self):
         return self
 
     def close(self):
         pass
+
+    def check_response(self, item_id, sentences, *, member=False):
+        return None
+
+
+class OracleEngine(FakeHolder):
+    """An engine that is its own holder."""
+
+    def __init__(self, name="oracle", modalities=("text", "image", "video", "audio"), salt=""):
+        self.name = name
+        self.kind = name  # what the judge's messages name it by
+        self.modalities = frozenset(modalities)
+        self.stats = EngineStats()
+        self.identity = f"oracle:{name}:{salt}"
+        self.started = True
+        self.seen = []
 
     def _answer(self, req) -> str:
         kind = req.verdict.__name__

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from murgat_local.config import RunConfig
+from murgat_local.metrics.run_summary import RunSummary
 from murgat_local.pipeline.runner import Runner
 from support.fakes import OracleEngine
 
@@ -44,6 +45,7 @@ def oracle_meta_run(tmp_path_factory, media_root):
         media_root,
         tmp / "judge",
         engines={"oracle": OracleEngine()},
+        summary=RunSummary,
     )
     try:
         runner.run(rows)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from murgat_local.config import RunConfig
+from murgat_local.metrics.run_summary import RunSummary
 from murgat_local.pipeline.runner import Runner
 from support.fakes import OracleEngine
 
@@ -21,6 +22,7 @@ def _run(tmp_path, media_root, rows, engine=None, **cfg):
         media_root,
         tmp_path / "out",
         engines={"oracle": engine or OracleEngine()},
+        summary=RunSummary,
     )
     try:
         result = runner.run(_rows(tmp_path, rows))

@@ -7,8 +7,9 @@ import json
 from murgat_local.config import GenerateConfig
 from murgat_local.engines import EngineStats
 from murgat_local.engines.base import finish, record
+from murgat_local.metrics.run_summary import GenerationGrades
 from murgat_local.pipeline.generating import GenerateRunner
-from support.fakes import fenced
+from support.fakes import FakeHolder, fenced
 from support.paths import ROOT
 
 PLANS = {
@@ -38,26 +39,20 @@ def _j(obj) -> str:
     return json.dumps(obj, separators=(",", ":"))
 
 
-class Planner:
+class Planner(FakeHolder):
     """Writes the variant's fixed plan, and answers each tool by rule from the prompt."""
 
     def __init__(self, plans=PLANS, name="tiny-qwen3-omni"):
         from murgat_local.engines import load_preset
 
         self.preset = load_preset(name)
-        self.name = name
+        self.name = self.kind = name
         self.identity = f"planner:{sorted(plans.items())}"
         self.stats = EngineStats()
         self.started = True
         self.plans = plans
         self.seen = []
         self.batches = []
-
-    def get(self):
-        return self
-
-    def close(self):
-        pass
 
     def _reply(self, r) -> str:
         system = r.system or ""
@@ -95,7 +90,13 @@ class Planner:
 
 def run(tmp_path, media_root, engine, strategies, out="gen", dataset=None, **cfg):
     config = GenerateConfig(models=["tiny-qwen3-omni"], strategies=strategies, **cfg)
-    runner = GenerateRunner(config, media_root, tmp_path / out, engines={"tiny-qwen3-omni": engine})
+    runner = GenerateRunner(
+        config,
+        media_root,
+        tmp_path / out,
+        engines={"tiny-qwen3-omni": engine},
+        grades=GenerationGrades(),
+    )
     try:
         result = runner.run(dataset or ROOT / "samples" / "questions.jsonl")
     finally:

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from murgat_local.cli import app
 from murgat_local.config import RunConfig
+from murgat_local.metrics.run_summary import RunSummary
 from murgat_local.pipeline.runner import Runner
 from support.fakes import OracleEngine
 
@@ -70,6 +71,7 @@ def _score(media_root, rows, out, entailer=None):
         media_root,
         out,
         engines=engines,
+        summary=RunSummary,
     )
     try:
         return runner.run(p)

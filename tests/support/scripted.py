@@ -5,7 +5,9 @@ from __future__ import annotations
 from murgat_local.config import GenerateConfig
 from murgat_local.engines import EngineStats, load_preset
 from murgat_local.engines.base import finish, record
+from murgat_local.metrics.run_summary import GenerationGrades
 from murgat_local.pipeline.generating import GenerateRunner
+from support.fakes import FakeHolder
 from support.paths import ROOT, require_model
 
 CITED = (
@@ -16,24 +18,18 @@ CITED = (
 PLAIN = "Reasoning: The screen is red. A tone plays. So B.\nAnswer: B"
 
 
-class Scripted:
+class Scripted(FakeHolder):
     """A responder that answers by rule and records what it was sent."""
 
     def __init__(self, preset_name, *, edit="cite", answer="B", judge_choice="C"):
         require_model(preset_name)
         self.preset = load_preset(preset_name)
-        self.name = preset_name
+        self.name = self.kind = preset_name
         self.identity = f"scripted:{preset_name}:{edit}:{answer}:{judge_choice}"
         self.stats = EngineStats()
         self.started = True
         self.seen = []
         self.edit, self.answer, self.judge_choice = edit, answer, judge_choice
-
-    def get(self):
-        return self
-
-    def close(self):
-        pass
 
     def _reply(self, r) -> str:
         if r.choices is not None:
@@ -71,7 +67,9 @@ def run_generate(
 ):
     models = list(engines)
     config = GenerateConfig(models=models, strategies=list(strategies), **cfg)
-    runner = GenerateRunner(config, media_root, tmp_path / out, engines=engines)
+    runner = GenerateRunner(
+        config, media_root, tmp_path / out, engines=engines, grades=GenerationGrades()
+    )
     try:
         result = runner.run(
             dataset or ROOT / "samples" / "questions.jsonl", reference_format=reference_format

@@ -26,6 +26,7 @@ from support.fakes import OracleEngine
 from support.paths import ROOT
 
 from murgat_local.config import RunConfig
+from murgat_local.metrics.run_summary import RunSummary
 from murgat_local.pipeline.runner import Runner
 
 
@@ -123,6 +124,7 @@ def _score(env: dict, data: bytes, name: str) -> tuple[object, list[dict], Oracl
         env["root"],
         folder / "out",
         engines={"oracle": engine},
+        summary=RunSummary,
     )
     try:
         result = runner.run(path)

@@ -302,6 +302,7 @@ def test_a_tokenizer_folder_that_is_not_the_served_models_is_refused_at_start(en
 def test_summary_json_records_which_neutralization_each_judge_used(tmp_path, remote):
     """Provenance per stage judge: generic for the served entailer without a tokenizer folder,
     the folder for the served verifier, the model's own folder in process."""
+    from murgat_local.metrics.run_summary import RunSummary
     from murgat_local.pipeline.provenance import provenance
     from murgat_local.pipeline.runner import Runner
 
@@ -321,7 +322,9 @@ def test_summary_json_records_which_neutralization_each_judge_used(tmp_path, rem
         stage_engines={"verifiable": {"engine": "openai", "tokenizer": str(remote["folder"])}},
     )
     (tmp_path / "r.jsonl").write_text("")
-    runner = Runner(cfg, tmp_path, tmp_path / "out")  # nothing is contacted or loaded
+    runner = Runner(
+        cfg, tmp_path, tmp_path / "out", summary=RunSummary
+    )  # nothing is contacted or loaded
     try:
         judges = provenance(runner, tmp_path / "r.jsonl")["judges"]
     finally:
@@ -332,7 +335,9 @@ def test_summary_json_records_which_neutralization_each_judge_used(tmp_path, rem
         "source": str(remote["folder"].resolve()),
     }
     assert judges["entail"]["identity"] != judges["verifiable"]["identity"]
-    local = Runner(RunConfig(judge="smollm2-135m-instruct"), tmp_path, tmp_path / "local")
+    local = Runner(
+        RunConfig(judge="smollm2-135m-instruct"), tmp_path, tmp_path / "local", summary=RunSummary
+    )
     try:
         in_process = provenance(local, tmp_path / "r.jsonl")["judges"]["entail"]
     finally:

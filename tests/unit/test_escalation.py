@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from support.fakes import FakeHolder
 
 from murgat_local.config import RunConfig
 from murgat_local.judges.calls import Call, Outcome
@@ -34,15 +35,11 @@ def test_the_keep_rule():
     assert decide(steps, [(True, 0.7), (False, 0.45), (None, None)]) is None
 
 
-class _Engine:
-    kind = "fake"
+class _Engine(FakeHolder):
     started = False
 
     def __init__(self, name):
         self.identity = f"fake:{name}"
-
-    def get(self):
-        return self
 
 
 class FakeJudge:

@@ -9,6 +9,7 @@ import pytest
 from support.fakes import OracleEngine
 
 from murgat_local.config import RunConfig
+from murgat_local.metrics.run_summary import RunSummary
 from murgat_local.pipeline.dryrun import extrapolate
 from murgat_local.pipeline.runner import Runner
 
@@ -65,6 +66,7 @@ def test_calibration_on_a_real_run(tmp_path, media_root):
         media_root,
         tmp_path / "out",
         engines={"oracle": SlowOracle()},
+        summary=RunSummary,
     )
     try:
         plan = runner.plan(rows)

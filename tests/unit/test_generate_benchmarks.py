@@ -12,6 +12,7 @@ from support.scripted import Scripted
 from murgat_local.config import GenerateConfig
 from murgat_local.engines import AudioPart, ImagePart, VideoPart
 from murgat_local.inputs.benchmarks import open_dataset
+from murgat_local.metrics.run_summary import GenerationGrades
 from murgat_local.pipeline.generating import GenerateRunner
 from murgat_local.sample import benchmarks as layouts
 
@@ -24,7 +25,9 @@ def videommmu(tmp_path_factory, media_root):
 def generate(tmp_path, folder, engines, **cfg):
     ds = open_dataset(folder)
     config = GenerateConfig(models=list(engines), **cfg)
-    runner = GenerateRunner(config, ds.media_root, tmp_path / "out", engines=engines)
+    runner = GenerateRunner(
+        config, ds.media_root, tmp_path / "out", engines=engines, grades=GenerationGrades()
+    )
     try:
         return runner.run(ds)
     finally:

@@ -25,6 +25,7 @@ from murgat_local.cli import app
 from murgat_local.config import RunConfig
 from murgat_local.inputs.responses import InputError, read_responses
 from murgat_local.jsonl import dumps_record
+from murgat_local.metrics.run_summary import RunSummary
 from murgat_local.pipeline.runner import Runner
 from murgat_local.reports.table import errors_table, summary_table
 from murgat_local.text.segment import segment_response
@@ -106,6 +107,7 @@ def test_score_writes_a_record_for_every_hostile_item(tmp_path, media_root):
         media_root,
         tmp_path / "out",
         engines={"oracle": OracleEngine()},
+        summary=RunSummary,
     )
     try:
         result = runner.run(f)

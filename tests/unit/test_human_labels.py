@@ -12,13 +12,16 @@ from typer.testing import CliRunner
 from murgat_local.cli import app
 from murgat_local.config import RunConfig
 from murgat_local.judges.human import HumanLabels
+from murgat_local.metrics.run_summary import RunSummary
 from murgat_local.pipeline.runner import Runner
 
 
 def _run(tmp_path, media_root, responses=RESPONSES, labels=LABELS, engines=None, **cfg):
     lab = _write(tmp_path / "labels.jsonl", labels)
     cfg.setdefault("judge", f"human:{lab}")
-    runner = Runner(RunConfig(**cfg), media_root, tmp_path / "out", engines=engines)
+    runner = Runner(
+        RunConfig(**cfg), media_root, tmp_path / "out", engines=engines, summary=RunSummary
+    )
     try:
         result = runner.run(_write(tmp_path / "r.jsonl", responses))
     finally:
@@ -256,6 +259,7 @@ def test_reference_mode_and_missing_labels_are_usage_errors(tmp_path, media_root
             RunConfig(judge=f"human:{_write(tmp_path / 'l.jsonl', LABELS)}", compat="reference"),
             media_root,
             tmp_path / "o",
+            summary=RunSummary,
         )
     with pytest.raises(ValueError, match="do not exist"):
         HumanLabels(tmp_path / "none.jsonl")

@@ -58,6 +58,7 @@ from support.fakes import OracleEngine, fenced  # noqa: E402
 
 from murgat_local.config import RunConfig  # noqa: E402
 from murgat_local.judges.prompts import PROMPTS_DIR, escape_fences, load_prompt  # noqa: E402
+from murgat_local.metrics.run_summary import RunSummary  # noqa: E402
 from murgat_local.pipeline.runner import Runner  # noqa: E402
 
 # Every template field that carries text written by a model under evaluation (or derived from it).
@@ -123,7 +124,11 @@ def test_the_protocol_sends_each_sentence_inside_one_fence(tmp_path, media_root)
     rows.write_text(json.dumps({"id": "x", "video": "colors", "model_generation": attack}) + "\n")
     engine = OracleEngine()
     runner = Runner(
-        RunConfig(judge="oracle"), media_root, tmp_path / "out", engines={"oracle": engine}
+        RunConfig(judge="oracle"),
+        media_root,
+        tmp_path / "out",
+        engines={"oracle": engine},
+        summary=RunSummary,
     )
     try:
         runner.run(rows)

@@ -26,6 +26,7 @@ from murgat_local.inputs.benchmarks import open_dataset
 from murgat_local.inputs.datasets import DatasetImage, item_maker, read_dataset
 from murgat_local.inputs.limits import InputLimits, batch_oversize
 from murgat_local.inputs.responses import ResponseItem, read_items, read_responses
+from murgat_local.metrics.run_summary import RunSummary
 from murgat_local.pipeline.runner import Runner
 
 HUGE = "9" * 5_000
@@ -283,7 +284,9 @@ def test_score_writes_an_error_record_for_each_hostile_line_and_scores_the_rest(
             + "\n"
         )
     config = RunConfig(judge="oracle", decontextualize=False, inputs={"max_text_chars": 100})
-    runner = Runner(config, media_root, tmp_path / "out", engines={"oracle": OracleEngine()})
+    runner = Runner(
+        config, media_root, tmp_path / "out", engines={"oracle": OracleEngine()}, summary=RunSummary
+    )
     try:
         result = runner.run(f)
     finally:

@@ -13,6 +13,7 @@ from support.fakes import OracleEngine
 from murgat_local.config import RunConfig
 from murgat_local.digests import shared_memo
 from murgat_local.media.source import VideoSource
+from murgat_local.metrics.run_summary import RunSummary
 from murgat_local.pipeline.runner import Runner
 from murgat_local.sample.media import _write, tones
 
@@ -84,7 +85,7 @@ def test_fifty_videos_in_one_chunk_stay_within_the_bounds(tmp_path):
     engine = Watching(media.resolve())
     shared_memo()  # the digest memo's SQLite files are opened once per process, not per video
     baseline = _open_fds()
-    runner = Runner(cfg, media, tmp_path / "out", engines={"oracle": engine})
+    runner = Runner(cfg, media, tmp_path / "out", engines={"oracle": engine}, summary=RunSummary)
     try:
         result = runner.run(path)
     finally:

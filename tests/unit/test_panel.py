@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from murgat_local.cli import app
 from murgat_local.config import RunConfig
 from murgat_local.judges.panel import Rule, members_of, reliability_weight, vote, weights_from_meta
+from murgat_local.metrics.run_summary import RunSummary
 from murgat_local.pipeline.judge_warnings import judge_warnings
 from murgat_local.pipeline.runner import Runner
 
@@ -150,7 +151,7 @@ def labels(tmp_path):
 
 def _run(tmp_path, media_root, name, **cfg):
     cfg.setdefault("cache", tmp_path / "shared.sqlite")
-    runner = Runner(RunConfig(**cfg), media_root, tmp_path / name)
+    runner = Runner(RunConfig(**cfg), media_root, tmp_path / name, summary=RunSummary)
     try:
         result = runner.run(_write(tmp_path / "r.jsonl", RESPONSES))
     finally:
@@ -255,6 +256,7 @@ def test_adding_a_member_runs_only_that_member(tmp_path, media_root, labels):
         RunConfig(judge=a, verifier=f"panel:{a},{b},{a2}", cache=tmp_path / "shared.sqlite"),
         media_root,
         tmp_path / "plan",
+        summary=RunSummary,
     )
     try:
         plan = plan_runner.plan(tmp_path / "r.jsonl")
@@ -344,7 +346,9 @@ def test_self_grading_is_warned_from_the_preset_name_and_folder(tmp_path, media_
         verifier=f"panel:{labels['a']},smollm2-135m-instruct,{labels['b']}",
         entailer="tiny-qwen2.5-omni",
     )
-    runner = Runner(cfg, media_root, tmp_path / "w")  # no engine starts before a call needs it
+    runner = Runner(
+        cfg, media_root, tmp_path / "w", summary=RunSummary
+    )  # no engine starts before a call needs it
     try:
         models = cfg.stage_models()
         responders = ["smollm2-135m-instruct/cite", "tiny-qwen3-omni/base"]
@@ -401,7 +405,7 @@ def test_a_member_on_its_own_engine(tmp_path, media_root, labels):
         verifier=f"panel:{labels['a']},smollm2-135m-instruct,tiny-gemma3",
         panel={"engines": {"smollm2-135m-instruct": {"engine": "openai", "base_url": url}}},
     )
-    runner = Runner(cfg, media_root, tmp_path / "e")
+    runner = Runner(cfg, media_root, tmp_path / "e", summary=RunSummary)
     try:
         human, smol, gemma = runner.judges["verifiable"].members
         assert smol.engine.kind == "openai" and smol.engine.options["base_url"] == url

@@ -9,6 +9,7 @@ from support.fakes import OracleEngine
 
 from murgat_local.config import RunConfig
 from murgat_local.grading import FactScore, SentenceScore, score_response
+from murgat_local.metrics.run_summary import RunSummary
 from murgat_local.metrics.scores import summarize
 from murgat_local.pipeline.runner import Runner
 
@@ -93,6 +94,7 @@ def _run(tmp_path, media_root, engine, text):
         media_root,
         tmp_path / "out",
         engines={"oracle": engine},
+        summary=RunSummary,
     )
     try:
         result = runner.run(p)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+from support.fakes import FakeHolder
+
 from murgat_local.annotate.export import label_record
 from murgat_local.annotate.source import Item, Proposal, Sentence
 from murgat_local.engines.base import Request
@@ -13,6 +15,7 @@ from murgat_local.judges.human import HumanLabels
 from murgat_local.judges.human_partial import settle
 from murgat_local.judges.prompts import load_prompt
 from murgat_local.judges.verdicts import AtomicFacts, YesNo
+from murgat_local.stages import Stage
 from murgat_local.text.citations import parse_citations, strip_citations
 from murgat_local.text.labels import read_labels
 from murgat_local.text.partial_labels import PartialFact
@@ -50,13 +53,13 @@ def _exported(tmp_path, answers):
 
 def _verifiable(engine, text, item="r1"):
     prompt = load_prompt("verifiable").render(sentence=strip_citations(text))
-    return engine.judge([Request(prompt, YesNo, item=item)])[0]
+    return engine.judge([Request(prompt, YesNo, item=item, stage="verifiable")])[0]
 
 
 def _entail(engine, fact, text, cited, item="r1"):
     cits = [parse_citations(text)[k] for k in cited]
     prompt = load_prompt("entail").render(evidence=describe_evidence(cits), fact=fact)
-    return engine.judge([Request(prompt, YesNo, item=item)])[0]
+    return engine.judge([Request(prompt, YesNo, item=item, stage="entail")])[0]
 
 
 def _yes(result):
@@ -97,8 +100,25 @@ def test_an_unknown_question_or_unsettled_call_is_refused(tmp_path):
     assert _yes(_entail(engine, FACT, TWO, [1])) is False
     # decomposition is never answered from these answers
     prompt = load_prompt("decompose").render(sentence=strip_citations(TWO))
-    out = engine.judge([Request(prompt, AtomicFacts, item="r1")])[0]
+    out = engine.judge([Request(prompt, AtomicFacts, item="r1", stage="decompose")])[0]
     assert "no decomposition" in out.error
+
+
+def test_the_stage_a_request_carries_tells_alike_prompts_apart(tmp_path):
+    """A prompt that fences both a sentence and a claim (a custom entail template that shows
+    the sentence as context) is answered as the stage that sends it: reading the stage off the
+    prompt's fences took every such call for a verifiability question."""
+    engine = HumanLabels(_exported(tmp_path, {"s1.verifiable": True, "s1.f1.entailed": False}))
+    cits = parse_citations(TWO)
+    entail = load_prompt("entail").render(evidence=describe_evidence(cits), fact=FACT)
+    prompt = f"<<<SENTENCE\n{strip_citations(TWO)}\nSENTENCE>>>\n{entail}"
+    asked = [Request(prompt, YesNo, item="r1", stage=s) for s in (Stage.VERIFIABLE, Stage.ENTAIL)]
+    verifiable, entailed = engine.judge(asked)
+    assert _yes(verifiable) is True
+    assert _yes(entailed) is False
+    # a request no scoring stage sends is refused, whatever its prompt holds
+    [other] = engine.judge([Request(prompt, YesNo, item="r1", stage="generate")])
+    assert "only the scoring stages" in other.error
 
 
 def test_answers_about_another_sentence_are_a_per_response_error(tmp_path):
@@ -169,7 +189,7 @@ def test_a_cascade_checks_its_human_member_against_each_response(tmp_path):
     from murgat_local.judges.cascade import Step
     from murgat_local.pipeline.cascade import CascadeEngine
 
-    class Model:
+    class Model(FakeHolder):
         identity, kind, started = "m", "vllm", False
 
     human = HumanLabels(_exported(tmp_path, {"s2.verifiable": False}))

@@ -6,6 +6,7 @@ import pytest
 from support.fakes import OracleEngine
 
 from murgat_local.config import RunConfig
+from murgat_local.metrics.run_summary import RunSummary
 from murgat_local.pipeline.runner import Runner
 
 
@@ -18,7 +19,9 @@ def write(tmp_path, rows, name="r.jsonl"):
 def run(tmp_path, media_root, rows, compat=None, engine=None, out="out", **cfg):
     engine = engine or OracleEngine()
     config = RunConfig(judge="oracle", compat=compat, **cfg)
-    runner = Runner(config, media_root, tmp_path / out, engines={"oracle": engine})
+    runner = Runner(
+        config, media_root, tmp_path / out, engines={"oracle": engine}, summary=RunSummary
+    )
     try:
         result = runner.run(write(tmp_path, rows))
     finally:
@@ -142,6 +145,7 @@ def test_refused_modality_is_recorded_not_scored_zero(tmp_path, media_root):
         media_root,
         tmp_path / "out",
         engines={"oracle": engine, "ears": ears},
+        summary=RunSummary,
     )
     try:
         result = runner.run(write(tmp_path, rows))
@@ -170,7 +174,11 @@ def test_swapping_the_entailer_reruns_only_attribution(tmp_path, media_root):
     engine_a, engine_b = OracleEngine(), OracleEngine(name="other", salt="b")
     config = RunConfig(judge="oracle", entailer="other")
     runner = Runner(
-        config, media_root, tmp_path / "out", engines={"oracle": engine_a, "other": engine_b}
+        config,
+        media_root,
+        tmp_path / "out",
+        engines={"oracle": engine_a, "other": engine_b},
+        summary=RunSummary,
     )
     try:
         result = runner.run(write(tmp_path, rows))

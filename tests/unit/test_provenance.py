@@ -9,6 +9,7 @@ from support.fakes import OracleEngine
 
 from murgat_local.config import RunConfig
 from murgat_local.judges import load_prompt
+from murgat_local.metrics.run_summary import RunSummary
 from murgat_local.pipeline.runner import Runner
 
 
@@ -21,7 +22,13 @@ def test_summary_records_config_prompts_judges_versions_and_input(tmp_path, medi
         + "\n"
     )
     cfg = RunConfig(judge="oracle", batch_size=7, media={"max_frames": 12})
-    runner = Runner(cfg, media_root, tmp_path / "out", engines={"oracle": OracleEngine(salt="v1")})
+    runner = Runner(
+        cfg,
+        media_root,
+        tmp_path / "out",
+        engines={"oracle": OracleEngine(salt="v1")},
+        summary=RunSummary,
+    )
     try:
         result = runner.run(path)
     finally:

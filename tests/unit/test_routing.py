@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from murgat_local.cli import app
 from murgat_local.config import RunConfig
 from murgat_local.judges.calls import Call
+from murgat_local.metrics.run_summary import RunSummary
 from murgat_local.pipeline.routing import route_of
 from murgat_local.pipeline.runner import Runner
 
@@ -59,7 +60,7 @@ def test_visual_facts_go_to_the_visual_judge_audio_to_the_audio_judge_both_to_th
         max_failed_calls=1.0,
         bootstrap_resamples=0,
     )
-    runner = Runner(cfg, media_root, tmp_path / "out", engines=engines)
+    runner = Runner(cfg, media_root, tmp_path / "out", engines=engines, summary=RunSummary)
     try:
         result = runner.run(responses)
         plan = runner.plan(responses)
@@ -123,7 +124,7 @@ def test_a_judge_that_cannot_take_what_the_input_cites_is_refused_at_start(
     responses = tmp_path / "r.jsonl"
     responses.write_text(json.dumps(ROW) + "\n")
     runner = Runner(
-        RunConfig(**config), media_root, tmp_path / "out", engines=oracles()
+        RunConfig(**config), media_root, tmp_path / "out", engines=oracles(), summary=RunSummary
     )  # the input unread
     try:
         with pytest.raises(ValueError, match=said.replace("(", r"\(")):
@@ -149,6 +150,7 @@ def test_an_image_only_judge_scores_responses_that_cite_only_visual_segments(tmp
         media_root,
         tmp_path / "out",
         engines={"eyes": eyes},
+        summary=RunSummary,
     )
     try:
         runner.check_input(responses)
@@ -167,7 +169,9 @@ def test_the_refusal_counts_the_sentences_and_citations_that_cite_the_modality(
     responses.write_text(
         "\n".join(json.dumps(r) for r in (VISUAL, AUDIO, {**AUDIO, "id": "a2"})) + "\n"
     )
-    runner = Runner(RunConfig(judge="main"), media_root, tmp_path / "out", engines=oracles())
+    runner = Runner(
+        RunConfig(judge="main"), media_root, tmp_path / "out", engines=oracles(), summary=RunSummary
+    )
     try:
         with pytest.raises(ValueError) as refused:
             runner.check_input(responses)
@@ -192,7 +196,7 @@ def test_audio_first_cited_after_the_first_chunk_is_refused_per_call_and_the_res
         max_failed_calls=1.0,
         bootstrap_resamples=0,
     )
-    runner = Runner(cfg, media_root, tmp_path / "out", engines=engines)
+    runner = Runner(cfg, media_root, tmp_path / "out", engines=engines, summary=RunSummary)
     try:
         runner.check_input(responses)  # decided on the first chunk, which cites no audio
         result = runner.run(responses)

@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 
 from murgat_local.cli import app
 from murgat_local.config import RunConfig
+from murgat_local.metrics.run_summary import RunSummary
 from murgat_local.pipeline.runner import Runner
 from murgat_local.text.segment import segment
 
@@ -128,7 +129,9 @@ def test_segment_prints_what_the_scorer_judges(
         parse_reasoning=parse_reasoning,
         decontextualize=decontextualize,
     )
-    runner = Runner(config, media_root, tmp_path / "out", engines={"oracle": Rewriter()})
+    runner = Runner(
+        config, media_root, tmp_path / "out", engines={"oracle": Rewriter()}, summary=RunSummary
+    )
     try:
         result = runner.run(responses)
     finally:

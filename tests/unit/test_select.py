@@ -16,6 +16,7 @@ from murgat_local.cli import app
 from murgat_local.config import RunConfig, load_config
 from murgat_local.judges.panel import Rule, reliability_weight
 from murgat_local.meta.combine import combine, panel, single
+from murgat_local.metrics.run_summary import RunSummary
 from murgat_local.pipeline.runner import Runner
 
 SCORES = ("coverage", "precision", "recall", "f1", "murgat_s")
@@ -62,7 +63,12 @@ def runs(tmp_path_factory, media_root):
         f"human:{_write(tmp / 'perfect.jsonl', [dict(l, annotator='copy') for l in LABELS])}"
     )
     for name, model in judges.items():
-        runner = Runner(RunConfig(judge=model, bootstrap_resamples=0), media_root, tmp / name)
+        runner = Runner(
+            RunConfig(judge=model, bootstrap_resamples=0),
+            media_root,
+            tmp / name,
+            summary=RunSummary,
+        )
         try:
             assert runner.run(responses).exit_code == 0
         finally:
@@ -218,7 +224,7 @@ def test_weights_from_a_meta_eval_report(runs, media_root):
             judges["j3"]: reliability_weight(0.9),
         }
     )
-    runner = Runner(cfg, media_root, tmp / "weighted")
+    runner = Runner(cfg, media_root, tmp / "weighted", summary=RunSummary)
     try:
         result = runner.run(responses)
     finally:

@@ -8,8 +8,11 @@ import random
 import tracemalloc
 from statistics import mean
 
+from support.fakes import FakeHolder
+
 from murgat_local.config import RunConfig
 from murgat_local.engines.base import EngineStats, finish, record
+from murgat_local.metrics.run_summary import RunSummary
 from murgat_local.metrics.scores import METRICS, summarize
 from murgat_local.pipeline import runner as runner_module
 from murgat_local.pipeline.runner import Runner
@@ -80,22 +83,14 @@ def test_the_running_summary_is_the_mean_of_all_records_to_the_last_bit():
         assert json.dumps(got) == json.dumps(want)  # the same types and digits in summary.json
 
 
-class _Yes:
+class _Yes(FakeHolder):
     """Says every sentence is verifiable; keeps nothing per request."""
 
-    name = "yes"
-    modalities = frozenset({"text", "image", "video", "audio"})
+    name = kind = "yes"
     identity = "yes:test"
-    started = True
 
     def __init__(self):
         self.stats = EngineStats()
-
-    def get(self):
-        return self
-
-    def close(self):
-        pass
 
     def judge(self, requests):
         results = [finish(r, '{"label":"YES"}', 1, 1) for r in requests]
@@ -123,7 +118,7 @@ def test_a_run_keeps_nothing_per_response(tmp_path, media_root, monkeypatch):
                 + "\n"
             )
     cfg = RunConfig(judge="yes", chunk_size=20, decontextualize=False, cache=tmp_path / "c.sqlite")
-    runner = Runner(cfg, media_root, tmp_path / "out", engines={"yes": _Yes()})
+    runner = Runner(cfg, media_root, tmp_path / "out", engines={"yes": _Yes()}, summary=RunSummary)
     snapshots = {}
     read = runner_module.read_responses
 
