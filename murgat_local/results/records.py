@@ -154,6 +154,6 @@ class GenerationRecord(Versioned):
     model_generation: str | None = None
     answer_path: str | None = None
     predicted: str | None = None
-    gold: str | None = None
+    gold: Any = None  # the dataset's answer, as the dataset gives it
     correct: bool | None = None
     unanswered: str | None = None
