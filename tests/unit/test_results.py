@@ -199,3 +199,32 @@ def test_the_fixture_validates_against_the_printed_json_schema():
     jsonschema.validate(
         json.loads((SCORE / layout.SUMMARY).read_text()), SCHEMAS["summary"].model_json_schema()
     )
+
+
+def _with_bad_lines(tmp_path: pathlib.Path) -> pathlib.Path:
+    """The sample run's records with a cut line and a record of a newer version among them."""
+    lines = (SCORE / layout.SCORES).read_text(encoding="utf-8").splitlines()
+    newer = json.dumps({**json.loads(lines[1]), "schema_version": CURRENT + 1})
+    path = tmp_path / "run" / layout.SCORES
+    path.parent.mkdir()
+    path.write_text("\n".join([lines[0], '{"id": "cut', newer, *lines[2:]]) + "\n", "utf-8")
+    return path
+
+
+def test_rescore_and_compare_read_past_bad_lines_name_them_and_exit_1(tmp_path):
+    """One rule for a line that is not a record: printed with its file and line, the numbers
+    over the rest, exit 1 (the numbers leave lines out)."""
+    path = _with_bad_lines(tmp_path)
+    runner = CliRunner()
+    for args in (
+        ["rescore", str(path), "--resamples", "0"],
+        ["compare", str(SCORE), str(path.parent), "--resamples", "10"],
+    ):
+        got = runner.invoke(app, args)
+        text = " ".join(got.output.split())
+        assert got.exit_code == 1, got.output
+        assert f"{path} line 2: not JSON" in " ".join(text.split())
+        assert f"line 3: schema_version {CURRENT + 1} is newer" in text
+        assert "2 record line(s) could not be read" in text
+    rescored = runner.invoke(app, ["rescore", str(path), "--resamples", "0"])
+    assert "MURGAT scores (rescored)" in rescored.output  # the other 5 records are scored
