@@ -228,3 +228,16 @@ def test_rescore_and_compare_read_past_bad_lines_name_them_and_exit_1(tmp_path):
         assert "2 record line(s) could not be read" in text
     rescored = runner.invoke(app, ["rescore", str(path), "--resamples", "0"])
     assert "MURGAT scores (rescored)" in rescored.output  # the other 5 records are scored
+
+
+def test_the_report_notes_a_summary_of_a_newer_version(tmp_path):
+    from murgat_local.reports.rundata import load_folder
+
+    folder = tmp_path / "score"
+    folder.mkdir()
+    (folder / layout.SCORES).write_bytes((SCORE / layout.SCORES).read_bytes())
+    newer = {**json.loads((SCORE / layout.SUMMARY).read_text()), "schema_version": CURRENT + 1}
+    (folder / layout.SUMMARY).write_text(json.dumps(newer), encoding="utf-8")
+    (source,) = load_folder(folder)
+    assert any(f"schema_version {CURRENT + 1} is newer" in n for n in source.notes), source.notes
+    assert source.summary == {}  # none of its numbers is read as if it were version 1
