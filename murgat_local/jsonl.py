@@ -11,8 +11,10 @@ elsewhere, and it is replaced the same way instead of failing the write.
 from __future__ import annotations
 
 import json
+import pathlib
 
 from .inputs.responses import replace_surrogates
+from .results.versions import Versioned
 
 
 def dumps_record(obj: object, **kwargs) -> str:
@@ -24,3 +26,11 @@ def dumps_record(obj: object, **kwargs) -> str:
     """
     text, _ = replace_surrogates(json.dumps(obj, ensure_ascii=False, **kwargs))
     return text
+
+
+def write_json(path: pathlib.Path, obj: Versioned) -> dict:
+    """Write a summary (`results.Summary`, `RunSummary`) as indented JSON, keys sorted; returns
+    the object written."""
+    data = obj.dump()
+    path.write_text(dumps_record(data, indent=2, sort_keys=True, default=str), encoding="utf-8")
+    return data

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from ..inputs.responses import InputError, read_responses
 from ..media.source import MediaError, resolve_video
 from ..meta.views import ResponseView, from_record
-from ..reports.rundata import iter_jsonl
+from ..results import ReadError, layout, read_objects, read_summary
 from ..text.citations import Citation
 from ..text.labels import normalize_ws
 from ..text.segment import segment
@@ -138,19 +138,19 @@ def _proposals(
 def _read_run(
     folder: pathlib.Path, responses: pathlib.Path | None
 ) -> tuple[pathlib.Path, dict, dict, float]:
-    summary_path, scores = folder / "summary.json", folder / "scores.jsonl"
+    summary_path, scores = folder / layout.SUMMARY, folder / layout.SCORES
     if not scores.is_file() or not summary_path.is_file():
         raise SourceError(
             f"{folder} is not a `murgat score` folder (it needs scores.jsonl and summary.json)"
         )
-    try:
-        summary = json.loads(summary_path.read_text(encoding="utf-8"))
-        provenance = summary["provenance"]
-        recorded = provenance["input"]
-    except (ValueError, KeyError, TypeError) as e:
-        raise SourceError(
-            f"{summary_path} does not name the run's input ({type(e).__name__}: {e})"
-        ) from None
+    read = read_summary(summary_path)
+    if isinstance(read, ReadError):
+        raise SourceError(f"{read}: the run's input is unknown")
+    summary = read.dump()
+    provenance = read.provenance or {}
+    recorded = provenance.get("input")
+    if not isinstance(recorded, dict):
+        raise SourceError(f"{summary_path} does not name the run's input (no provenance.input)")
     window = ((provenance.get("config") or {}).get("media") or {}).get("audio_point_window", 1.0)
     if responses is None:
         given = pathlib.Path(str(recorded.get("path", "")))
@@ -169,8 +169,8 @@ def _read_run(
             f"summary.json's); name the right one with --responses"
         )
     records: dict[str, dict] = {}
-    for record in iter_jsonl(scores):
-        if record is not None and "id" in record:
+    for record in read_objects(scores):
+        if not isinstance(record, ReadError) and "id" in record:
             records.setdefault(str(record["id"]), record)
     return responses, records, summary, float(window) if isinstance(window, (int, float)) else 1.0
 

@@ -13,6 +13,7 @@ from . import (  # noqa: F401  (each registers its commands on `app`)
     meta,
     program,
     report,
+    schema,
     score,
     serve,
     tools,

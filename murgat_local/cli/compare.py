@@ -11,21 +11,27 @@ from murgat_local.cli.ui import app
 
 
 def _records_file(run: pathlib.Path) -> pathlib.Path:
-    path = run / "scores.jsonl" if run.is_dir() else run
+    from ..results import layout
+
+    path = layout.scores_file(run)
     if not path.is_file():
         ui._fail(f"{run}: not a scores.jsonl nor a `murgat score` output folder holding one")
     return path
 
 
-def _read(path: pathlib.Path, group_by=()):
-    from ..inputs.responses import iter_records
+def _read(path: pathlib.Path, group_by=(), bad: list | None = None):
+    """The run's records; each line that cannot be read is printed and added to `bad`."""
     from ..metrics.compare import RunRecords
+    from ..results import ReadError, read_score_records
 
     run = RunRecords(tuple(dict.fromkeys(group_by)))
-    for _, source, obj in iter_records(path):
-        if not isinstance(obj, dict):
-            ui._fail(f"{path} {source}: not a scored record")
-        run.add(obj)
+    for rec in read_score_records(path):
+        if isinstance(rec, ReadError):
+            ui._error(str(rec))
+            if bad is not None:
+                bad.append(rec)
+            continue
+        run.add(rec.dump())
     return run
 
 
@@ -108,7 +114,10 @@ def compare(
     from ..reports.table import _cell
 
     path_a, path_b = _records_file(run_a), _records_file(run_b)
-    report = compare_runs(_read(path_a, group_by), _read(path_b), n_resamples=resamples)
+    bad: list = []
+    report = compare_runs(
+        _read(path_a, group_by, bad), _read(path_b, bad=bad), n_resamples=resamples
+    )
     report["runs"] = {"a": str(path_a), "b": str(path_b)}
     ui.console.print(_table(report, path_a, path_b))
     for t in _group_tables(report):
@@ -121,4 +130,7 @@ def compare(
         out.write_text(dumps_record(report, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     if not report["counts"]["matched"]:
         ui._error("the runs have no scored response in common (matched by id)")
+        raise typer.Exit(1)
+    if bad:  # the numbers leave out the lines that could not be read
+        ui._error(f"{len(bad)} record line(s) could not be read (above); they are left out")
         raise typer.Exit(1)

@@ -241,13 +241,15 @@ def run(
 
     from ..config import load_config
     from ..engines import ModelNotFound, close_all
-    from ..jsonl import dumps_record
+    from ..jsonl import write_json
     from ..metrics.accuracy import taxes_by_model
-    from ..metrics.run_summary import GenerationGrades, RunSummary
+    from ..metrics.run_summary import GenerationGrades
+    from ..metrics.run_summary import RunSummary as ScoreSummary
     from ..pipeline.generating import GenerateRunner
     from ..pipeline.runner import Runner
     from ..reports import paper_table
     from ..reports.table import grid_table
+    from ..results import RunSummary, layout
 
     ds, media_root = _open(dataset, media_root, dataset_format)
     if out.suffix == ".jsonl":
@@ -316,7 +318,11 @@ def run(
         scorers = {}
         for cell in generator.cells:
             scorers[cell.label] = Runner(
-                scfg, media_root, generator.paths[cell].parent, engines=engines, summary=RunSummary
+                scfg,
+                media_root,
+                generator.paths[cell].parent,
+                engines=engines,
+                summary=ScoreSummary,
             )
             engines.update(scorers[cell.label].engines)
     except (ModelNotFound, ValueError) as e:
@@ -370,12 +376,10 @@ def run(
         "tables": [str(p) for p in tables],
         "warnings": list(dict.fromkeys(warnings)),
     }
-    (out / "run_summary.json").write_text(
-        dumps_record(summary, indent=2, sort_keys=True, default=str), encoding="utf-8"
-    )
+    summary = write_json(out / layout.RUN_SUMMARY, RunSummary.model_validate(summary))
     cli.console.print(grid_table(summary))
     cli.warn_judges(warnings)
     cli.console.print(
-        f"wrote {out / 'run_summary.json'}, {tables[0]} and {tables[1]}", markup=False
+        f"wrote {out / layout.RUN_SUMMARY}, {tables[0]} and {tables[1]}", markup=False
     )
     raise typer.Exit(code)

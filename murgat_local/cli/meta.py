@@ -19,7 +19,9 @@ RANK_BY = {
 
 
 def _records(run: pathlib.Path) -> pathlib.Path:
-    path = run / "scores.jsonl" if run.is_dir() else run
+    from ..results import layout
+
+    path = layout.scores_file(run)
     if not path.is_file():
         cli._fail(f"{run} holds no scores.jsonl (a `murgat score` output folder is expected)")
     return path
@@ -27,15 +29,13 @@ def _records(run: pathlib.Path) -> pathlib.Path:
 
 def _run_info(run: pathlib.Path) -> tuple[dict | None, dict]:
     """A run's judges per stage (summary.json's `models`) and its resolved configuration; (None,
-    {}) when it has no summary."""
-    import json
+    {}) when it has no summary that can be read."""
+    from ..results import ReadError, layout, read_summary
 
-    folder = run if run.is_dir() else run.parent
-    try:
-        summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    summary = read_summary(layout.summary_beside(run))
+    if isinstance(summary, ReadError):
         return None, {}
-    return summary.get("models"), (summary.get("provenance") or {}).get("config") or {}
+    return summary.models, (summary.provenance or {}).get("config") or {}
 
 
 def best_per_subtask(results: dict[str, dict]) -> dict[str, str | None]:
@@ -80,7 +80,6 @@ def meta_eval(
     ),
 ) -> None:
     """Measure each judge run against human labels: subtasks 1-3 and score correlations."""
-    from ..inputs.responses import iter_records
     from ..jsonl import dumps_record
     from ..meta.agreement import align, evaluate, with_chance_agreement
     from ..meta.calibrate import (
@@ -97,6 +96,7 @@ def meta_eval(
     from ..reports.reliability import write_diagrams
     from ..reports.selection import choices_table, correlation_table
     from ..reports.table import meta_table
+    from ..results import ReadError, read_score_records
 
     if len(human) > 2:
         cli._fail("--human takes one label file, or two for inter-annotator agreement")
@@ -112,13 +112,17 @@ def meta_eval(
         for p in problems:
             cli._error(f"{path}: {p}")
         truths.append(views)
+    bad: list = []  # record lines that could not be read: printed, left out, exit 1
     results: dict[str, dict] = {}
     selectable: dict = {}  # run name -> its records, judges and configuration (for --select)
     for run in runs:
         judge, records = {}, {}
-        for _, _, obj in iter_records(_records(run)):
-            if not isinstance(obj, dict):
+        for rec in read_score_records(_records(run)):
+            if isinstance(rec, ReadError):
+                cli._error(str(rec))
+                bad.append(rec)
                 continue
+            obj = rec.dump()
             view = from_record(obj)
             if view is not None:
                 judge[view.id] = view
@@ -216,3 +220,6 @@ def meta_eval(
     cli.console.print(f"wrote {out / 'meta_eval.json'}", markup=False)
     if diagrams:
         cli.console.print(f"wrote {len(diagrams)} reliability diagrams in {out}", markup=False)
+    if bad:  # the numbers leave out the lines that could not be read
+        cli._error(f"{len(bad)} record line(s) could not be read (above); they are left out")
+        raise typer.Exit(1)

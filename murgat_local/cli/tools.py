@@ -57,6 +57,13 @@ def segment(
         sys.stdout.write(dumps_record(rec) + "\n")
 
 
+def _is_json_list(path: pathlib.Path) -> bool:
+    """Whether a file holds one JSON list (the reference's scored entries), not JSON lines."""
+    with path.open("rb") as fh:
+        head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    return head.startswith(b"[")
+
+
 @app.command()
 def rescore(
     scored: pathlib.Path = typer.Argument(
@@ -79,16 +86,26 @@ def rescore(
     from ..pipeline.records import rescore_record
     from ..reports.groups_terminal import terminal_tables
     from ..reports.table import summary_table
+    from ..results import ReadError, read_score_records
 
     if compat not in (None, "reference"):
         ui._fail(f"--compat takes 'reference', not {compat!r}")
     if not scored.is_file():
         ui._fail(f"{scored} does not exist")
     records = []
-    for _, source, obj in iter_records(scored):
-        if not isinstance(obj, dict):
-            ui._fail(f"{scored} {source}: not a scored record")
-        records.append(rescore_record(obj, compat))
+    bad: list[ReadError] = []
+    if _is_json_list(scored):  # the reference's scored JSON: its entries, as it wrote them
+        for _, source, obj in iter_records(scored):
+            if not isinstance(obj, dict):
+                ui._fail(f"{scored} {source}: not a scored record")
+            records.append(rescore_record(obj, compat))
+    else:
+        for rec in read_score_records(scored):
+            if isinstance(rec, ReadError):
+                ui._error(str(rec))
+                bad.append(rec)
+                continue
+            records.append(rescore_record(rec.dump(), compat))
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
         with out.open("w", encoding="utf-8") as fh:
@@ -108,6 +125,9 @@ def rescore(
     ]
     keys += ["by_group"] if "by_group" in summary else []
     ui.console.print_json(json.dumps({k: summary[k] for k in keys}))
+    if bad:  # the numbers leave out the lines that could not be read
+        ui._error(f"{len(bad)} record line(s) could not be read (above); they are left out")
+        raise typer.Exit(1)
 
 
 @app.command()

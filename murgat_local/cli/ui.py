@@ -121,9 +121,14 @@ def _engine_logs(out: pathlib.Path, quiet: bool) -> Iterator[None]:
         yield
         return
     from ..reports.logs import redirect_fds
+    from ..results import layout
 
     global console, err
-    log = out.with_suffix(".engine.log") if out.suffix == ".jsonl" else out / "engine.log"
+    log = (
+        out.with_suffix("." + layout.ENGINE_LOG)
+        if out.suffix == ".jsonl"
+        else out / layout.ENGINE_LOG
+    )
     # One line at any width: the path is copied whole from a narrow terminal or a CI log.
     err.print(
         f"[dim]engine logs: {escape(str(log))} (--verbose shows them here)[/dim]", soft_wrap=True

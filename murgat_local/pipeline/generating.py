@@ -9,7 +9,6 @@ output, and a finished one reruns from the cache without starting a model.
 
 from __future__ import annotations
 
-import json
 import os
 import pathlib
 import time
@@ -33,6 +32,7 @@ from ..judges import load_prompt
 from ..judges.calls import Call, Outcome
 from ..media.segments import SegmentCutter
 from ..media.source import MediaError, MediaRef
+from ..results import GenerationRecord, ReadError, layout, read_generation_records
 from ..text.clean import remove_thinking
 from .cache import VerdictCache
 from .generation_summary import Grades, summarize
@@ -49,11 +49,11 @@ class Cell:
 
     @property
     def label(self) -> str:
-        return f"{self.model}/{self.strategy.label}"
+        return layout.cell_label(self.model, self.strategy.label)
 
     @property
     def folder(self) -> str:
-        return f"{self.model}__{self.strategy.label}".replace("/", "_").replace(":", "-")
+        return layout.cell_folder(self.model, self.strategy.label)
 
 
 @dataclass
@@ -101,9 +101,9 @@ def output_layout(
             )
         return {cells[0]: out}, out.with_suffix(".summary.json"), out.with_suffix(".cache.sqlite")
     return (
-        {c: out / c.folder / "responses.jsonl" for c in cells},
-        out / "summary.json",
-        out / "cache.sqlite",
+        {c: out / c.folder / layout.RESPONSES for c in cells},
+        out / layout.SUMMARY,
+        out / layout.RUN_CACHE,
     )
 
 
@@ -561,7 +561,7 @@ class GenerateRunner:
                 self.config.sample_seed,
                 self.config.stratify,
             )
-        partial = {c: p.with_name(p.name + ".partial") for c, p in self.paths.items()}
+        partial = {c: p.with_name(p.name + layout.PARTIAL_SUFFIX) for c, p in self.paths.items()}
         for stale in [*self.paths.values(), self.summary_path]:
             stale.unlink(missing_ok=True)
         for p in partial.values():
@@ -575,6 +575,7 @@ class GenerateRunner:
             for chunk in chunks(items, self.config.chunk_size):
                 for cell, cell_rows in self._chunk(chunk).items():
                     for row in cell_rows:
+                        row = GenerationRecord.model_validate(row).dump()
                         handles[cell].write(dumps_record(row, sort_keys=True, default=str) + "\n")
                         kept[cell].append(
                             {
@@ -600,9 +601,11 @@ class GenerateRunner:
         for c, p in partial.items():
             os.replace(p, self.paths[c])
             if reference_format:
+                # this run wrote every line, so none is an error
                 rows = [
-                    json.loads(line)
-                    for line in self.paths[c].read_text(encoding="utf-8").splitlines()
+                    r.dump()
+                    for r in read_generation_records(self.paths[c])
+                    if not isinstance(r, ReadError)
                 ]
                 self.paths[c].with_suffix(".reference.json").write_text(
                     dumps_record(rows, indent=1, default=str), encoding="utf-8"

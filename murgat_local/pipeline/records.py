@@ -1,4 +1,4 @@
-"""Per-response records (one line of scores.jsonl) and rescoring them without a model.
+"""Per-response records (one `results.ScoreRecord`, a line of scores.jsonl) and rescoring them without a model.
 
 A record's `trace` holds every verdict the metric math reads, so `rescore` recomputes each
 number from it and every number in a summary can be traced to the sample that produced it.
@@ -18,6 +18,7 @@ from ..grading import (
 )
 from ..inputs.responses import InputError
 from ..judges.verdicts import ReasonedYesNo, YesNo
+from ..results import ScoreRecord
 from ..stages import PROTOCOL, Stage
 from ..text.open_answers import matches, open_answer
 from .judging import Outcome
@@ -137,7 +138,12 @@ def error_record(
 
 def build_record(
     state: ResponseState | InputError, mode: str, number_tolerance: float = 0.01
-) -> dict:
+) -> ScoreRecord:
+    """The score record of one response (or of its error), as `scores.jsonl` holds it."""
+    return ScoreRecord.model_validate(_record(state, mode, number_tolerance))
+
+
+def _record(state: ResponseState | InputError, mode: str, number_tolerance: float) -> dict:
     if isinstance(state, InputError):
         return error_record(state.index, state.id, state.reason, state.source)
     item = state.item

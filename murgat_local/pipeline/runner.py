@@ -10,7 +10,6 @@ run writes.
 
 from __future__ import annotations
 
-import json
 import os
 import pathlib
 import time
@@ -23,10 +22,11 @@ from ..engines import LazyEngine, close_all, load_preset
 from ..engines.holder import EngineHolder
 from ..engines.identity import runtime
 from ..inputs.responses import read_responses
-from ..jsonl import dumps_record
+from ..jsonl import dumps_record, write_json
 from ..judges.human import HumanLabels, is_human
 from ..judges.panel import is_panel, members_of
 from ..media.segments import SegmentCutter
+from ..results import ReadError, layout, read_score_records, summaries
 from ..stages import PROTOCOL, Stage
 from .cache import VerdictCache
 from .cascade import CascadeJudge
@@ -99,11 +99,11 @@ def failed_calls(judges, limit: float) -> dict:
 
 
 def _read_records(path: pathlib.Path) -> Iterator[dict]:
-    """The records of a finished scores.jsonl, one at a time (for the summary's intervals)."""
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                yield json.loads(line)
+    """The records of a finished scores.jsonl, one at a time (for the summary's intervals); this
+    run wrote every line, so none is an error."""
+    for rec in read_score_records(path):
+        if not isinstance(rec, ReadError):
+            yield rec.dump()
 
 
 class Escalated:
@@ -165,7 +165,7 @@ class Runner:
         self.media_root = pathlib.Path(media_root)
         self.out_dir = pathlib.Path(out_dir)
         check_writable(self.out_dir)
-        cache_path = pathlib.Path(config.cache or self.out_dir / "verdicts.sqlite")
+        cache_path = pathlib.Path(config.cache or self.out_dir / layout.SCORE_CACHE)
         check_writable(cache_path.parent, "cache folder")
         self.cache = VerdictCache(cache_path)
         self.cutter = SegmentCutter(
@@ -304,10 +304,11 @@ class Runner:
 
     def run(self, responses: pathlib.Path) -> RunResult:
         t0 = time.perf_counter()
-        final = self.out_dir / "scores.jsonl"
-        partial = self.out_dir / "scores.jsonl.partial"
+        final = self.out_dir / layout.SCORES
+        partial = self.out_dir / (layout.SCORES + layout.PARTIAL_SUFFIX)
+        summary_path = self.out_dir / layout.SUMMARY
         # A previous run's results must not pass for this run's if this one stops early.
-        for stale in (final, self.out_dir / "summary.json"):
+        for stale in (final, summary_path):
             stale.unlink(missing_ok=True)
         totals = self.summary(self.config.group_by, self.config.bootstrap_resamples)
         errors: list[dict] = []
@@ -319,7 +320,7 @@ class Runner:
                 self.config.chunk_size,
             ):
                 for state in self.protocol.run(chunk):
-                    rec = build_record(state, self.mode, self.config.number_tolerance)
+                    rec = build_record(state, self.mode, self.config.number_tolerance).dump()
                     out.write(dumps_record(rec, sort_keys=True) + "\n")
                     for stage, n in stage_failures(rec).items():
                         failures[stage] += n
@@ -367,10 +368,7 @@ class Runner:
         }
         summary["provenance"] = provenance(self, responses)
         summary["wall_s"] = round(time.perf_counter() - t0, 3)
-        summary_path = self.out_dir / "summary.json"
-        summary_path.write_text(
-            dumps_record(summary, indent=2, sort_keys=True, default=str), encoding="utf-8"
-        )
+        summary = write_json(summary_path, summaries.Summary.model_validate(summary))
         return RunResult(summary, final, summary_path, errors)
 
     def close(self) -> None:

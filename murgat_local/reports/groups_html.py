@@ -17,8 +17,9 @@ from ..metrics.intervals import IntervalValues, add_intervals
 from ..metrics.scores import METRICS as SCORED
 from ..metrics.scores import Summary
 from ..metrics.stats import RESAMPLES
+from ..results import ReadError, read_objects
 from .drilldown import esc, num
-from .rundata import METRICS, Cell, Source, finite, interval, iter_jsonl
+from .rundata import METRICS, Cell, Source, finite, interval
 
 
 def _numbers(record: dict) -> dict:
@@ -45,9 +46,9 @@ def by_group(sources: Sequence[Source], fields: Sequence[str]) -> dict[int, dict
     gathered: dict[int, tuple[Grouped, IntervalValues, int]] = {}
     for s in sources:
         try:
-            for record in iter_jsonl(s.scores):
-                if record is None:
-                    continue
+            for record in read_objects(s.scores):
+                if isinstance(record, ReadError):
+                    continue  # the scan has noted it
                 r = _numbers(record)
                 cell = s.cell_for(r)
                 summaries, values, _ = gathered.setdefault(

@@ -18,6 +18,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from ..metrics.accuracy import WITH, WITHOUT, reasoning_taxes
 from ..metrics.groups import NO_VALUE
+from ..results import layout
 
 COLUMNS = (
     ("qa_accuracy", "QA acc."),
@@ -184,7 +185,7 @@ def write(folder: pathlib.Path, cells: Sequence[GridCell]) -> tuple[pathlib.Path
     """Write `folder/tables.md` and `folder/tables.csv`; returns their paths."""
     table = rows(cells)
     tax = reasoning_tax(table)
-    md, sheet = folder / "tables.md", folder / "tables.csv"
+    md, sheet = folder / layout.TABLES_MD, folder / layout.TABLES_CSV
     md.write_text(markdown(table, tax), encoding="utf-8")
     sheet.write_text(csv_text(table, tax), encoding="utf-8", newline="")
     return md, sheet

@@ -17,13 +17,14 @@ missing; values inside a response are checked where the drill-down shows them.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import pathlib
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
+
+from ..results import ReadError, layout, read_json_object
+from ..results.versions import version_of
 
 MODALITIES = ("visual", "audio", "other")
 # Citation problems, in the order the report shows them.
@@ -227,17 +228,14 @@ def judges_of(summary: dict, notes: list[str]) -> dict[str, str]:
 
 
 def _read_json(path: pathlib.Path, notes: list[str]) -> dict:
-    """The JSON object in `path`, or {} with a note saying why not."""
-    if not path.is_file():
-        notes.append(f"{path}: no such file: its numbers are unknown")
+    """The JSON object in `path` as written (its values are checked one by one where they are
+    shown), or {} with a note saying why not."""
+    data = read_json_object(path)
+    if isinstance(data, ReadError):
+        notes.append(f"{data}: its numbers are unknown")
         return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
-    except (OSError, ValueError, RecursionError) as e:
-        notes.append(f"{path} cannot be read as JSON ({e})")
-        return {}
-    if not isinstance(data, dict):
-        notes.append(f"{path} is {what(data)}, not a JSON object")
+    if isinstance(version := version_of(data), str):
+        notes.append(f"{path}: {version}")
         return {}
     return data
 
@@ -252,29 +250,12 @@ def _summary(path: pathlib.Path, notes: list[str]) -> tuple[dict, dict[str, str]
     return summary, judges
 
 
-def iter_jsonl(path: pathlib.Path) -> Iterator[dict | None]:
-    """Each line's object; None for a line that is not a JSON object (counted, never fatal)."""
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except (
-                ValueError,
-                RecursionError,
-            ):  # RecursionError: nesting deeper than the parser goes
-                yield None
-                continue
-            yield obj if isinstance(obj, dict) else None
-
-
 # ------------------------------------------------------------------ folders
 
 
 def _score_folder(folder: pathlib.Path, run: str, name: str) -> Source:
     notes: list[str] = []
-    summary_path = folder / "summary.json"
+    summary_path = folder / layout.SUMMARY
     summary, judges = _summary(summary_path, notes)
     by_model = summary.get("by_model")
     cells: dict[str, Cell] = {}
@@ -314,12 +295,12 @@ def _score_folder(folder: pathlib.Path, run: str, name: str) -> Source:
             (),
             judges=judges,
         )
-    return Source(run, name, folder / "scores.jsonl", summary, None, cells, notes=notes)
+    return Source(run, name, folder / layout.SCORES, summary, None, cells, notes=notes)
 
 
 def _cell_folders(folder: pathlib.Path, notes: list[str]) -> list[tuple[str, pathlib.Path]]:
     """(label, folder) of each cell of a run folder, in run_summary.json's order."""
-    rs = folder / "run_summary.json"
+    rs = folder / layout.RUN_SUMMARY
     found: list[tuple[str, pathlib.Path]] = []
     if rs.is_file():
         grid = _read_json(rs, notes).get("grid") or {}
@@ -330,20 +311,24 @@ def _cell_folders(folder: pathlib.Path, notes: list[str]) -> list[tuple[str, pat
             grid = {}
         for label in grid:
             label = str(label)
-            here = folder / label.replace("/", "__")
-            if here.parent != folder or here.name in ("", ".", ".."):
+            entry = grid[label] if isinstance(grid[label], dict) else {}
+            model, strategy = entry.get("model"), entry.get("strategy")
+            if not (isinstance(model, str) and isinstance(strategy, str)):
+                model, _, strategy = label.partition("/")
+            here = folder / layout.cell_folder(model, strategy)
+            if not model or not strategy or model in (".", ".."):
                 notes.append(f"{rs}: cell {label!r} is not a folder inside {folder}: left out")
                 continue
-            entry = grid[label] if isinstance(grid[label], dict) else {}
-            if not (here / "scores.jsonl").is_file() and isinstance(entry.get("scores"), str):
+            if not (here / layout.SCORES).is_file() and isinstance(entry.get("scores"), str):
                 # the folder moved: the recorded path is used only when it is not there
                 alt = pathlib.Path(entry["scores"]).parent
-                here = alt if (alt / "scores.jsonl").is_file() else here
+                here = alt if (alt / layout.SCORES).is_file() else here
             found.append((label, here))
     if not found:
         for sub in sorted(folder.iterdir()):
-            if "__" in sub.name and (sub / "scores.jsonl").is_file():
-                found.append((sub.name.replace("__", "/", 1), sub))
+            cell = layout.parse_cell_folder(sub.name)
+            if cell is not None and (sub / layout.SCORES).is_file():
+                found.append((layout.cell_label(*cell), sub))
     return found
 
 
@@ -351,27 +336,26 @@ def load_folder(folder: pathlib.Path, name: str | None = None) -> list[Source]:
     run, name = str(folder), name or folder.name
     if not folder.is_dir():
         raise ReportInputError(f"{folder} is not a folder")
-    if (folder / "scores.jsonl").is_file() and not (folder / "run_summary.json").is_file():
+    if layout.is_score_folder(folder):
         return [_score_folder(folder, run, name)]
     notes: list[str] = []  # on the run folder itself: kept on its first cell's source
     sources = []
     for label, cell_dir in _cell_folders(folder, notes):
-        if not (cell_dir / "scores.jsonl").is_file():
+        if not (cell_dir / layout.SCORES).is_file():
             notes.append(f"{folder}: cell {label!r} has no scores.jsonl in {cell_dir}: left out")
             continue
         cell_notes: list[str] = []
-        summary, judges = _summary(cell_dir / "summary.json", cell_notes)
-        check_numbers(summary, f"{cell_dir / 'summary.json'}: ", cell_notes)
+        summary_path = cell_dir / layout.SUMMARY
+        summary, judges = _summary(summary_path, cell_notes)
+        check_numbers(summary, f"{summary_path}: ", cell_notes)
         model, _, strategy = label.partition("/")
-        cell = Cell(
-            run, name, model, strategy or "-", summary, cell_dir / "summary.json", (), judges=judges
-        )
-        responses = cell_dir / "responses.jsonl"
+        cell = Cell(run, name, model, strategy or "-", summary, summary_path, (), judges=judges)
+        responses = cell_dir / layout.RESPONSES
         sources.append(
             Source(
                 run,
                 name,
-                cell_dir / "scores.jsonl",
+                cell_dir / layout.SCORES,
                 summary,
                 responses if responses.is_file() else None,
                 {"*": cell},

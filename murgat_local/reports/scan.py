@@ -7,7 +7,8 @@ from __future__ import annotations
 import pathlib
 from collections import Counter
 
-from .rundata import Cell, Source, finite, iter_jsonl, load_folder, run_names, what
+from ..results import ReadError, read_objects
+from .rundata import Cell, Source, finite, load_folder, run_names, what
 
 
 def modality_of(c: dict) -> str:
@@ -100,9 +101,11 @@ def _generations(source: Source, keep: int) -> tuple[dict[str, tuple], dict[str,
     if responses is None:
         return heard, generations
     rows, unreadable = _RowNotes(responses), 0
-    for i, row in enumerate(iter_jsonl(responses)):
-        if row is None:
-            unreadable += 1
+    for i, row in enumerate(read_objects(responses)):
+        if isinstance(row, ReadError):
+            if row.line is None:  # the file itself
+                source.notes.append(str(row))
+            unreadable += row.line is not None
             continue
         key = str(row.get("id", i))
         media = row.get("media")
@@ -158,9 +161,11 @@ def scan(source: Source, budget: list[int]) -> None:
 def _scan_scores(
     source: Source, budget: list[int], heard: dict, generations: dict, rows: _RowNotes
 ) -> None:
-    for n, record in enumerate(iter_jsonl(source.scores), start=1):
-        if record is None:
-            source.unreadable += 1
+    for n, record in enumerate(read_objects(source.scores), start=1):
+        if isinstance(record, ReadError):
+            if record.line is None:  # the file itself
+                source.notes.append(str(record))
+            source.unreadable += record.line is not None
             continue
         cell = source.cell_for(record)
         cell.records += 1

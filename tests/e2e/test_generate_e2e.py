@@ -254,3 +254,28 @@ def test_a_killed_generation_resumes_to_the_same_output(tmp_path, media_root, co
     shape = lambda p: [(r["id"], r["sample"], r["status"], r["media"]) for r in rows(p)]  # noqa: E731
     assert shape(out) == shape(whole)
     assert summary["engines"]["tiny-qwen3-omni"]["output_tokens_per_s"] > 0
+
+
+def test_every_file_the_grid_writes_is_of_its_schema(grid):
+    """run_summary.json and each cell's responses.jsonl, scores.jsonl and summary.json carry the
+    current `schema_version` and validate against the JSON Schema `murgat schema` prints."""
+    jsonschema = pytest.importorskip("jsonschema")
+    from murgat_local.results import CURRENT, SCHEMAS, layout
+
+    out, _ = grid
+    run_summary = json.loads((out / layout.RUN_SUMMARY).read_text())
+    assert run_summary["schema_version"] == CURRENT
+    jsonschema.validate(run_summary, SCHEMAS["run-summary"].model_json_schema())
+    for label, cell in run_summary["grid"].items():
+        folder = out / layout.cell_folder(cell["model"], cell["strategy"])
+        assert folder.name == label.replace("/", "__")
+        for name, schema in (
+            (layout.RESPONSES, "generation-record"),
+            (layout.SCORES, "score-record"),
+        ):
+            lines = rows(folder / name)
+            assert lines and all(r["schema_version"] == CURRENT for r in lines), (label, name)
+            for r in lines:
+                jsonschema.validate(r, SCHEMAS[schema].model_json_schema())
+        summary = json.loads((folder / layout.SUMMARY).read_text())
+        jsonschema.validate(summary, SCHEMAS["summary"].model_json_schema())

@@ -446,3 +446,23 @@ def test_nothing_connects_anywhere_but_loopback(first_run):
             continue
         host = ast.literal_eval(address)[0]
         assert ipaddress.ip_address(host).is_loopback, line
+
+
+def test_every_file_the_run_writes_is_of_its_schema(first_run):
+    """Each line of scores.jsonl and summary.json carry the current `schema_version`, read back
+    through the one reader and validate against the JSON Schema `murgat schema` prints."""
+    jsonschema = pytest.importorskip("jsonschema")
+    from murgat_local.results import CURRENT, SCHEMAS, ReadError, read_score_records, read_summary
+
+    out, _, _ = first_run
+    recs = records(out)
+    assert recs and all(r["schema_version"] == CURRENT for r in recs)
+    read = list(read_score_records(out / "scores.jsonl"))
+    assert not [r for r in read if isinstance(r, ReadError)]
+    assert [r.dump() for r in read] == recs  # read and written back: the same records
+    for r in recs:
+        jsonschema.validate(r, SCHEMAS["score-record"].model_json_schema())
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["schema_version"] == CURRENT
+    assert not isinstance(read_summary(out / "summary.json"), ReadError)
+    jsonschema.validate(summary, SCHEMAS["summary"].model_json_schema())

@@ -156,3 +156,21 @@ def test_the_command_ranks_runs_and_gives_inter_annotator_agreement(run):
         for stat in ("kappa", "alpha"):
             assert report["inter_annotator"][block][stat] == pair[block][stat], (block, stat)
     assert report["inter_annotator"]["subtask1"]["kappa"]["value"] is not None
+
+
+def test_a_line_that_is_not_a_record_is_named_and_the_rest_measured(run):
+    """The one rule of `results.read`: a cut line is printed with its file and line, the run is
+    measured on the other records, and the exit status is 1."""
+    tmp, records = run
+    labels = write(tmp / "cut-labels.jsonl", labels_from(records, TRUTH))
+    cut = tmp / "cut"
+    cut.mkdir()
+    scores = (tmp / "judge" / "scores.jsonl").read_text(encoding="utf-8")
+    (cut / "scores.jsonl").write_text('{"id": "r\n' + scores, encoding="utf-8")
+    out = tmp / "meta-cut"
+    args = ["meta-eval", str(cut), "--human", str(labels), "--out", str(out)]
+    res = CliRunner().invoke(app, [*args, "--resamples", "50"])
+    assert res.exit_code == 1, res.output
+    assert f"{cut / 'scores.jsonl'} line 1: not JSON" in " ".join(res.output.split())
+    report = json.loads((out / "meta_eval.json").read_text())
+    assert report["runs"]["cut"]["subtask1"]["n"] == 14  # every other record was read

@@ -237,9 +237,9 @@ def test_a_corrupted_folder_gives_a_page_with_notes(tmp_path, corrupted, media_r
         "models is the text 'oracle', not an object",
         "cell 'ghost/base' has no scores.jsonl",
         "cell '..' is not a folder inside",
-        "summary.json cannot be read as JSON",
+        "summary.json: not JSON",
         "media is the text 'x', not an object",
-        "run_summary.json cannot be read as JSON",
+        "run_summary.json: not JSON",
         "stages is a list of 0, not an object",
         "models.entail is the number 3, not a model name",
     ):

@@ -1,0 +1,42 @@
+"""What murgat writes, as typed models with a `schema_version`, the one reader of them, and the
+layout of a run folder. The lowest layer: it knows pydantic and nothing of murgat's own."""
+
+from . import layout
+from .read import (
+    ReadError,
+    read_generation_records,
+    read_json_object,
+    read_objects,
+    read_run_summary,
+    read_score_records,
+    read_summary,
+)
+from .records import GenerationRecord, ScoreRecord, Verdict
+from .summaries import RunSummary, Summary
+from .versions import CURRENT, Versioned
+
+# `murgat schema NAME`: the files' schemas by the names the docs give them.
+SCHEMAS: dict[str, type[Versioned]] = {
+    "score-record": ScoreRecord,
+    "generation-record": GenerationRecord,
+    "summary": Summary,
+    "run-summary": RunSummary,
+}
+
+__all__ = [
+    "CURRENT",
+    "SCHEMAS",
+    "GenerationRecord",
+    "ReadError",
+    "RunSummary",
+    "ScoreRecord",
+    "Summary",
+    "Verdict",
+    "layout",
+    "read_generation_records",
+    "read_json_object",
+    "read_objects",
+    "read_run_summary",
+    "read_score_records",
+    "read_summary",
+]
