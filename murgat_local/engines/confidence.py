@@ -17,7 +17,7 @@ no I/O; each engine turns its own output into `Step`s.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 # Bumped when the way p_yes is read changes: part of every yes/no call's cache key.
@@ -31,6 +31,8 @@ METHOD = "p_yes/1"
 TOP_LOGPROBS = 5
 # The key whose string value is the yes/no label in every yes/no verdict type.
 LABEL_KEY = '"label":"'
+# vLLM's bound on `logprob_token_ids` (`vllm.sampling_params.MAX_LOGPROB_TOKEN_IDS`).
+MAX_LABEL_TOKENS = 128
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,30 @@ def p_yes(steps: Sequence[Step]) -> tuple[float | None, str | None]:
         return None, "no alternative at the deciding token starts YES or NO"
 
 
+def label_token_ids(vocabulary: Iterable[tuple[int, str]]) -> tuple[int, ...]:
+    """The ids of every token that can be the deciding token: its text is the end of the
+    label's key (or nothing) followed by the start of `YES"` or `NO"` (or the whole of it and
+    more). `vocabulary` is (id, text) per token, the text as the engine decodes one id.
+
+    Asking the engine for these tokens' log-probabilities (vLLM's `logprob_token_ids`) in place
+    of the top alternatives gives `p_yes` the very alternatives it counts: at the deciding
+    token the grammar leaves a subset of these legal, the rest of the vocabulary masked; the
+    ones masked there come back as -inf and count for nothing. A superset is harmless."""
+    out = []
+    for tid, text in vocabulary:
+        for k, first in enumerate(text):
+            if first not in "YN":
+                continue
+            head, rest = text[:k], text[k:]
+            word = 'YES"' if first == "Y" else 'NO"'
+            if (LABEL_KEY.endswith(head) or head.endswith(LABEL_KEY)) and (
+                word.startswith(rest) or rest.startswith(word)
+            ):
+                out.append(int(tid))
+                break
+    return tuple(out)
+
+
 def wants_p_yes(verdict: type | None) -> bool:
     """Whether a request's verdict type is a yes/no label whose confidence is read."""
     return bool(verdict is not None and getattr(verdict, "yes_no", False))
@@ -116,7 +142,9 @@ __all__ = [
     "METHOD",
     "Step",
     "TOP_LOGPROBS",
+    "MAX_LABEL_TOKENS",
     "deciding_token",
+    "label_token_ids",
     "p_yes",
     "renormalise",
     "wants_p_yes",

@@ -10,6 +10,7 @@ text part has been neutralized, so no message can forge a turn; vLLM gets the to
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 
 from ..media.parts import AudioPart, ImagePart, VideoPart
@@ -27,7 +28,7 @@ from .base import (
 from .confidence import TOP_LOGPROBS, wants_p_yes
 from .identity import effective_args, engine_identity, vllm_cpu_build
 from .limits import RequestFitter, prepare
-from .logprobs import from_vllm
+from .logprobs import from_vllm, label_ids
 from .presets import Preset
 from .reach import count, placeholder_tokens, prompt_print
 from .render import ChatRenderer, video_metadata
@@ -127,14 +128,28 @@ class VLLMEngine:
     def special_tokens(self) -> list[str]:
         return self.renderer.special_tokens
 
+    @functools.cached_property
+    def label_ids(self) -> tuple[int, ...] | None:
+        """The tokens that can decide a yes/no verdict (`logprobs.label_ids`), found once."""
+        return label_ids(self.renderer.tokenizer)
+
+    def _logprobs(self, request: Request) -> dict:
+        """What a request asks for p_yes: the log-probabilities of the tokens that can decide
+        its label (vLLM gathers those few from the masked log-softmax in place of sorting out
+        the top alternatives, and returns as few per generated token), else the top
+        alternatives; nothing when the verdict is not yes/no."""
+        if not wants_p_yes(request.verdict):
+            return {}
+        ids = self.label_ids
+        return {"logprob_token_ids": list(ids)} if ids else {"logprobs": TOP_LOGPROBS}
+
     def _sampling(self, request: Request):
         from vllm import SamplingParams
         from vllm.sampling_params import StructuredOutputsParams
 
         regex = request.constraint()
         structured = None if regex is None else StructuredOutputsParams(regex=regex)
-        # the alternatives at the deciding token (p_yes)
-        logprobs = TOP_LOGPROBS if wants_p_yes(request.verdict) else None
+        logprobs = self._logprobs(request)  # the alternatives at the deciding token (p_yes)
         max_tokens = request.max_tokens() + self.preset.quirks.extra_output_tokens
         s = decoding(request, self.preset.quirks)
         if s is None:  # a judge: the engine's decoding settings
@@ -142,7 +157,7 @@ class VLLMEngine:
                 temperature=self.temperature,
                 max_tokens=max_tokens,
                 structured_outputs=structured,
-                logprobs=logprobs,
+                **logprobs,
             )
         return SamplingParams(
             temperature=s.temperature,
@@ -151,7 +166,7 @@ class VLLMEngine:
             seed=s.seed,
             max_tokens=max_tokens,
             structured_outputs=structured,
-            logprobs=logprobs,
+            **logprobs,
         )
 
     def _prompt(self, request: Request) -> dict:
