@@ -84,6 +84,16 @@ def structured_outputs_config(reasoning_parser: str | None) -> dict:
     return structured
 
 
+def p_yes_logprobs(request: Request, label_ids: Sequence[int] | None) -> dict:
+    """The `SamplingParams` a request needs for p_yes: the log-probabilities of the tokens that
+    can decide its label (vLLM gathers those few from the masked log-softmax, in place of a
+    top-k over the vocabulary at every generated token), else the top alternatives; nothing
+    when its verdict is not yes/no."""
+    if not wants_p_yes(request.verdict):
+        return {}
+    return {"logprob_token_ids": list(label_ids)} if label_ids else {"logprobs": TOP_LOGPROBS}
+
+
 class VLLMEngine:
     """Judges on `vllm.LLM`. Create it under `if __name__ == "__main__":` (vLLM spawns)."""
 
@@ -133,23 +143,13 @@ class VLLMEngine:
         """The tokens that can decide a yes/no verdict (`logprobs.label_ids`), found once."""
         return label_ids(self.renderer.tokenizer)
 
-    def _logprobs(self, request: Request) -> dict:
-        """What a request asks for p_yes: the log-probabilities of the tokens that can decide
-        its label (vLLM gathers those few from the masked log-softmax in place of sorting out
-        the top alternatives, and returns as few per generated token), else the top
-        alternatives; nothing when the verdict is not yes/no."""
-        if not wants_p_yes(request.verdict):
-            return {}
-        ids = self.label_ids
-        return {"logprob_token_ids": list(ids)} if ids else {"logprobs": TOP_LOGPROBS}
-
     def _sampling(self, request: Request):
         from vllm import SamplingParams
         from vllm.sampling_params import StructuredOutputsParams
 
         regex = request.constraint()
         structured = None if regex is None else StructuredOutputsParams(regex=regex)
-        logprobs = self._logprobs(request)  # the alternatives at the deciding token (p_yes)
+        logprobs = p_yes_logprobs(request, self.label_ids)  # at the deciding token
         max_tokens = request.max_tokens() + self.preset.quirks.extra_output_tokens
         s = decoding(request, self.preset.quirks)
         if s is None:  # a judge: the engine's decoding settings
