@@ -20,10 +20,13 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-# Bumped when the way p_yes is read changes: part of every yes/no call's cache key.
-METHOD = "p_yes/1"
-# Alternatives asked for per generated token (every token: an engine cannot be asked for one
-# position only). After `"label":"` the grammar leaves a handful of legal tokens, the rest
+# Bumped when the way p_yes is read changes: part of every yes/no call's cache key. 2: the
+# vLLM routes read every token that can start the label (`label_token_ids`); the top 5 of /1
+# missed one where the grammar leaves 6 legal tokens (Gemma's vocabulary: Y, YES, N, NO and
+# the byte tokens for Y and N), so a verdict cached under /1 is judged again.
+METHOD = "p_yes/2"
+# Alternatives asked for per generated token where the label tokens are not known (every
+# token: an engine cannot be asked for one position only). After `"label":"` the grammar leaves a handful of legal tokens, the rest
 # masked: 4 on Qwen's tokenizer, 3 on SmolLM2's (measured), so 5 holds them all with one to
 # spare. The engines decode every alternative they return: 20 cost 1.51x (Qwen vocabulary) and
 # 1.14x (SmolLM2) of batched judging without log-probabilities, 5 cost 1.03x and 1.09x (best
