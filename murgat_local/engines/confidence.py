@@ -17,13 +17,16 @@ no I/O; each engine turns its own output into `Step`s.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-# Bumped when the way p_yes is read changes: part of every yes/no call's cache key.
-METHOD = "p_yes/1"
-# Alternatives asked for per generated token (every token: an engine cannot be asked for one
-# position only). After `"label":"` the grammar leaves a handful of legal tokens, the rest
+# Bumped when the way p_yes is read changes: part of every yes/no call's cache key. 2: the
+# vLLM routes read every token that can start the label (`label_token_ids`); the top 5 of /1
+# missed one where the grammar leaves 6 legal tokens (Gemma's vocabulary: Y, YES, N, NO and
+# the byte tokens for Y and N), so a verdict cached under /1 is judged again.
+METHOD = "p_yes/2"
+# Alternatives asked for per generated token where the label tokens are not known (every
+# token: an engine cannot be asked for one position only). After `"label":"` the grammar leaves a handful of legal tokens, the rest
 # masked: 4 on Qwen's tokenizer, 3 on SmolLM2's (measured), so 5 holds them all with one to
 # spare. The engines decode every alternative they return: 20 cost 1.51x (Qwen vocabulary) and
 # 1.14x (SmolLM2) of batched judging without log-probabilities, 5 cost 1.03x and 1.09x (best
@@ -31,6 +34,8 @@ METHOD = "p_yes/1"
 TOP_LOGPROBS = 5
 # The key whose string value is the yes/no label in every yes/no verdict type.
 LABEL_KEY = '"label":"'
+# vLLM's bound on `logprob_token_ids` (`vllm.sampling_params.MAX_LOGPROB_TOKEN_IDS`).
+MAX_LABEL_TOKENS = 128
 
 
 @dataclass(frozen=True)
@@ -106,6 +111,30 @@ def p_yes(steps: Sequence[Step]) -> tuple[float | None, str | None]:
         return None, "no alternative at the deciding token starts YES or NO"
 
 
+def label_token_ids(vocabulary: Iterable[tuple[int, str]]) -> tuple[int, ...]:
+    """The ids of every token that can be the deciding token: its text is the end of the
+    label's key (or nothing) followed by the start of `YES"` or `NO"` (or the whole of it and
+    more). `vocabulary` is (id, text) per token, the text as the engine decodes one id.
+
+    Asking the engine for these tokens' log-probabilities (vLLM's `logprob_token_ids`) in place
+    of the top alternatives gives `p_yes` the very alternatives it counts: at the deciding
+    token the grammar leaves a subset of these legal, the rest of the vocabulary masked; the
+    ones masked there come back as -inf and count for nothing. A superset is harmless."""
+    out = []
+    for tid, text in vocabulary:
+        for k, first in enumerate(text):
+            if first not in "YN":
+                continue
+            head, rest = text[:k], text[k:]
+            word = 'YES"' if first == "Y" else 'NO"'
+            if (LABEL_KEY.endswith(head) or head.endswith(LABEL_KEY)) and (
+                word.startswith(rest) or rest.startswith(word)
+            ):
+                out.append(int(tid))
+                break
+    return tuple(out)
+
+
 def wants_p_yes(verdict: type | None) -> bool:
     """Whether a request's verdict type is a yes/no label whose confidence is read."""
     return bool(verdict is not None and getattr(verdict, "yes_no", False))
@@ -116,7 +145,9 @@ __all__ = [
     "METHOD",
     "Step",
     "TOP_LOGPROBS",
+    "MAX_LABEL_TOKENS",
     "deciding_token",
+    "label_token_ids",
     "p_yes",
     "renormalise",
     "wants_p_yes",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from .confidence import TOP_LOGPROBS, Step
+from .confidence import MAX_LABEL_TOKENS, TOP_LOGPROBS, Step, label_token_ids
 
 
 def _logprob(value) -> float:
@@ -82,4 +82,18 @@ def from_scores(token_ids: Sequence[int], scores: Sequence, decode) -> list[Step
     return steps
 
 
-__all__ = ["from_openai", "from_scores", "from_vllm"]
+def label_ids(tokenizer) -> tuple[int, ...] | None:
+    """The ids of the tokens that can decide a yes/no verdict (`confidence.label_token_ids`)
+    in this tokenizer's vocabulary, each id decoded alone; None when there are none or more
+    than vLLM takes, and the engine asks for the top alternatives instead.
+
+    vLLM's own text for an alternative is this one, or with a leading space put back (a
+    SentencePiece vocabulary): a leading space never starts a label, so the ids found here hold
+    every id found from vLLM's text."""
+    ids = range(len(tokenizer))
+    texts = tokenizer.batch_decode([[i] for i in ids])
+    found = label_token_ids(zip(ids, texts))
+    return found if 0 < len(found) <= MAX_LABEL_TOKENS else None
+
+
+__all__ = ["from_openai", "from_scores", "from_vllm", "label_ids"]

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import os
 import random
 import time
@@ -39,9 +40,10 @@ from .base import (
     record,
     with_p_yes,
 )
+from .confidence import wants_p_yes
 from .identity import effective_args, engine_identity
 from .limits import RequestFitter, prepare
-from .logprobs import from_openai
+from .logprobs import from_openai, label_ids
 from .presets import Preset
 from .reach import count, placeholder_tokens, prompt_print
 from .render import ChatRenderer, neutralization_of, tokenizer_special_tokens
@@ -167,6 +169,13 @@ class OpenAIEngine:
             neutralization=self.neutralization["neutralization"],
         )
 
+    @functools.cached_property
+    def label_ids(self) -> tuple[int, ...] | None:
+        """The tokens that can decide a yes/no verdict (`logprobs.label_ids`), found once from
+        the model's tokenizer where its folder is readable here; None (the top alternatives
+        are asked for) where it is not."""
+        return None if self._tokenizer is None else label_ids(self._tokenizer)
+
     # ------------------------------------------------------------------ start
 
     def _check_server(self, wanted: str) -> dict:
@@ -273,6 +282,7 @@ class OpenAIEngine:
                     self.temperature,
                     self.special_tokens,
                     quirks.extra_output_tokens,
+                    self.label_ids if wants_p_yes(req.verdict) else None,
                 )
                 # The server's own prompt ids, its placeholders expanded: what reached the model.
                 wire["return_token_ids"] = True

@@ -52,6 +52,10 @@ def second_body(request, first_body: dict, answer: dict, close_ids: list[int]) -
         body = {**common, "prompt": [*ids, *thought, *close_ids]}
         if wants_p_yes(request.verdict):
             body["logprobs"] = TOP_LOGPROBS
+            # The label tokens where the first request asked for them: a server batch where
+            # some requests ask for token ids gives the others the gathered columns too.
+            if "logprob_token_ids" in first_body:
+                body["logprob_token_ids"] = first_body["logprob_token_ids"]
         return "/completions", body
     message = choice.get("message") or {}
     text = message.get("reasoning_content") or message.get("reasoning") or ""
@@ -61,7 +65,13 @@ def second_body(request, first_body: dict, answer: dict, close_ids: list[int]) -
     messages = [*first_body["messages"], {"role": "assistant", "content": text + CLOSE}]
     body = {**common, "messages": messages}
     body.update(add_generation_prompt=False, continue_final_message=True)
-    for k in ("media_io_kwargs", "mm_processor_kwargs", "logprobs", "top_logprobs"):
+    for k in (
+        "media_io_kwargs",
+        "mm_processor_kwargs",
+        "logprobs",
+        "top_logprobs",
+        "logprob_token_ids",
+    ):
         if k in first_body:
             body[k] = first_body[k]
     return "/chat/completions", body

@@ -10,6 +10,7 @@ text part has been neutralized, so no message can forge a turn; vLLM gets the to
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 
 from ..media.parts import AudioPart, ImagePart, VideoPart
@@ -27,7 +28,7 @@ from .base import (
 from .confidence import TOP_LOGPROBS, wants_p_yes
 from .identity import effective_args, engine_identity, vllm_cpu_build
 from .limits import RequestFitter, prepare
-from .logprobs import from_vllm
+from .logprobs import from_vllm, label_ids
 from .presets import Preset
 from .reach import count, placeholder_tokens, prompt_print
 from .render import ChatRenderer, video_metadata
@@ -83,6 +84,16 @@ def structured_outputs_config(reasoning_parser: str | None) -> dict:
     return structured
 
 
+def p_yes_logprobs(request: Request, label_ids: Sequence[int] | None) -> dict:
+    """The `SamplingParams` a request needs for p_yes: the log-probabilities of the tokens that
+    can decide its label (vLLM gathers those few from the masked log-softmax, in place of a
+    top-k over the vocabulary at every generated token), else the top alternatives; nothing
+    when its verdict is not yes/no."""
+    if not wants_p_yes(request.verdict):
+        return {}
+    return {"logprob_token_ids": list(label_ids)} if label_ids else {"logprobs": TOP_LOGPROBS}
+
+
 class VLLMEngine:
     """Judges on `vllm.LLM`. Create it under `if __name__ == "__main__":` (vLLM spawns)."""
 
@@ -127,14 +138,18 @@ class VLLMEngine:
     def special_tokens(self) -> list[str]:
         return self.renderer.special_tokens
 
+    @functools.cached_property
+    def label_ids(self) -> tuple[int, ...] | None:
+        """The tokens that can decide a yes/no verdict (`logprobs.label_ids`), found once."""
+        return label_ids(self.renderer.tokenizer)
+
     def _sampling(self, request: Request):
         from vllm import SamplingParams
         from vllm.sampling_params import StructuredOutputsParams
 
         regex = request.constraint()
         structured = None if regex is None else StructuredOutputsParams(regex=regex)
-        # the alternatives at the deciding token (p_yes)
-        logprobs = TOP_LOGPROBS if wants_p_yes(request.verdict) else None
+        logprobs = p_yes_logprobs(request, self.label_ids)  # at the deciding token
         max_tokens = request.max_tokens() + self.preset.quirks.extra_output_tokens
         s = decoding(request, self.preset.quirks)
         if s is None:  # a judge: the engine's decoding settings
@@ -142,7 +157,7 @@ class VLLMEngine:
                 temperature=self.temperature,
                 max_tokens=max_tokens,
                 structured_outputs=structured,
-                logprobs=logprobs,
+                **logprobs,
             )
         return SamplingParams(
             temperature=s.temperature,
@@ -151,7 +166,7 @@ class VLLMEngine:
             seed=s.seed,
             max_tokens=max_tokens,
             structured_outputs=structured,
-            logprobs=logprobs,
+            **logprobs,
         )
 
     def _prompt(self, request: Request) -> dict:

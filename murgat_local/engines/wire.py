@@ -90,8 +90,11 @@ def body(
     temperature: float,
     special_tokens: Sequence[str] = (),
     extra_output_tokens: int = 0,
+    label_ids: Sequence[int] | None = None,
 ) -> dict:
-    """The whole `/v1/chat/completions` body for one request."""
+    """The whole `/v1/chat/completions` body for one request. `label_ids`: the tokens that can
+    decide a yes/no verdict (`logprobs.label_ids`), their log-probabilities asked for in place
+    of the top alternatives where known."""
     data: dict = {
         "model": model,
         "messages": chat_messages(request, quirks, special_tokens),
@@ -107,7 +110,10 @@ def body(
     if regex is not None:
         data["structured_outputs"] = {"regex": regex}
     if wants_p_yes(request.verdict):  # the alternatives at the deciding token (p_yes)
-        data.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
+        if label_ids:
+            data.update(logprobs=True, logprob_token_ids=list(label_ids))
+        else:
+            data.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
     videos = [m for m in request.media if isinstance(m, VideoPart)]
     if videos:
         # Every frame sent is a frame used (no resampling on the server), at the rate cut, which

@@ -8,7 +8,13 @@ import math
 
 import pytest
 
-from murgat_local.engines.confidence import Step, deciding_token, p_yes, renormalise
+from murgat_local.engines.confidence import (
+    Step,
+    deciding_token,
+    label_token_ids,
+    p_yes,
+    renormalise,
+)
 from murgat_local.judges.panel import Rule, mean_p_yes, vote, vote_share
 from murgat_local.pipeline.cache import CachedVerdict, VerdictCache
 
@@ -152,3 +158,28 @@ def test_the_servers_chosen_token_is_counted_once():
     entry["top_logprobs"] = [{"token": "Y", "logprob": -1.287}]
     yes, no = m.exp(-1.287), m.exp(-0.412)
     assert p_yes(from_openai(choice)) == (pytest.approx(yes / (yes + no)), None)
+
+
+def test_the_label_tokens_are_every_token_that_can_start_yes_or_no():
+    """The ids asked for at every generated token (vLLM's `logprob_token_ids`): each text that
+    can be the deciding token under the grammar (the end of the label's key, then the start of
+    YES" or NO"), and nothing that cannot."""
+    vocabulary = [
+        "Y", "YES", "YE", 'YES"', 'YES"}', "N", "NO", 'NO"}', '"Y', ':"N', '"label":"NO',
+        ',"label":"YES',  # a longer head that ends with the key
+        "Yes", "NEW", "No", " YES", "NONE", "YESS", 'x"Y', "label", '":"', "", "A",
+    ]  # fmt: skip
+    ids = label_token_ids(enumerate(vocabulary))
+    assert [vocabulary[i] for i in ids] == vocabulary[:12]
+    assert label_token_ids([(7, "YES"), (9, "NO")]) == (7, 9)
+
+
+def test_p_yes_from_the_label_tokens_is_p_yes_from_the_top_alternatives():
+    """The alternatives vLLM returns for `logprob_token_ids` (the chosen token, then each label
+    token, -inf where the grammar masks it) give the p_yes the top alternatives give."""
+    toks = ('{"', "label", '":"', "YES", '"}')
+    top = [("YES", -0.3), ("N", -1.9), ("Y", -2.2), ("NO", -3.0), ("{", -math.inf)]
+    labels = [("YES", -0.3), ("Y", -2.2), ("YE", -math.inf), ("N", -1.9), ("NO", -3.0)]
+    by_top = p_yes(steps(*toks, at=3, alternatives=top))
+    by_labels = p_yes(steps(*toks, at=3, alternatives=labels))
+    assert by_top[1] is None and by_labels == (pytest.approx(by_top[0], abs=1e-15), None)

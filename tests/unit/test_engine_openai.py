@@ -185,6 +185,28 @@ def test_the_request_carries_the_constraint_the_key_and_neutralized_text(engine_
     assert script.headers[0]["Authorization"] == "Bearer s3cret"
 
 
+def test_a_yes_no_request_asks_for_the_label_tokens_log_probabilities(engine_on):
+    """p_yes on `vllm serve`: the log-probabilities of the tokens that can decide the label
+    (`logprob_token_ids`, found in the model's tokenizer here), not the top alternatives of
+    every generated token; a request that is not yes/no asks for none."""
+    from transformers import AutoTokenizer
+
+    from murgat_local.engines.confidence import label_token_ids
+    from murgat_local.judges.verdicts import Rewrite
+
+    engine, script, _ = engine_on(lambda n, body: ok())
+    engine.judge([Request("Claim: x", YesNo), Request("Rewrite: x", Rewrite)])
+    asked, plain = sorted(script.bodies, key=lambda b: "logprobs" not in b)
+    tok = AutoTokenizer.from_pretrained(load_preset("smollm2-135m-instruct").require_path())
+    texts = {i: tok.decode([i]) for i in asked["logprob_token_ids"]}
+    assert asked["logprobs"] is True and "top_logprobs" not in asked
+    assert sorted(texts.values()) == ["N", "NO", "Y"]
+    assert label_token_ids(enumerate(tok.batch_decode([[i] for i in range(len(tok))]))) == tuple(
+        asked["logprob_token_ids"]
+    )
+    assert not {"logprobs", "top_logprobs", "logprob_token_ids"} & set(plain)
+
+
 def test_a_server_that_dies_mid_batch_and_stays_dead_raises_engine_unavailable(engine_on):
     state = {"dead": False}
 

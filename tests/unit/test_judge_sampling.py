@@ -50,13 +50,16 @@ def test_every_route_sends_the_cards_sampling_for_a_judge_call():
     assert (wire["temperature"], wire["top_p"], wire["top_k"], wire["seed"]) == (0.6, 0.95, 20, 0)
     ray = ray_sampling(judge, 0.0, 0, preset.quirks)
     assert (ray["temperature"], ray["top_p"], ray["top_k"], ray["seed"]) == (0.6, 0.95, 20, 0)
-    engine = SimpleNamespace(preset=preset, temperature=0.0)
+    engine = SimpleNamespace(preset=preset, temperature=0.0, label_ids=(45, 56))
     sp = VLLMEngine._sampling(engine, judge)
     assert (sp.temperature, sp.top_p, sp.top_k, sp.seed) == (0.6, 0.95, 20, 0)
-    # A greedy preset's judge stays greedy.
+    # p_yes from the tokens that can decide the label, not the top alternatives of every token.
+    assert (sp.logprob_token_ids, sp.logprobs) == ([45, 56], None)
+    # A greedy preset's judge stays greedy; a tokenizer without label tokens: the top 5.
     smol = load_preset("smollm2-135m-instruct")
-    sp = VLLMEngine._sampling(SimpleNamespace(preset=smol, temperature=0.0), judge)
+    sp = VLLMEngine._sampling(SimpleNamespace(preset=smol, temperature=0.0, label_ids=None), judge)
     assert sp.temperature == 0.0 and sp.seed is None
+    assert (sp.logprob_token_ids, sp.logprobs) == (None, 5)
 
 
 def test_ray_rows_keep_integer_sampling_when_batched_as_columns():
