@@ -113,6 +113,7 @@ class OpenAIEngine:
         fingerprint: str | None = None,
         served_model: str | None = None,
         tokenizer: str | os.PathLike | None = None,
+        label_tokens: bool = False,
         **engine_args,
     ):
         import httpx  # noqa: F401  (checked here: a clear error before any request)
@@ -130,6 +131,11 @@ class OpenAIEngine:
         self.retry_for_s = float(retry_for_s)
         self.retries = int(retries)
         self._fingerprint = fingerprint
+        # Whether a yes/no request asks the label tokens (`logprob_token_ids`) in place of the
+        # top alternatives. Only on servers this process started (the replicas): vLLM 0.32 hands
+        # the gathered columns to every request of a batch once one asks for token ids, so on
+        # a server others share, their top-k log-probabilities would come back wrong.
+        self._label_tokens = bool(label_tokens)
         self._args = effective_args("openai", preset, engine_args)
         self.headers = {}
         if api_key_env:
@@ -172,9 +178,11 @@ class OpenAIEngine:
     @functools.cached_property
     def label_ids(self) -> tuple[int, ...] | None:
         """The tokens that can decide a yes/no verdict (`logprobs.label_ids`), found once from
-        the model's tokenizer where its folder is readable here; None (the top alternatives
-        are asked for) where it is not."""
-        return None if self._tokenizer is None else label_ids(self._tokenizer)
+        the model's tokenizer where its folder is readable here and the server is this
+        process's own (`label_tokens`); None (the top alternatives are asked for) otherwise."""
+        if not self._label_tokens or self._tokenizer is None:
+            return None
+        return label_ids(self._tokenizer)
 
     # ------------------------------------------------------------------ start
 

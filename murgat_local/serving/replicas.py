@@ -148,6 +148,7 @@ class ReplicaEngine:
                     temperature=temperature,
                     api_key_env=keyed,
                     max_concurrency=max_concurrency,
+                    label_tokens=True,  # servers of this run alone (`OpenAIEngine`)
                     **self._args,
                 )
                 for s in self.servers

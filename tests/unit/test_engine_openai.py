@@ -186,15 +186,15 @@ def test_the_request_carries_the_constraint_the_key_and_neutralized_text(engine_
 
 
 def test_a_yes_no_request_asks_for_the_label_tokens_log_probabilities(engine_on):
-    """p_yes on `vllm serve`: the log-probabilities of the tokens that can decide the label
-    (`logprob_token_ids`, found in the model's tokenizer here), not the top alternatives of
-    every generated token; a request that is not yes/no asks for none."""
+    """p_yes on a server of this run's own (the replicas): the log-probabilities of the tokens
+    that can decide the label (`logprob_token_ids`, found in the model's tokenizer here), not
+    the top alternatives of every generated token; a request that is not yes/no asks for none."""
     from transformers import AutoTokenizer
 
     from murgat_local.engines.confidence import label_token_ids
     from murgat_local.judges.verdicts import Rewrite
 
-    engine, script, _ = engine_on(lambda n, body: ok())
+    engine, script, _ = engine_on(lambda n, body: ok(), label_tokens=True)
     engine.judge([Request("Claim: x", YesNo), Request("Rewrite: x", Rewrite)])
     asked, plain = sorted(script.bodies, key=lambda b: "logprobs" not in b)
     tok = AutoTokenizer.from_pretrained(load_preset("smollm2-135m-instruct").require_path())
@@ -205,6 +205,19 @@ def test_a_yes_no_request_asks_for_the_label_tokens_log_probabilities(engine_on)
         asked["logprob_token_ids"]
     )
     assert not {"logprobs", "top_logprobs", "logprob_token_ids"} & set(plain)
+
+
+def test_on_a_server_others_may_share_a_yes_no_request_asks_the_top_alternatives(engine_on):
+    """`--engine openai` points at a server this run did not start: vLLM 0.32 gives every
+    request of a batch the gathered columns once one asks for token ids, so asking them would
+    spoil other clients' top-k log-probabilities; the top alternatives are asked instead."""
+    from murgat_local.engines.confidence import TOP_LOGPROBS
+
+    engine, script, _ = engine_on(lambda n, body: ok())
+    engine.judge([Request("Claim: x", YesNo)])
+    (asked,) = script.bodies
+    assert asked["logprobs"] is True and asked["top_logprobs"] == TOP_LOGPROBS
+    assert "logprob_token_ids" not in asked
 
 
 def test_a_server_that_dies_mid_batch_and_stays_dead_raises_engine_unavailable(engine_on):
