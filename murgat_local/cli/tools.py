@@ -11,24 +11,22 @@ import sys
 import typer
 from rich.markup import escape
 
+import murgat_local.cli.flags as flags
 import murgat_local.cli.ui as ui
-from murgat_local.cli import score as score_cli
 from murgat_local.cli.ui import app
 
 
 @app.command()
 def segment(
     responses: pathlib.Path = typer.Argument(...),
-    config: pathlib.Path | None = score_cli.CONFIG,
-    compat: str | None = score_cli.COMPAT,
-    parse_reasoning: bool = score_cli.PARSE_REASONING,
-    no_decontext: bool = score_cli.NO_DECONTEXT,
-    limit: int | None = score_cli.LIMIT,
+    config: pathlib.Path | None = flags.CONFIG,
+    compat: str | None = flags.COMPAT,
+    parse_reasoning: bool = flags.PARSE_REASONING,
+    no_decontext: bool = flags.NO_DECONTEXT,
+    limit: int | None = flags.LIMIT,
 ) -> None:
     """Print what `murgat score` with the same options judges of each response, as JSONL: the
     sentences, what the judges read of each, and their citations (no model, no media)."""
-    from pydantic import ValidationError
-
     from ..config import load_config
     from ..inputs.responses import InputError, read_responses
     from ..jsonl import dumps_record
@@ -36,12 +34,9 @@ def segment(
 
     if not responses.is_file():
         ui._fail(f"responses file {responses} does not exist")
-    try:
-        cfg = load_config(
-            config, score_cli.judged_overrides(compat, no_decontext, parse_reasoning, limit)
-        )
-    except (ValidationError, OSError, ValueError) as e:
-        ui._fail(f"bad configuration: {e}")
+    cfg = flags.load(
+        load_config, config, flags.judged_overrides(compat, no_decontext, parse_reasoning, limit)
+    )
     for item in read_responses(responses, cfg.limit, cfg.inputs.limits()):
         if isinstance(item, InputError):
             rec = {"index": item.index, "id": item.id, "error": item.reason, "source": item.source}
@@ -62,14 +57,12 @@ def rescore(
     scored: pathlib.Path = typer.Argument(
         ..., help="our scores.jsonl, or the reference's scored JSON"
     ),
-    compat: str | None = typer.Option(None, "--compat"),
-    out: pathlib.Path | None = typer.Option(
-        None, "--out", help="write rescored records here (JSONL)"
-    ),
+    compat: str | None = flags.COMPAT,
+    out: pathlib.Path | None = flags.OUT_RECORDS,
     resamples: int = typer.Option(
         10_000, "--resamples", min=0, help="bootstrap resamples of the 95% intervals (0: none)"
     ),
-    group_by: list[str] = score_cli.GROUP_BY,
+    group_by: list[str] = flags.GROUP_BY,
 ) -> None:
     """Recompute scores from recorded verdicts, with no model."""
     from ..inputs.responses import iter_records

@@ -13,11 +13,11 @@ import csv
 import io
 import pathlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
 from ..metrics.accuracy import WITH, WITHOUT, reasoning_taxes
 from ..metrics.groups import NO_VALUE
+from ..pipeline.grid import GridCell
 
 COLUMNS = (
     ("qa_accuracy", "QA acc."),
@@ -27,13 +27,6 @@ COLUMNS = (
     ("f1", "F1"),
     ("murgat_s", "MURGAT-S"),
 )
-
-
-@dataclass(frozen=True)
-class GridCell:
-    model: str
-    strategy: str
-    summary: Mapping  # the cell's summary.json
 
 
 def points(v: float | None) -> str:
