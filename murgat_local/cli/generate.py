@@ -87,7 +87,7 @@ def generate(
     ds, media_root = _open(dataset, media_root, dataset_format)
     if out_format not in (None, "reference"):
         cli._fail(f"--format takes 'reference', not {out_format!r}")
-    given = {"models": model, "strategies": strategy, "limit": limit, "samples": samples}
+    given: dict = {"models": model, "strategies": strategy, "limit": limit, "samples": samples}
     given |= {"answer_judge": answer_judge, "allow_outside": allow_outside or None}
     given |= f.engine_overrides(
         engine, base_url, api_key_env, max_concurrency, fingerprint, data_parallel, tokenizer

@@ -69,7 +69,12 @@ def score(
     from ..reports.table import stage_progress
 
     _check(responses, media_root, bool(calibrate) and not dry_run)
-    given = {"judge": judge, "verifier": verifier, "decomposer": decomposer, "entailer": entailer}
+    given: dict = {
+        "judge": judge,
+        "verifier": verifier,
+        "decomposer": decomposer,
+        "entailer": entailer,
+    }
     given |= {"entailer_visual": entailer_visual, "entailer_audio": entailer_audio}
     given |= f.engine_overrides(
         engine, base_url, api_key_env, max_concurrency, fingerprint, data_parallel, tokenizer
