@@ -28,27 +28,14 @@ def segment(
     """Print what `murgat score` with the same options judges of each response, as JSONL: the
     sentences, what the judges read of each, and their citations (no model, no media)."""
     from ..config import load_config
-    from ..inputs.responses import InputError, read_responses
     from ..jsonl import dumps_record
-    from ..text.segment import segment as segment_text
+    from ..pipeline.segment_view import segment_responses
 
     if not responses.is_file():
         ui._fail(f"responses file {responses} does not exist")
-    cfg = flags.load(
-        load_config, config, flags.judged_overrides(compat, no_decontext, parse_reasoning, limit)
-    )
-    for item in read_responses(responses, cfg.limit, cfg.inputs.limits()):
-        if isinstance(item, InputError):
-            rec = {"index": item.index, "id": item.id, "error": item.reason, "source": item.source}
-        else:
-            seg = segment_text(
-                item.generation,
-                compat=cfg.compat,
-                parse_reasoning=cfg.parse_reasoning,
-                decontextualize=cfg.decontextualize,
-                decontextualized_text=item.record.get("decontextualized_text"),
-            )
-            rec = {"index": item.index, "id": item.id, "source": item.source, **seg.to_dict()}
+    overrides = flags.judged_overrides(compat, no_decontext, parse_reasoning, limit)
+    cfg = flags.load(load_config, config, overrides)
+    for rec in segment_responses(cfg, responses):
         sys.stdout.write(dumps_record(rec) + "\n")
 
 
@@ -65,42 +52,22 @@ def rescore(
     group_by: list[str] = flags.GROUP_BY,
 ) -> None:
     """Recompute scores from recorded verdicts, with no model."""
-    from ..inputs.responses import iter_records
-    from ..jsonl import dumps_record
-    from ..metrics.intervals import IntervalValues, add_intervals
-    from ..metrics.scores import summarize
-    from ..pipeline.records import rescore_record
     from ..reports.groups_terminal import terminal_tables
+    from ..reports.rescore import rescore as recompute
     from ..reports.table import summary_table
 
     if compat not in (None, "reference"):
         ui._fail(f"--compat takes 'reference', not {compat!r}")
     if not scored.is_file():
         ui._fail(f"{scored} does not exist")
-    records = []
-    for _, source, obj in iter_records(scored):
-        if not isinstance(obj, dict):
-            ui._fail(f"{scored} {source}: not a scored record")
-        records.append(rescore_record(obj, compat))
-    if out:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with out.open("w", encoding="utf-8") as fh:
-            for r in records:
-                fh.write(dumps_record(r, sort_keys=True) + "\n")
-    summary = summarize(records, group_by)
-    add_intervals(summary, IntervalValues.of(records, group_by), n_resamples=resamples)
-    summary["mode"] = compat or (records[0].get("mode") if records else "default")
-    ui.console.print(summary_table(summary, "MURGAT scores (rescored)"))
-    for t in terminal_tables(summary):
+    try:
+        result = recompute(scored, compat, group_by, resamples, out)
+    except ValueError as e:
+        ui._fail(str(e))
+    ui.console.print(summary_table(result.summary, "MURGAT scores (rescored)"))
+    for t in terminal_tables(result.summary):
         ui.console.print(t)
-    keys = [
-        k
-        for m in ("coverage", "precision", "recall", "f1", "murgat_s")
-        for k in (m, f"{m}_ci")
-        if k in summary
-    ]
-    keys += ["by_group"] if "by_group" in summary else []
-    ui.console.print_json(json.dumps({k: summary[k] for k in keys}))
+    ui.console.print_json(json.dumps(result.headline()))
 
 
 @app.command()
