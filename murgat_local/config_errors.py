@@ -43,9 +43,14 @@ class Problem:
             where = f"{self.file}: " if self.file else ""
             return f"{where}{self.message}{got}"
         if self.file is None:
-            flag = flag_of.get(self.key) or "--" + self.key.rsplit(".", 1)[-1].replace("_", "-")
-            return f"{flag} (key {self.key}): {self.message}{got}"
+            return f"{_flag(self.key, flag_of)} (key {self.key}): {self.message}{got}"
         return f"{self.file}: key {self.key}: {self.message}{got}"
+
+
+def _flag(key: str, flag_of: dict[str, str]) -> str:
+    """The flag that sets `key` (`models.1`, one of a repeated flag's values: --model)."""
+    named = ".".join(p for p in key.split(".") if not p.isdigit())
+    return flag_of.get(named) or "--" + named.rsplit(".", 1)[-1].replace("_", "-")
 
 
 def _field(model: type[BaseModel] | None, loc: tuple) -> Any:
@@ -94,9 +99,12 @@ def _overridden(overrides: dict, loc: tuple) -> bool:
     """Whether an override (a flag) gave the value at `loc`."""
     value: Any = overrides
     for part in loc:
-        if not isinstance(value, dict) or value.get(part) is None:
+        if isinstance(value, list) and isinstance(part, int) and part < len(value):
+            value = value[part]
+        elif isinstance(value, dict) and value.get(part) is not None:
+            value = value[part]
+        else:
             return False
-        value = value[part]
     return True
 
 

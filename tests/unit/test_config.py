@@ -54,3 +54,11 @@ def test_a_flag_is_named_as_the_flag_and_a_generate_key_under_its_table(tmp_path
             "--temperature (key sampling.temperature): must be >= 0 and <= 2, got 99",
         ]
     )
+
+
+def test_one_value_of_a_repeated_flag_is_named_as_that_flag():
+    with pytest.raises(ConfigError) as e:
+        load_generate_config(None, {"models": ["a", 5]})
+    assert [p.line({"models": "--model"}) for p in e.value.problems] == [
+        "--model (key models.1): input should be a valid string, got 5"
+    ]
