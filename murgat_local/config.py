@@ -9,8 +9,9 @@ import pathlib
 import tomllib
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from .config_errors import ConfigError, problems
 from .engine_config import RayConfig, ServerConfig, StageEngine, _engine_options
 from .generate.program.limits import Limits
 from .inputs.limits import InputLimits
@@ -544,15 +545,24 @@ def _apply(data: dict, overrides: dict) -> dict:
 
 
 def load_config(path: pathlib.Path | None, overrides: dict) -> RunConfig:
-    """The TOML file's scoring settings, with every override that is not None on top."""
+    """The TOML file's scoring settings, with every override that is not None on top.
+    ConfigError names each refused key, its flag or its file, the allowed range and the value."""
     data = _read(path)
     data.pop("generate", None)
-    return RunConfig.model_validate(_apply(data, overrides))
+    try:
+        return RunConfig.model_validate(_apply(data, overrides))
+    except ValidationError as e:
+        raise ConfigError(problems(e, RunConfig, overrides, path)) from None
 
 
 def load_generate_config(path: pathlib.Path | None, overrides: dict) -> GenerateConfig:
     """The TOML file's `[generate]` table (plus the shared top-level settings), overrides on top."""
     top = _read(path)
     data = {k: top[k] for k in SHARED_KEYS if k in top}
-    data.update(top.get("generate") or {})
-    return GenerateConfig.model_validate(_apply(data, overrides))
+    table = top.get("generate") or {}
+    data.update(table)
+    try:
+        return GenerateConfig.model_validate(_apply(data, overrides))
+    except ValidationError as e:
+        found = problems(e, GenerateConfig, overrides, path, ("generate", frozenset(table)))
+        raise ConfigError(found) from None

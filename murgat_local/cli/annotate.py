@@ -62,46 +62,28 @@ def annotate(
     ),
 ) -> None:
     """Label responses: verifiability, atomic facts, entailment and necessity of each citation."""
-    from ..annotate import (
-        LabelsBusy,
-        Session,
-        SessionError,
-        SourceError,
-        Store,
-        StoreBusy,
-        load_source,
-    )
-    from ..annotate.server import bind, is_loopback, serve
+    from ..annotate.open import CannotOpen, open_session
 
     annotator = _annotator(annotator)
-    token = os.environ.get(TOKEN_ENV) or None
-    if token is not None and len(token) < MIN_TOKEN:
-        ui._fail(f"{TOKEN_ENV} must hold at least {MIN_TOKEN} characters")
-    if not export and not is_loopback(host) and token is None:
-        ui._fail(
-            f"--host {host} is not a loopback address: set {TOKEN_ENV} (every request must then carry it)"
-        )
+    token = _token(host, export)
     try:
-        src = load_source(source, media_root, responses=responses, abstained=abstained)
-    except SourceError as e:
-        ui._fail(str(e))
-    for u in src.unusable:
-        ui._error(f"{u.source}{f' ({u.id})' if u.id else ''}: {u.reason}; not asked")
-    store_path = store or labels.parent / "annotate.sqlite"
-    db = Store(store_path)
-    try:
-        session = Session(
-            src,
-            db,
+        opened = open_session(
+            source,
+            media_root,
+            labels,
             annotator,
+            store=store,
+            responses=responses,
+            abstained=abstained,
             show_judge=show_judge,
             overlap=overlap,
-            labels=labels,
             hold=not export,
         )
-    except (StoreBusy, SessionError, LabelsBusy) as e:
-        db.close()
+    except CannotOpen as e:
         ui._fail(str(e))
+    for u in opened.source.unusable:
+        ui._error(f"{u.source}{f' ({u.id})' if u.id else ''}: {u.reason}; not asked")
+    session = opened.session
     if export:
         try:
             written, left = session.export()
@@ -109,6 +91,28 @@ def annotate(
             session.release()
         _report(labels, written, left)
         return
+    _serve(opened, labels, annotator, host, port, token, resamples)
+
+
+def _token(host: str, export: bool) -> str | None:
+    """The page's token (MURGAT_ANNOTATE_TOKEN); required off loopback."""
+    from ..annotate.server import is_loopback
+
+    token = os.environ.get(TOKEN_ENV) or None
+    if token is not None and len(token) < MIN_TOKEN:
+        ui._fail(f"{TOKEN_ENV} must hold at least {MIN_TOKEN} characters")
+    if not export and not is_loopback(host) and token is None:
+        ui._fail(
+            f"--host {host} is not a loopback address: set {TOKEN_ENV} (every request must then carry it)"
+        )
+    return token
+
+
+def _serve(opened, labels, annotator, host, port, token, resamples) -> None:
+    """Serve the page until stopped; the labels are written as answers come and at the end."""
+    from ..annotate.server import bind, serve
+
+    session = opened.session
     try:
         sock = bind(host, port)
     except OSError as e:
@@ -120,8 +124,8 @@ def annotate(
     session.start_writer()
     extra = f" (open /?token=<{TOKEN_ENV}> once)" if token else ""
     _say(
-        f"murgat annotate: http://{where}:{bound[1]}/{extra} for {annotator}, {len(src.items)} responses, "
-        f"store {store_path}"
+        f"murgat annotate: http://{where}:{bound[1]}/{extra} for {annotator}, "
+        f"{len(opened.source.items)} responses, store {opened.store_path}"
     )
     try:
         serve(session, sock, token=token, resamples=resamples)

@@ -39,29 +39,14 @@ def bundle(
     copies the model folders named, and writes MANIFEST.json (every file's size and sha256) and
     install.sh. On the box: `bash OUT/install.sh VENV`. A second run into the same OUT copies
     nothing already there with the right sha256."""
-    from rich.progress import (
-        BarColumn,
-        DownloadColumn,
-        Progress,
-        TextColumn,
-        TransferSpeedColumn,
-    )
-
-    from ..bundle import BundleError, build_bundle, human
+    from ..bundle import BundleError, build_bundle
 
     if more and not models:
         ui._fail(f"unexpected argument(s) {' '.join(more)}: model names go after --models")
     models = [*(models or []), *(more or [])]
 
     started = time.monotonic()
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        DownloadColumn(),
-        TransferSpeedColumn(),
-        console=ui.err,
-        transient=True,
-    ) as progress:
+    with _progress() as progress:
         task = progress.add_task("copying and hashing", total=None)
 
         def on_step(text: str) -> None:
@@ -80,7 +65,19 @@ def bundle(
         except BundleError as e:
             progress.stop()
             ui._fail(str(e))
-    seconds = time.monotonic() - started
+    _done(made, time.monotonic() - started)
+
+
+def _progress():
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
+
+    columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn())
+    return Progress(*columns, TransferSpeedColumn(), console=ui.err, transient=True)
+
+
+def _done(made, seconds: float) -> None:
+    from ..bundle import human
+
     names = ", ".join(m["preset"] or m["folder"] for m in made.models) or "none"
     ui.console.print(
         f"bundle {made.out}: {made.target}, Python {made.python}, {made.platform}; "

@@ -10,8 +10,8 @@ import wave
 import numpy as np
 import typer
 
+import murgat_local.cli.flags as f
 import murgat_local.cli.ui as ui
-from murgat_local.cli import score as score_cli
 from murgat_local.cli.ui import app
 
 
@@ -27,8 +27,8 @@ def cut(
     as_json: bool = typer.Option(
         False, "--json", help="print only a JSON list, one object per citation"
     ),
-    config: pathlib.Path | None = score_cli.CONFIG,
-    compat: str | None = score_cli.COMPAT,
+    config: pathlib.Path | None = f.CONFIG,
+    compat: str | None = f.COMPAT,
 ) -> None:
     """Cut each CITATION from MEDIA as `murgat score` with the same options would for a judge, and
     write its frames as PNG and its audio as 16-bit PCM mono WAV at 16 kHz into OUT.
@@ -37,16 +37,11 @@ def cut(
     samples, file} or null, note, error}: `t` is the time sampled, seconds on the file's
     timeline; `file` is relative to OUT. A citation that cannot be cut gets its reason in
     `error` and the others go on; exit 1 when any was refused."""
-    from pydantic import ValidationError
-
     from ..config import load_config
     from ..media.segments import SegmentCutter, check_citation
     from ..media.source import MediaError
 
-    try:
-        cfg = load_config(config, score_cli.judged_overrides(compat, False, False, None))
-    except (ValidationError, OSError, ValueError) as e:
-        ui._fail(f"bad configuration: {e}")
+    cfg = f.load(load_config, config, f.judged_overrides(compat, False, False, None))
     real = media.resolve()
     if not real.is_file():
         ui._fail(f"{media} is not a file")

@@ -56,17 +56,7 @@ def report(
         ui._fail(f"--media-root {media_root} is not a folder")
     if out.is_dir():
         ui._fail(f"--out {out} is a folder; give the HTML file's name")
-    meta = None
-    if meta_eval is not None:
-        import json
-
-        path = meta_eval / "meta_eval.json" if meta_eval.is_dir() else meta_eval
-        try:
-            meta = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as e:
-            ui._fail(f"--meta-eval {meta_eval}: cannot read {path} ({e})")
-        if not isinstance(meta, dict):
-            ui._fail(f"--meta-eval {meta_eval}: {path} is not a meta_eval.json (a JSON object)")
+    meta = _meta_eval(meta_eval) if meta_eval is not None else None
     try:
         result = build(
             list(folders),
@@ -90,3 +80,17 @@ def report(
             "see 'Notes on the inputs' in the page",
             markup=False,
         )
+
+
+def _meta_eval(given: pathlib.Path) -> dict:
+    """meta_eval.json, from its file or the `murgat meta-eval` folder holding it."""
+    import json
+
+    path = given / "meta_eval.json" if given.is_dir() else given
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        ui._fail(f"--meta-eval {given}: cannot read {path} ({e})")
+    if not isinstance(meta, dict):
+        ui._fail(f"--meta-eval {given}: {path} is not a meta_eval.json (a JSON object)")
+    return meta

@@ -11,57 +11,32 @@ import sys
 import typer
 from rich.markup import escape
 
+import murgat_local.cli.flags as flags
 import murgat_local.cli.ui as ui
-from murgat_local.cli import score as score_cli
 from murgat_local.cli.ui import app
 
 
 @app.command()
 def segment(
     responses: pathlib.Path = typer.Argument(...),
-    config: pathlib.Path | None = score_cli.CONFIG,
-    compat: str | None = score_cli.COMPAT,
-    parse_reasoning: bool = score_cli.PARSE_REASONING,
-    no_decontext: bool = score_cli.NO_DECONTEXT,
-    limit: int | None = score_cli.LIMIT,
+    config: pathlib.Path | None = flags.CONFIG,
+    compat: str | None = flags.COMPAT,
+    parse_reasoning: bool = flags.PARSE_REASONING,
+    no_decontext: bool = flags.NO_DECONTEXT,
+    limit: int | None = flags.LIMIT,
 ) -> None:
     """Print what `murgat score` with the same options judges of each response, as JSONL: the
     sentences, what the judges read of each, and their citations (no model, no media)."""
-    from pydantic import ValidationError
-
     from ..config import load_config
-    from ..inputs.responses import InputError, read_responses
     from ..jsonl import dumps_record
-    from ..text.segment import segment as segment_text
+    from ..pipeline.segment_view import segment_responses
 
     if not responses.is_file():
         ui._fail(f"responses file {responses} does not exist")
-    try:
-        cfg = load_config(
-            config, score_cli.judged_overrides(compat, no_decontext, parse_reasoning, limit)
-        )
-    except (ValidationError, OSError, ValueError) as e:
-        ui._fail(f"bad configuration: {e}")
-    for item in read_responses(responses, cfg.limit, cfg.inputs.limits()):
-        if isinstance(item, InputError):
-            rec = {"index": item.index, "id": item.id, "error": item.reason, "source": item.source}
-        else:
-            seg = segment_text(
-                item.generation,
-                compat=cfg.compat,
-                parse_reasoning=cfg.parse_reasoning,
-                decontextualize=cfg.decontextualize,
-                decontextualized_text=item.record.get("decontextualized_text"),
-            )
-            rec = {"index": item.index, "id": item.id, "source": item.source, **seg.to_dict()}
+    overrides = flags.judged_overrides(compat, no_decontext, parse_reasoning, limit)
+    cfg = flags.load(load_config, config, overrides)
+    for rec in segment_responses(cfg, responses):
         sys.stdout.write(dumps_record(rec) + "\n")
-
-
-def _is_json_list(path: pathlib.Path) -> bool:
-    """Whether a file holds one JSON list (the reference's scored entries), not JSON lines."""
-    with path.open("rb") as fh:
-        head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
-    return head.startswith(b"[")
 
 
 @app.command()
@@ -69,64 +44,34 @@ def rescore(
     scored: pathlib.Path = typer.Argument(
         ..., help="our scores.jsonl, or the reference's scored JSON"
     ),
-    compat: str | None = typer.Option(None, "--compat"),
-    out: pathlib.Path | None = typer.Option(
-        None, "--out", help="write rescored records here (JSONL)"
-    ),
+    compat: str | None = flags.COMPAT,
+    out: pathlib.Path | None = flags.OUT_RECORDS,
     resamples: int = typer.Option(
         10_000, "--resamples", min=0, help="bootstrap resamples of the 95% intervals (0: none)"
     ),
-    group_by: list[str] = score_cli.GROUP_BY,
+    group_by: list[str] = flags.GROUP_BY,
 ) -> None:
     """Recompute scores from recorded verdicts, with no model."""
-    from ..inputs.responses import iter_records
-    from ..jsonl import dumps_record
-    from ..metrics.intervals import IntervalValues, add_intervals
-    from ..metrics.scores import summarize
-    from ..pipeline.records import rescore_record
     from ..reports.groups_terminal import terminal_tables
+    from ..reports.rescore import rescore as recompute
     from ..reports.table import summary_table
-    from ..results import ReadError, read_score_records
 
     if compat not in (None, "reference"):
         ui._fail(f"--compat takes 'reference', not {compat!r}")
     if not scored.is_file():
         ui._fail(f"{scored} does not exist")
-    records = []
-    bad: list[ReadError] = []
-    if _is_json_list(scored):  # the reference's scored JSON: its entries, as it wrote them
-        for _, source, obj in iter_records(scored):
-            if not isinstance(obj, dict):
-                ui._fail(f"{scored} {source}: not a scored record")
-            records.append(rescore_record(obj, compat))
-    else:
-        for rec in read_score_records(scored):
-            if isinstance(rec, ReadError):
-                ui._error(str(rec))
-                bad.append(rec)
-                continue
-            records.append(rescore_record(rec.dump(), compat))
-    if out:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with out.open("w", encoding="utf-8") as fh:
-            for r in records:
-                fh.write(dumps_record(r, sort_keys=True) + "\n")
-    summary = summarize(records, group_by)
-    add_intervals(summary, IntervalValues.of(records, group_by), n_resamples=resamples)
-    summary["mode"] = compat or (records[0].get("mode") if records else "default")
-    ui.console.print(summary_table(summary, "MURGAT scores (rescored)"))
-    for t in terminal_tables(summary):
+    try:
+        result = recompute(scored, compat, group_by, resamples, out)
+    except ValueError as e:
+        ui._fail(str(e))
+    ui.console.print(summary_table(result.summary, "MURGAT scores (rescored)"))
+    for t in terminal_tables(result.summary):
         ui.console.print(t)
-    keys = [
-        k
-        for m in ("coverage", "precision", "recall", "f1", "murgat_s")
-        for k in (m, f"{m}_ci")
-        if k in summary
-    ]
-    keys += ["by_group"] if "by_group" in summary else []
-    ui.console.print_json(json.dumps({k: summary[k] for k in keys}))
-    if bad:  # the numbers leave out the lines that could not be read
-        ui._error(f"{len(bad)} record line(s) could not be read (above); they are left out")
+    ui.console.print_json(json.dumps(result.headline()))
+    for rec in result.bad:  # the numbers leave out the lines that could not be read
+        ui._error(str(rec))
+    if result.bad:
+        ui._error(f"{len(result.bad)} record line(s) could not be read (above); they are left out")
         raise typer.Exit(1)
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 import pathlib
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import NoReturn
+from typing import NoReturn, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
@@ -30,60 +30,6 @@ console = Console()
 err = Console(stderr=True)
 
 USAGE_ERROR = 2
-
-# Engine flags shared by score / generate / run (the same names as the config's keys).
-ENGINE_HELP = (
-    "vllm (default), openai (a server: --base-url), transformers, or another registered engine"
-)
-BASE_URL = typer.Option(None, "--base-url", help="engine openai: the server, http://HOST:PORT/v1")
-API_KEY_ENV = typer.Option(
-    None, "--api-key-env", help="engine openai: the variable holding the server's key"
-)
-MAX_CONCURRENCY = typer.Option(
-    None, "--max-concurrency", help="engine openai: requests in flight (default 32)"
-)
-FINGERPRINT = typer.Option(
-    None,
-    "--fingerprint",
-    help="engine openai: the served weights' fingerprint, when they are not readable here",
-)
-DATA_PARALLEL = typer.Option(
-    None, "--data-parallel", help="N vLLM replicas, one per GPU, share each batch"
-)
-TOKENIZER = typer.Option(
-    None,
-    "--tokenizer",
-    help="engine openai, weights not readable here: a folder with the served model's "
-    "tokenizer files (its special tokens are broken in evaluated text)",
-)
-
-# Attribution judges by modality (score / run): the same names as the config's keys.
-ENTAILER_VISUAL = typer.Option(
-    None,
-    "--entailer-visual",
-    help="model for facts whose citations are all visual (default: the entailer)",
-)
-ENTAILER_AUDIO = typer.Option(
-    None,
-    "--entailer-audio",
-    help="model for facts whose citations are all audio (default: the entailer)",
-)
-
-
-def engine_overrides(
-    engine, base_url, api_key_env, max_concurrency, fingerprint, data_parallel, tokenizer=None
-) -> dict:
-    return {
-        "engine": engine,
-        "data_parallel": data_parallel,
-        "server": {
-            "base_url": base_url,
-            "api_key_env": api_key_env,
-            "max_concurrency": max_concurrency,
-            "fingerprint": fingerprint,
-            "tokenizer": tokenizer,
-        },
-    }
 
 
 @app.callback()
@@ -111,6 +57,27 @@ def warn_judges(warnings) -> None:
 def _fail(message: str) -> NoReturn:
     _error(message)
     raise typer.Exit(USAGE_ERROR)
+
+
+def show_engine_logs(verbose: bool) -> None:
+    """--verbose: engines log at INFO (they start later, and read this then)."""
+    if verbose:
+        os.environ["VLLM_LOGGING_LEVEL"] = "INFO"
+
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def set_up(make: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """`make(...)`, which sets a run up and starts no model: a model or preset that cannot be
+    found, or a setting it refuses (ValueError), is a usage error (exit 2)."""
+    from ..engines import ModelNotFound
+
+    try:
+        return make(*args, **kwargs)
+    except (ModelNotFound, ValueError) as e:
+        _fail(str(e))
 
 
 @contextmanager

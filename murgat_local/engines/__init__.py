@@ -149,6 +149,19 @@ class LazyEngine:
             self._engine = None
 
 
+def engine_holder(
+    kind: str, preset: Preset, engine_args: dict, transport: dict, **decoding
+) -> LazyEngine:
+    """The holder of `preset` on engine `kind`: the one way every command sets an engine up.
+    `engine_args` (a run's `[engine_args]`, vLLM's own arguments) go to the engines that run
+    vLLM (`identity.runtime`) and to no other, which would refuse them; `transport` is where the
+    engine is reached (a server's URL, replicas); `decoding` its temperature and seed."""
+    from .identity import runtime
+
+    args = engine_args if runtime(kind) == "vllm" else {}
+    return LazyEngine(kind, preset, **decoding, **args, **transport)
+
+
 def close_all(holders) -> None:
     """Close every engine in `holders` (engines, `LazyEngine`s, anything with `close()`; each
     once) at the same time: a vLLM engine's shutdown is mostly waiting for its processes to exit
@@ -190,6 +203,7 @@ __all__ = [
     "choice_regex",
     "close_all",
     "effective_args",
+    "engine_holder",
     "engine_identity",
     "engine_names",
     "identity_material",

@@ -16,8 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..config import GenerateConfig
-from ..engines import LazyEngine, Sampling, close_all, load_preset
-from ..engines.identity import runtime
+from ..engines import Sampling, close_all, engine_holder, load_preset
 from ..generate.images import attach, images_note, with_images
 from ..generate.media import ResponderPlan, cut_media, media_note, plan_media
 from ..generate.program_tools import TOOL_PROMPTS
@@ -150,15 +149,12 @@ class GenerateRunner:
         )
         self.engines: dict = dict(engines or {})
         kind, transport = config.engine_for(None)
-        options = {
-            "seed": config.sampling.seed,
-            **(config.engine_args if runtime(kind) == "vllm" else {}),
-            **transport,
-        }
         for name in [*config.models, *([config.answer_judge] if config.answer_judge else [])]:
             if name not in self.engines:
                 preset = load_preset(name, models_root=config.models_dir)
-                self.engines[name] = LazyEngine(kind, preset, **options)
+                self.engines[name] = engine_holder(
+                    kind, preset, config.engine_args, transport, seed=config.sampling.seed
+                )
         self.judges = {
             n: StageJudge(
                 "generate",

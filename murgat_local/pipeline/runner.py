@@ -18,9 +18,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..config import RunConfig
-from ..engines import LazyEngine, close_all, load_preset
+from ..engines import close_all, engine_holder, load_preset
 from ..engines.holder import EngineHolder
-from ..engines.identity import runtime
 from ..inputs.responses import read_responses
 from ..jsonl import dumps_record, write_json
 from ..judges.human import HumanLabels, is_human
@@ -232,12 +231,14 @@ class Runner:
             self.engines[key] = HumanLabels.from_model(model, config.compat)
         elif key not in self.engines:
             preset = load_preset(model, models_root=config.models_dir)
-            args = config.engine_args if runtime(kind) == "vllm" else {}
-            decoding: dict = {
-                "temperature": config.sampling.temperature,
-                "seed": config.sampling.seed,
-            }
-            self.engines[key] = LazyEngine(kind, preset, **decoding, **args, **options)
+            self.engines[key] = engine_holder(
+                kind,
+                preset,
+                config.engine_args,
+                options,
+                temperature=config.sampling.temperature,
+                seed=config.sampling.seed,
+            )
         return StageJudge(
             stage,
             self.engines[key],

@@ -186,3 +186,24 @@ def test_a_refused_plan_exits_1_with_its_reason_and_starts_no_model(tmp_path, me
     report = json.loads(proc.stdout)
     assert report["status"] == "refused" and report["program"]["trace"]["calls"] == []
     assert report["program"]["time"]["model_s"] == 0
+
+
+def test_program_run_gives_a_transformers_engine_no_vllm_arguments(tmp_path, media_root):
+    """`[engine_args]` are vLLM's: a transformers engine is not given them (before: TypeError,
+    'unexpected keyword argument max_num_seqs', when the engine started)."""
+    require_model("tiny-qwen3-omni")
+    plan = tmp_path / "plan.txt"
+    plan.write_text(
+        '1. describe("0:00-0:01", "visual", "What colour is the screen?")\n'
+        '2. synthesize("Choose the option.")\n'
+    )
+    cfg = tmp_path / "run.toml"
+    cfg.write_text("[engine_args]\nmax_num_seqs = 4\nenforce_eager = true\n")
+    r = murgat(
+        "program", "run", plan, "--style", "narrative", "--video", "colors.mp4",
+        "--media-root", media_root, "--model", "tiny-qwen3-omni",
+        "--engine", "transformers", "--config", cfg, "--question", "What colour?",
+        "--option", "red", "--option", "green",
+    )  # fmt: skip
+    assert "TypeError" not in r.stderr and "unexpected keyword" not in r.stderr, r.stderr
+    assert json.loads(r.stdout)["status"] == "ok", r.stdout

@@ -152,7 +152,7 @@ def test_segment_takes_the_scorers_options_and_checks_them_as_it_does(tmp_path):
     assert [s["claim"] for s in rec["sentences"]] == ["The dog barks."]
     cfg.write_text('compat = "reference"\nnot_a_setting = 1\n')
     r = runner.invoke(app, ["segment", str(f), "--config", str(cfg)])
-    assert r.exit_code == 2 and "bad configuration" in said(r)
+    assert r.exit_code == 2 and said(r) == f"error: {cfg}: key not_a_setting: unknown key, got 1"
 
 
 def test_rescore_reads_the_reference_scored_format(tmp_path):
@@ -218,20 +218,21 @@ def test_rescore_reads_the_reference_scored_format(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "flags, key",
+    "flags, line",
     [
-        (["--temperature", "99"], "temperature"),
-        (["--max-tokens", "-5"], "max_tokens"),
-        (["--top-p", "0"], "top_p"),
-        (["--top-k", "-1"], "top_k"),
-        (["--limit", "-1"], "limit"),
-        (["--samples", "0"], "samples"),
+        (["--temperature", "99"], "--temperature (key sampling.temperature): must be >= 0 and <= 2, got 99.0"),
+        (["--max-tokens", "-5"], "--max-tokens (key sampling.max_tokens): must be >= 1, got -5"),
+        (["--top-p", "0"], "--top-p (key sampling.top_p): must be > 0 and <= 1, got 0.0"),
+        (["--top-k", "-1"], "--top-k (key sampling.top_k): must be >= 0, got -1"),
+        (["--limit", "-1"], "--limit (key limit): must be >= 1, got -1"),
+        (["--samples", "0"], "--samples (key samples): must be >= 1 and <= 64, got 0"),
     ],
-)
-def test_generate_flags_are_validated_as_their_toml_keys(tmp_path, media_root, flags, key):
+)  # fmt: skip
+def test_generate_flags_are_validated_as_their_toml_keys(tmp_path, media_root, flags, line):
     """A flag is an override of the typed configuration, refused before any model starts
-    (exit 2) exactly as the same key in a TOML file is, naming the key. The model named does not
-    exist: were the flag let through, the run would stop later on the model instead."""
+    (exit 2) exactly as the same key in a TOML file is: one line naming the flag, the key, the
+    allowed range and the value. The model named does not exist: were the flag let through, the
+    run would stop later on the model instead."""
     questions = ROOT / "samples" / "questions.jsonl"
     r = runner.invoke(
         app,
@@ -248,4 +249,20 @@ def test_generate_flags_are_validated_as_their_toml_keys(tmp_path, media_root, f
         ],
     )
     assert r.exit_code == 2, r.output
-    assert "bad configuration" in said(r) and key in said(r), r.output
+    assert r.output.strip() == f"error: {line}", r.output
+
+
+def test_score_names_the_flag_or_the_files_key_and_starts_no_engine(tmp_path, media_root):
+    """`murgat score`: the same refusal for a flag and for a TOML file's key, before any engine
+    starts (the judge does not exist: anything let through stops on it instead)."""
+    f = tmp_path / "r.jsonl"
+    f.write_text("{}\n")
+    toml = tmp_path / "run.toml"
+    toml.write_text("[sampling]\ntemperature = 99\n")
+    common = ["score", str(f), "--media-root", str(media_root), "--out", str(tmp_path / "o")]
+    r = runner.invoke(app, [*common, "--judge", "no-such-model", "--limit", "-1"])
+    assert r.exit_code == 2 and said(r) == "error: --limit (key limit): must be >= 1, got -1"
+    r = runner.invoke(app, [*common, "--judge", "no-such-model", "--config", str(toml)])
+    assert r.exit_code == 2
+    assert said(r) == f"error: {toml}: key sampling.temperature: must be >= 0 and <= 2, got 99"
+    assert not (tmp_path / "o" / "engine.log").exists()

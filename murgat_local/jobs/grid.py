@@ -1,0 +1,124 @@
+"""`murgat run`: generate, then score every cell, in one output folder, with one engine per
+model shared by the responders, the answer judge and every cell's scorer, and one cache.
+
+Set up (`Grid(...)`, nothing starts: a model that cannot be found is a usage error), then run
+(`Grid.run`): the cells' summaries, the paper's table (OUT/tables.md, .csv) and
+OUT/run_summary.json (`run_summary`).
+"""
+
+from __future__ import annotations
+
+import pathlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..config import GenerateConfig, RunConfig
+from ..engines import close_all
+from ..inputs.benchmarks import Dataset
+from ..jsonl import write_json
+from ..metrics.accuracy import taxes_by_model
+from ..metrics.run_summary import GenerationGrades
+from ..metrics.run_summary import RunSummary as ScoreSummary
+from ..pipeline.generating import GenerateResult, GenerateRunner
+from ..pipeline.runner import Runner
+from ..reports import paper_table
+from ..reports.paper_table import GridCell
+from ..results import RunSummary, layout
+
+# What a cell's row in run_summary.json's `grid` carries of its scoring summary.
+_SCORED = (
+    "unanswered",
+    "unanswered_rate",
+    "coverage",
+    "precision",
+    "recall",
+    "f1",
+    "murgat_s",
+    "partial",
+)
+
+
+@dataclass
+class GridResult:
+    summary: dict  # run_summary.json
+    summary_path: pathlib.Path
+    tables: Sequence[pathlib.Path]
+    exit_code: int
+
+
+class Grid:
+    def __init__(
+        self,
+        generate: GenerateConfig,
+        score: RunConfig,
+        media_root: pathlib.Path,
+        out: pathlib.Path,
+    ):
+        """ValueError / ModelNotFound for a bad grid or model; no engine starts."""
+        if out.suffix == ".jsonl":
+            raise ValueError("--out of `murgat run` is a folder")
+        self.out = out
+        self.generator = GenerateRunner(generate, media_root, out, grades=GenerationGrades())
+        # One engine per model for everything: responders, answer judge and every cell's scorer.
+        self.engines = dict(self.generator.engines)
+        self.scorers: dict[str, Runner] = {}
+        for cell in self.generator.cells:
+            folder = self.generator.paths[cell].parent
+            self.scorers[cell.label] = Runner(
+                score, media_root, folder, engines=self.engines, summary=ScoreSummary
+            )
+            self.engines.update(self.scorers[cell.label].engines)
+
+    def run(self, dataset: Dataset) -> GridResult:
+        """Generate, score each cell, write the tables and run_summary.json; engines shut down."""
+        grid: dict[str, dict] = {}
+        cells: list[GridCell] = []
+        warnings: list[str] = []  # about the judges, from each cell's scoring
+        try:
+            generated = self.generator.run(dataset)
+            code = generated.exit_code
+            for label, runner in self.scorers.items():
+                scored = runner.run(generated.outputs[label])
+                code = max(code, scored.exit_code)
+                warnings += scored.summary.get("warnings") or []
+                cell = generated.summary["cells"][label]
+                # QA accuracy as the cell's summary.json and the tables give it (the scorer
+                # grades the answer generate read; a response it could not score is not graded)
+                grid[label] = {
+                    **cell,
+                    "accuracy": scored.summary.get("qa_accuracy"),
+                    **{k: scored.summary.get(k) for k in _SCORED},
+                    "scores": str(scored.records_path),
+                }
+                cells.append(GridCell(cell["model"], cell["strategy"], scored.summary))
+        finally:
+            self.generator.close(engines=False)
+            for r in self.scorers.values():
+                r.close()
+            close_all(self.engines.values())
+        tables = paper_table.write(self.out, cells)
+        summary, path = run_summary(self.out, grid, cells, generated, tables, warnings)
+        return GridResult(summary, path, tables, code)
+
+
+def run_summary(
+    out: pathlib.Path,
+    grid: dict[str, dict],
+    cells: Sequence[GridCell],
+    generated: GenerateResult,
+    tables: Sequence[pathlib.Path],
+    warnings: list[str],
+) -> tuple[dict, pathlib.Path]:
+    """OUT/run_summary.json, built and written here only: the grid's rows, the reasoning tax per
+    model, the generation summary's path, the tables and the judges' warnings (each once)."""
+    taxes = taxes_by_model((c.model, c.strategy, c.summary.get("qa_accuracy")) for c in cells)
+    summary = {
+        "grid": grid,
+        "reasoning_tax": taxes,
+        "generation": str(generated.summary_path),
+        "failure": generated.summary.get("failure"),
+        "tables": [str(p) for p in tables],
+        "warnings": list(dict.fromkeys(warnings)),
+    }
+    path = out / layout.RUN_SUMMARY
+    return write_json(path, RunSummary.model_validate(summary)), path

@@ -1,0 +1,71 @@
+"""`murgat rescore`: scores recomputed from recorded verdicts (ours, or the reference's scored
+JSON), with no model: the records under the scoring rule of `compat`, and their summary."""
+
+from __future__ import annotations
+
+import pathlib
+from dataclasses import dataclass
+
+from ..inputs.responses import iter_records
+from ..jsonl import dumps_record
+from ..metrics.intervals import IntervalValues, add_intervals
+from ..metrics.scores import summarize
+from ..pipeline.records import rescore_record
+from ..results import ReadError, read_score_records
+
+# summary.json's headline numbers, with their intervals, as `murgat rescore` prints them.
+HEADLINE = ("coverage", "precision", "recall", "f1", "murgat_s")
+
+
+@dataclass
+class Rescored:
+    summary: dict
+    bad: list[ReadError]  # record lines that could not be read, left out of the numbers
+
+    def headline(self) -> dict:
+        """The headline numbers and their intervals, and `by_group` when grouped."""
+        keys = [k for m in HEADLINE for k in (m, f"{m}_ci") if k in self.summary]
+        keys += ["by_group"] if "by_group" in self.summary else []
+        return {k: self.summary[k] for k in keys}
+
+
+def _is_json_list(path: pathlib.Path) -> bool:
+    """Whether a file holds one JSON list (the reference's scored entries), not JSON lines."""
+    with path.open("rb") as fh:
+        head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    return head.startswith(b"[")
+
+
+def rescore(
+    scored: pathlib.Path,
+    compat: str | None,
+    group_by: list[str],
+    resamples: int,
+    out: pathlib.Path | None = None,
+) -> Rescored:
+    """The records of `scored` rescored (written to `out` as JSONL when given) and summarized,
+    with `resamples` bootstrap resamples per interval. Our scores.jsonl is read by the one
+    record reader (`results`): a line it cannot read is kept in `bad`, the rest rescored.
+    ValueError: an entry of the reference's JSON list that is not a record."""
+    records = []
+    bad: list[ReadError] = []
+    if _is_json_list(scored):  # the reference's scored JSON: its entries, as it wrote them
+        for _, source, obj in iter_records(scored):
+            if not isinstance(obj, dict):
+                raise ValueError(f"{scored} {source}: not a scored record")
+            records.append(rescore_record(obj, compat))
+    else:
+        for rec in read_score_records(scored):
+            if isinstance(rec, ReadError):
+                bad.append(rec)
+            else:
+                records.append(rescore_record(rec.dump(), compat))
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with out.open("w", encoding="utf-8") as fh:
+            for r in records:
+                fh.write(dumps_record(r, sort_keys=True) + "\n")
+    summary = summarize(records, group_by)
+    add_intervals(summary, IntervalValues.of(records, group_by), n_resamples=resamples)
+    summary["mode"] = compat or (records[0].get("mode") if records else "default")
+    return Rescored(summary, bad)
