@@ -62,10 +62,14 @@ def from_openai(choice: Mapping) -> list[Step] | None:
     return steps
 
 
-def from_scores(token_ids: Sequence[int], scores: Sequence, decode) -> list[Step] | None:
+def from_scores(
+    token_ids: Sequence[int], scores: Sequence, decode, labels: Sequence[int] | None = None
+) -> list[Step] | None:
     """From transformers' `generate(output_scores=True)`: one score row per generated token
     (after the logits processors, so masked tokens are -inf); `decode` turns one id into its
-    text."""
+    text. The alternatives of a step: the top 5, and with `labels` (`label_ids`) every label
+    token the grammar leaves legal there, so no token that can start YES or NO is missed (the
+    vLLM routes read exactly those)."""
     import torch
 
     if not scores:
@@ -73,12 +77,13 @@ def from_scores(token_ids: Sequence[int], scores: Sequence, decode) -> list[Step
     steps = []
     for chosen, row in zip(token_ids, scores):
         logprobs = torch.log_softmax(row[0].float(), dim=-1)
-        values, ids = torch.topk(logprobs, min(TOP_LOGPROBS, logprobs.shape[-1]))
-        pairs = [(decode(int(t)), float(v)) for v, t in zip(values.tolist(), ids.tolist())]
-        chosen_text = decode(int(chosen))
-        if int(chosen) not in ids.tolist():
-            pairs.append((chosen_text, float(logprobs[int(chosen)])))
-        steps.append(Step(chosen_text, tuple(pairs)))
+        _, top = torch.topk(logprobs, min(TOP_LOGPROBS, logprobs.shape[-1]))
+        ids = list(dict.fromkeys([*top.tolist(), *(labels or ()), int(chosen)]))
+        values = logprobs[ids].tolist()
+        pairs = tuple(
+            (decode(t), v) for t, v in zip(ids, values) if v != float("-inf") or t == int(chosen)
+        )
+        steps.append(Step(decode(int(chosen)), pairs))
     return steps
 
 

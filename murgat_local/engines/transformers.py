@@ -12,6 +12,7 @@ the same regex the vLLM engine uses; indexes are compiled once per verdict type.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 
 from .base import (
@@ -28,7 +29,7 @@ from .base import (
 )
 from .confidence import wants_p_yes
 from .identity import effective_args, engine_identity
-from .logprobs import from_scores
+from .logprobs import from_scores, label_ids
 from .presets import Preset
 from .reach import count, placeholder_tokens, prompt_print
 from .render import ChatRenderer, adapt_media, processor_inputs
@@ -120,6 +121,11 @@ class TransformersEngine:
             return value.to(self.model.device, self.model.dtype)
         return value.to(self.model.device)
 
+    @functools.cached_property
+    def label_ids(self) -> tuple[int, ...] | None:
+        """The tokens that can decide a yes/no verdict (`logprobs.label_ids`), found once."""
+        return label_ids(self.renderer.tokenizer)
+
     def _generate(self, request: Request) -> Result:
         import torch
         from transformers import LogitsProcessorList
@@ -168,7 +174,11 @@ class TransformersEngine:
         out = out.sequences if confident else out
         new = out[0, start:]
         raw = tok.decode([*thought, *new.tolist()], skip_special_tokens=True)
-        steps = from_scores(new.tolist(), scores, lambda t: tok.decode([t])) if scores else None
+        steps = (
+            from_scores(new.tolist(), scores, lambda t: tok.decode([t]), self.label_ids)
+            if scores
+            else None
+        )
         n_out = len(thought) + int(new.shape[0])
         res = with_p_yes(request, finish(request, raw, n_prompt, n_out), steps)
         return dataclasses.replace(

@@ -183,3 +183,30 @@ def test_p_yes_from_the_label_tokens_is_p_yes_from_the_top_alternatives():
     by_top = p_yes(steps(*toks, at=3, alternatives=top))
     by_labels = p_yes(steps(*toks, at=3, alternatives=labels))
     assert by_top[1] is None and by_labels == (pytest.approx(by_top[0], abs=1e-15), None)
+
+
+def test_transformers_scores_keep_every_legal_label_token_past_the_top_five():
+    """Seven legal tokens at the deciding step (Gemma's Y, YES, N, NO and the byte tokens of Y
+    and N, plus one more): the top 5 alone would miss a label token; with the label ids every
+    one counts, and p_yes is the exact renormalisation over the legal distribution."""
+    import torch
+
+    from murgat_local.engines.logprobs import from_scores
+
+    vocab = ['{"', "label", '":"', "YES", "Y", "NO", "N", "<0x59>", "<0x4E>", "x", '"}']
+    byte_text = {7: "Y", 8: "N"}  # a byte token decodes to its letter
+    decode = lambda t: byte_text.get(t, vocab[t])  # noqa: E731
+    probs = {3: 0.30, 5: 0.25, 4: 0.15, 6: 0.12, 9: 0.08, 7: 0.06, 8: 0.04}  # 7 legal
+    row = torch.full((1, len(vocab)), -math.inf)
+    for t, p in probs.items():
+        row[0, t] = math.log(p)
+    chosen = [0, 1, 2, 3, 10]
+    rows = [torch.zeros((1, len(vocab))) for _ in chosen]
+    rows[3] = row
+    labels = [3, 4, 5, 6, 7, 8]
+    yes = probs[3] + probs[4] + probs[7]
+    exact = yes / (yes + probs[5] + probs[6] + probs[8])
+    with_labels, _ = p_yes(from_scores(chosen, rows, decode, labels))
+    top_five, _ = p_yes(from_scores(chosen, rows, decode))
+    assert with_labels == pytest.approx(exact)
+    assert top_five != pytest.approx(exact)  # the top 5 miss both byte tokens
