@@ -280,9 +280,9 @@ def build(
     total = sum(c.records for c in cells)
     parts, n = [], 0
     for c in cells:
-        for record in c.shown:
-            src, why = video_source(root, record.get("video"), out_dir, relative_media)
-            parts.append(response(record, c, n, src, why))
+        for record, gen in c.shown:
+            src, why = video_source(root, record.video, out_dir, relative_media)
+            parts.append(response(record, gen, c, n, src, why))
             n += 1
     data = {
         "inputs": [str(f) for f in folders],

@@ -23,7 +23,7 @@ import pathlib
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..results import ReadError, layout, read_json_object
+from ..results import GenerationRecord, ReadError, ScoreRecord, layout, read_json_object
 from ..results.versions import version_of
 
 MODALITIES = ("visual", "audio", "other")
@@ -64,7 +64,8 @@ class Cell:
     blind_responses: int = 0  # responses whose responder saw no picture (an audio-only model)
     heard_known: bool = False  # generation rows were found
     records: int = 0
-    shown: list[dict] = field(default_factory=list)  # drill-down: records (+ "_generation")
+    # drill-down: each record kept, with its generation row when one was found
+    shown: list[tuple[ScoreRecord, GenerationRecord | None]] = field(default_factory=list)
 
 
 @dataclass
@@ -77,11 +78,11 @@ class Source:
     summary: dict
     responses: pathlib.Path | None
     cells: dict[str, Cell]  # by the records' `model` ("*" when one cell takes all)
-    unreadable: int = 0
+    unreadable: int = 0  # lines of `scores` that are not valid records
     notes: list[str] = field(default_factory=list)  # malformed values found in its files
 
-    def cell_for(self, record: dict) -> Cell:
-        cell = self.cells.get("*") or self.cells.get(str(record.get("model")))
+    def cell_for(self, record: ScoreRecord) -> Cell:
+        cell = self.cells.get("*") or self.cells.get(str(record.model))
         if cell is None:  # e.g. an item that erred before its model was read
             cell = self.cells.get("\0")
             if cell is None:
