@@ -19,6 +19,7 @@ from ..metrics.scores import METRICS as SCORED
 from ..metrics.scores import Summary
 from ..metrics.stats import RESAMPLES
 from ..results import ReadError, ScoreRecord, read_score_records
+from ..results import Summary as SummaryFile
 from .drilldown import esc, num
 from .rundata import METRICS, Cell, Source, finite, interval
 
@@ -34,9 +35,9 @@ def _numbers(record: ScoreRecord) -> dict:
     return r
 
 
-def _resamples(summary: Mapping) -> int:
-    ci = summary.get("ci")
-    n = ci.get("resamples") if isinstance(ci, dict) else None
+def _resamples(summary: SummaryFile | None) -> int:
+    # `ci` is an open object (how the intervals were computed)
+    n = ((summary.ci if summary is not None else None) or {}).get("resamples")
     return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else RESAMPLES
 
 

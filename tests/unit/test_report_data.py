@@ -161,14 +161,14 @@ def corrupted(tmp_path_factory, score_dir, run_dir):
         ["[" * 100_000 + "]" * 100_000 + "\n", "not json\n", "[]\n", '{"id": "cut'],
     )
     summary = json.loads((score / "summary.json").read_text())
+    # a by_model entry that is not a summary's numbers: that model's numbers are unknown
     summary["by_model"]["m1"]["coverage"] = "high"
     summary["by_model"]["m1"]["f1_ci"] = [0, "x"]
-    summary["by_model"]["m1"]["responses"] = -3
-    summary["by_model"]["m1"]["precision"] = 10**400
-    summary["by_model"]["m2"] = [1, 2]
-    summary["stages"]["entail"]["wall_s"] = "fast"
-    summary["stages"]["verifiable"] = "x"
-    summary["models"] = "oracle"
+    # valid numbers that cannot be drawn
+    summary["by_model"]["m2"]["responses"] = -3
+    summary["by_model"]["m2"]["precision"] = 10**400
+    summary["by_model"]["m2"]["f1_ci"] = [1, 0]
+    summary["stages"]["entail"]["wall_s"] = "fast"  # a stage's counters are an open object
     (score / "summary.json").write_text(json.dumps(summary))
 
     run = shutil.copytree(run_dir, tmp / "run")
@@ -177,6 +177,10 @@ def corrupted(tmp_path_factory, score_dir, run_dir):
     rs["grid"][".."] = {}
     (run / "run_summary.json").write_text(json.dumps(rs))
     (run / "tiny-gemma3__cite" / "summary.json").write_text("{not json")
+    summary = json.loads((run / "tiny-gemma3__base" / "summary.json").read_text())
+    summary["stages"]["verifiable"] = "x"
+    summary["models"] = "oracle"
+    (run / "tiny-gemma3__base" / "summary.json").write_text(json.dumps(summary))
     gen = _rows(run / "tiny-qwen3-omni__base" / "responses.jsonl")
     gen[0]["media"] = "x"
     _write_rows(run / "tiny-qwen3-omni__base" / "responses.jsonl", gen, ["[]\n"])
@@ -230,20 +234,24 @@ def test_a_corrupted_folder_gives_a_page_with_notes(tmp_path, corrupted, media_r
     inputs, responses = _notes(text)
     joined = "\n".join(inputs)
     for want in (
-        "by_model.m1.coverage is the text 'high', not a number",
-        "by_model.m1.f1_ci is a list of 2, not an interval",
-        "by_model.m1.responses is the number -3, not a count",
-        "by_model.m1.precision is the number 10000000000000000000…, not a number",
-        "by_model.m2 is a list of 2, not an object",
-        "stages.entail.wall_s is the text 'fast', not a number",
-        "stages.verifiable is the text 'x', not an object",
-        "models is the text 'oracle', not an object",
+        "score/summary.json: by_model.m1: coverage.int: Input should be a valid integer",
+        "coverage.float: Input should be a valid number",
+        "that model's numbers are unknown",
+        "by_model.m2.f1_ci is a list of 2, not an interval",
+        "by_model.m2.responses is the number -3, not a count",
+        "by_model.m2.precision is the number 10000000000000000000…, not a finite number",
+        "score/summary.json: stages.entail.wall_s is the text 'fast', not a number",
+        # a summary.json that is not a summary: its file, its version, the fields at fault
+        "run/tiny-gemma3__base/summary.json: not a schema_version 1 summary: ",
+        "stages.verifiable: Input should be a valid dictionary",
+        "models: Input should be a valid dictionary",
         "cell 'ghost/base' has no scores.jsonl",
         "cell '..' is not a folder inside",
-        "summary.json: not JSON",
-        "run_summary.json: not JSON",
-        "stages is a list of 0, not an object",
-        "models.entail is the number 3, not a model name",
+        "tiny-gemma3__cite/summary.json: not JSON",
+        "run2/run_summary.json: not JSON",
+        "run2/tiny-gemma3__base/summary.json: not a schema_version 0 summary: stages: Input "
+        "should be a valid dictionary",
+        "models.entail: Input should be a valid string",
     ):
         assert want in joined, (want, inputs)
     scores = score / "scores.jsonl"
@@ -289,13 +297,13 @@ def test_a_corrupted_folder_gives_a_page_with_notes(tmp_path, corrupted, media_r
         assert want in bidi, (want, bidi)
     assert "no player: video" in text  # the lone surrogate names no file
     assert "citation 1 alone" in text and "squared" in text  # the raw outputs are still shown
-    # every row of the table still reads its numbers; a bad one shows as -
+    # every cell keeps its row: an unknown or undrawable number shows as -
     rows = _table(text)
-    assert (
-        len(rows) == 2 + 4 + 4
-    )  # m1 and the hostile model (m2 has no numbers); the ghost cells left out
-    m1 = next(cells for (path, key), cells in rows if json.loads(key) == ["by_model", "m1"])
-    assert m1["coverage"] == (None, "-") and m1["f1"][1] != "-"
+    assert len(rows) == 3 + 4 + 4  # m1, m2 and the hostile model; the ghost cells left out
+    by_key = {key: cells for (path, key), cells in rows}
+    m1, m2 = by_key['["by_model", "m1"]'], by_key['["by_model", "m2"]']
+    assert all(shown == "-" for _, shown in m1.values())
+    assert m2["precision"] == (None, "-") and m2["f1"][1] != "-" and m2["responses"][1] == "-"
 
 
 @pytest.fixture(scope="module")
