@@ -178,8 +178,9 @@ def notes_list(sources: list[Source]) -> str:
     if not notes:
         return ""
     return (
-        f'<h2>Notes on the inputs</h2><p class="meta">{len(notes)} malformed or missing values were read as '
-        "missing; the rest of the report stands.</p>"
+        f'<h2>Notes on the inputs</h2><p class="meta">{len(notes)} notes: the files, lines and values '
+        "named here could not be read or drawn and were read as missing; the rest of the report "
+        "stands.</p>"
         f'<ul id="input-notes">{"".join(f"<li>{esc(n)}</li>" for n in notes)}</ul>'
     )
 

@@ -306,6 +306,27 @@ def test_a_corrupted_folder_gives_a_page_with_notes(tmp_path, corrupted, media_r
     assert m2["precision"] == (None, "-") and m2["f1"][1] != "-" and m2["responses"][1] == "-"
 
 
+def test_many_unreadable_lines_are_listed_then_counted(tmp_path, score_dir):
+    """Each unreadable line is named (file, line, why) up to a limit, then counted: never dropped
+    unsaid; the valid records around them are all read."""
+    from murgat_local.reports.scan import LISTED_LINES
+
+    score = shutil.copytree(score_dir, tmp_path / "score")
+    rows = _rows(score / "scores.jsonl")
+    bad = [json.dumps({**rows[0], "coverage": "high"}) + "\n"] * (LISTED_LINES + 5)
+    _write_rows(score / "scores.jsonl", rows, bad)
+    cells, (source,) = load([score], 100)
+    scores = score / "scores.jsonl"
+    listed = [n for n in source.notes if n.startswith(f"{scores} line ")]
+    assert len(listed) == LISTED_LINES
+    assert listed[0].startswith(
+        f"{scores} line {len(rows) + 1}: not a schema_version 1 score record: coverage."
+    )
+    total = LISTED_LINES + 5
+    assert f"{scores}: {total} unreadable lines skipped, 5 more not listed" in source.notes
+    assert sum(c.records for c in cells) == len(rows) and source.unreadable == total
+
+
 @pytest.fixture(scope="module")
 def two_judges(tmp_path_factory, media_root):
     """`murgat score` twice on the same responses (no model named), the second with another entailer."""
