@@ -95,7 +95,7 @@ class Source:
     responses: pathlib.Path | None
     cells: dict[str, Cell]  # by the records' `model` ("*" when one cell takes all)
     unreadable: int = 0  # lines of `scores` that are not valid records
-    notes: list[str] = field(default_factory=list)  # malformed values found in its files
+    notes: list[str] = field(default_factory=list)  # what in its files could not be read or drawn
 
     def cell_for(self, record: ScoreRecord) -> Cell:
         cell = self.cells.get("*") or self.cells.get(str(record.model))
