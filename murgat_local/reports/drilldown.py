@@ -4,8 +4,12 @@ Every value from the input is passed through `esc` (html.escape with quotes, lon
 replaced, control and bidi characters shown as escapes, very long values cut); numbers that go
 into attributes are formatted from floats. Nothing from the input becomes markup or script.
 
-A value of the wrong kind (a hand-edited record: a time that is text, a fact that is a list, an
-`alone` key that names no citation) is shown as missing and listed in the response's notes.
+It draws `ScoreRecord`s as `results.read_score_records` reads them: a line that is not a valid
+record (a hand-edited time that is text, a fact that is a list) never reaches it, but is listed
+with its line and the fields at fault among the notes on the inputs (see `scan`). What a valid
+record may still hold that cannot be drawn (a number that is not finite, a negative time, an
+`alone` key that names no citation, a yes/no verdict whose value is neither) is shown as missing
+and listed in the response's notes.
 """
 
 from __future__ import annotations
@@ -17,9 +21,11 @@ import re
 from urllib.parse import quote_from_bytes
 
 from ..inputs.responses import replace_surrogates
+from ..results import GenerationRecord, ScoreRecord, Verdict
+from ..results.records import CitationRecord, FactRecord, Number, SentenceRecord
 from ..text.citations import strip_citations
-from .rundata import Cell, expect, finite, what
-from .scan import citation_verdict
+from .rundata import Cell, finite, what
+from .scan import citation_verdict, sentences_of
 
 TEXT_LIMIT = 20_000
 # C0 and C1 controls but tab and newline, line/paragraph separators, bidi marks and overrides.
@@ -57,70 +63,68 @@ def num(v, digits: int = 3) -> str:
     return "-" if v is None else f"{v:.{digits}f}"
 
 
-def _time(v) -> str | None:
+def _time(v: Number | None) -> str | None:
     v = finite(v)
     return None if v is None or v < 0 else repr(v)
 
 
-def _checked_verdict(v, where: str, notes: list[str], yes_no: bool = True):
-    """A recorded verdict {raw, value} if it is one (else None, with a note); a yes/no verdict's
-    value is true or false (a decomposition's is its facts)."""
-    if not expect(notes, where, v, lambda x: isinstance(x, dict), "a verdict"):
-        return None
-    if v is not None and yes_no:
-        expect(
-            notes, f"{where} value", v.get("value"), lambda x: isinstance(x, bool), "true or false"
-        )
+def _finite_or_note(notes: list[str], where: str, v: Number | None) -> None:
+    """A note when a recorded number (valid JSON, so a record) is not a finite one: shown as -."""
+    if v is not None and finite(v) is None:
+        notes.append(f"{where} is {what(v)}, not a finite number")
+
+
+def _yes_no(v: Verdict | None, where: str, notes: list[str]) -> Verdict | None:
+    """`v`, after a note when its value is neither true, false nor null (the schema leaves a
+    verdict's value open: a decomposition's is its facts; a yes/no stage's must be a bool)."""
+    if v is not None and v.value is not None and not isinstance(v.value, bool):
+        notes.append(f"{where} value is {what(v.value)}, not true or false")
     return v
 
 
-def _verdict(v) -> str:
-    """A recorded verdict {raw, value} as a short mark."""
-    if not isinstance(v, dict):
+def _verdict(v: Verdict | None) -> str:
+    """A recorded verdict as a short mark."""
+    if v is None:
         return '<span class="v-none">no verdict</span>'
-    value = v.get("value")
-    if value is True:
+    if v.value is True:
         return '<span class="v-yes">YES</span>'
-    if value is False:
+    if v.value is False:
         return '<span class="v-no">NO</span>'
-    return f'<span class="v-none">{esc(v.get("unparsed") or v.get("error") or "unparsed")}</span>'
+    return f'<span class="v-none">{esc(v.unparsed or v.error or "unparsed")}</span>'
 
 
-def _reached(v: dict) -> str:
+def _reached(v: Verdict) -> str:
     """What reached the judge: its prompt tokens per media modality, or why they are unknown."""
-    if "reached" not in v:
+    if "reached" not in v.model_fields_set:  # not recorded at all (an older judge): no line
         return ""
-    reached = v.get("reached")
-    if isinstance(reached, dict):
+    if v.reached is not None:
         counts = (
-            " · ".join(f"{esc(m)} {esc(n)}" for m, n in reached.items())
+            " · ".join(f"{esc(m)} {esc(n)}" for m, n in v.reached.items())
             or "no media placeholders known"
         )
         text = f"tokens reached: {counts}"
     else:
-        text = (
-            f"tokens reached: not counted ({esc(v.get('reached_unknown') or 'no reason recorded')})"
-        )
+        text = f"tokens reached: not counted ({esc(v.reached_unknown or 'no reason recorded')})"
     return f'<div class="reached">{text}</div>'
 
 
-def _raw(label: str, v) -> str:
-    if not isinstance(v, dict) or v.get("raw") is None:
+def _raw(label: str, v: Verdict | None) -> str:
+    if v is None or v.raw is None:
         return ""
-    error = f'<div class="error">{esc(v.get("error"))}</div>' if v.get("error") else ""
+    error = f'<div class="error">{esc(v.error)}</div>' if v.error else ""
     return (
         f'<div class="raw"><span class="raw-label">{esc(label)}</span>{error}{_reached(v)}'
-        f"<pre>{esc(v.get('raw'))}</pre></div>"
+        f"<pre>{esc(v.raw)}</pre></div>"
     )
 
 
 def video_source(
-    media_root: pathlib.Path | None, video, out_dir: pathlib.Path, relative: bool
+    media_root: pathlib.Path | None, video: str | None, out_dir: pathlib.Path, relative: bool
 ) -> tuple[str | None, str | None]:
     """(src, None) for a playable video under the media root, or (None, why not)."""
     if media_root is None:
         return None, None
-    if not isinstance(video, str) or not video:
+    if not video:
         return None, "no video named"
     from ..media.source import MediaError, resolve_video
 
@@ -137,24 +141,31 @@ def video_source(
     return path.as_uri(), None
 
 
-def _citation(c: dict, i: int, facts: list, ordinal: str, where: str, notes: list[str]) -> str:
+def _citation(
+    c: CitationRecord,
+    i: int,
+    facts: list[FactRecord],
+    ordinal: str,
+    where: str,
+    notes: list[str],
+) -> str:
     verdict = citation_verdict(c, i, facts)
-    start, end = _time(c.get("start")), _time(c.get("end"))
-    for key, t in (("start", start), ("end", end)):
-        if c.get(key) is not None and t is None:
+    start, end = _time(c.start), _time(c.end)
+    for key, value, t in (("start", c.start, start), ("end", c.end, end)):
+        if value is not None and t is None:
             notes.append(
-                f"{where}: {key} is {what(c.get(key))}, not a time in seconds"
+                f"{where}: {key} is {what(value)}, not a time in seconds"
                 + (": the citation cannot seek" if key == "start" else "")
             )
     attrs = f' data-verdict="{verdict}"'
     if start is not None:
         attrs += f' data-start="{start}" data-end="{end if end is not None else start}" tabindex="0" role="button"'
-    title = VERDICT_TEXT.get(verdict, verdict)
-    if c.get("issue"):
-        title += f" ({c.get('issue')})"
+    title = VERDICT_TEXT.get(verdict, verdict)  # our own table of labels, not a record
+    if c.issue:
+        title += f" ({c.issue})"
     return (
         f'<span class="cite v-{verdict}"{attrs} title="{esc(title)}" data-ordinal="{ordinal}">'
-        f"{esc(c.get('raw') or '(citation)')}</span>"
+        f"{esc(c.raw or '(citation)')}</span>"
     )
 
 
@@ -169,145 +180,92 @@ def _citation_number(key: str, n: int, where: str, notes: list[str]) -> int | No
     return int(key)
 
 
-def _fact(f: dict, cits: list[dict], where: str, notes: list[str]) -> str:
-    precise = f.get("precise")
-    if not expect(notes, f"{where}: precise", precise, lambda v: isinstance(v, list), "a list"):
-        precise = []
-    precise = precise or []
-    for k, p in enumerate(precise):
-        expect(
-            notes, f"{where}: precise {k + 1}", p, lambda v: isinstance(v, bool), "true or false"
-        )
-    for key in ("precision", "recall"):
-        expect(notes, f"{where}: {key}", f.get(key), lambda v: finite(v) is not None, "a number")
+def _fact(f: FactRecord, n_cits: int, where: str, notes: list[str]) -> str:
+    precise = f.precise or []
+    _finite_or_note(notes, f"{where}: precision", f.precision)
+    _finite_or_note(notes, f"{where}: recall", f.recall)
     marks = " ".join(
         f'<span class="mark {"v-yes" if p is True else "v-no" if p is False else "v-none"}" '
         f'title="citation {k + 1}: {"needed" if p is True else "not needed" if p is False else "unknown"}">'
         f"c{k + 1}{'✓' if p is True else '✗' if p is False else '?'}</span>"
         for k, p in enumerate(precise)
     )
-    joint = _checked_verdict(f.get("joint"), f"{where}: joint", notes)
+    joint = _yes_no(f.joint, f"{where}: joint", notes)
     raws = _raw("joint entailment", joint)
-    for kind in ("alone", "without"):
-        d = f.get(kind)
-        if not expect(notes, f"{where}: {kind}", d, lambda v: isinstance(v, dict), "an object"):
-            continue
-        for k, v in (d or {}).items():
-            i = _citation_number(k, len(cits), f"{where}: {kind}", notes)
+    for kind, by_citation in (("alone", f.alone), ("without", f.without)):
+        for k, v in (by_citation or {}).items():
+            i = _citation_number(k, n_cits, f"{where}: {kind}", notes)
             label = f"citation {i + 1} {kind}" if i is not None else f"{kind} {printable(k, 40)!r}"
-            raws += _raw(label, _checked_verdict(v, f"{where}: {label}", notes))
-    unscored = (
-        f'<span class="unscored">unscored: {esc(f.get("unscored"))}</span>'
-        if f.get("unscored")
-        else ""
-    )
+            raws += _raw(label, _yes_no(v, f"{where}: {label}", notes))
+    unscored = f'<span class="unscored">unscored: {esc(f.unscored)}</span>' if f.unscored else ""
     return (
-        f'<li class="fact"><span class="fact-text">{esc(f.get("text"))}</span> '
-        f"entailed: {_verdict(joint)} · precision {num(f.get('precision'), 2)} · "
-        f"recall {num(f.get('recall'), 2)} {marks} {unscored}"
+        f'<li class="fact"><span class="fact-text">{esc(f.text)}</span> '
+        f"entailed: {_verdict(joint)} · precision {num(f.precision, 2)} · "
+        f"recall {num(f.recall, 2)} {marks} {unscored}"
         f'<details class="raws"><summary>judge outputs</summary>{raws or "none"}</details></li>'
     )
 
 
-def _objects(items, where: str, item: str, notes: list[str]) -> list[tuple[int, dict | None]]:
-    """(number from 1, the item if it is an object, else None with a note) for a list at `where`."""
-    if not expect(notes, where, items, lambda v: isinstance(v, list), "a list") or not items:
-        return []
-    out = []
-    for k, x in enumerate(items, start=1):
-        if not isinstance(x, dict):
-            notes.append(f"{item} {k} is {what(x)}, not an object")
-        out.append((k, x if isinstance(x, dict) else None))
-    return out
-
-
-def _sentence(s: dict, number: int, notes: list[str]) -> str:
+def _sentence(s: SentenceRecord, number: int, notes: list[str]) -> str:
     where = f"sentence {number}"
-    facts = [
-        (k, f) for k, f in _objects(s.get("facts"), f"{where}: facts", f"{where}, fact", notes) if f
-    ]
-    # a citation that is not an object keeps its place (the facts' `precise` lists count it) as a malformed chip
-    cits = [
-        c or {}
-        for _, c in _objects(s.get("citations"), f"{where}: citations", f"{where}, citation", notes)
-    ]
-    fact_dicts = [f for _, f in facts]
+    facts = s.facts or []
+    cits = s.citations or []
     chips = " ".join(
-        _citation(c, i, fact_dicts, str(i + 1), f"{where}, citation {i + 1}", notes)
+        _citation(c, i, facts, str(i + 1), f"{where}, citation {i + 1}", notes)
         for i, c in enumerate(cits)
     )
-    ver = _checked_verdict(s.get("verifiable"), f"{where}: verifiable", notes)
-    decomposition = _checked_verdict(
-        s.get("decomposition"), f"{where}: decomposition", notes, yes_no=False
-    )
-    cls = "verifiable" if isinstance(ver, dict) and ver.get("value") is True else "plain"
-    raws = _raw("verifiable", ver) + _raw("decomposition", decomposition)
-    unscored = (
-        f'<div class="unscored">unscored: {esc(s.get("unscored"))}</div>'
-        if s.get("unscored")
-        else ""
-    )
-    judged = s.get("judged_text")
-    text = s.get("text")
-    plain = strip_citations(text) if isinstance(text, str) else None
+    ver = _yes_no(s.verifiable, f"{where}: verifiable", notes)
+    cls = "verifiable" if ver is not None and ver.value is True else "plain"
+    raws = _raw("verifiable", ver) + _raw("decomposition", s.decomposition)
+    unscored = f'<div class="unscored">unscored: {esc(s.unscored)}</div>' if s.unscored else ""
+    plain = strip_citations(s.text) if s.text is not None else None
     judged_html = (
-        f'<div class="judged">judged as: {esc(judged)}</div>'
-        if isinstance(judged, str) and judged.strip() != (plain or "").strip()
+        f'<div class="judged">judged as: {esc(s.judged_text)}</div>'
+        if s.judged_text is not None and s.judged_text.strip() != (plain or "").strip()
         else ""
     )
-    facts_html = "".join(_fact(f, cits, f"{where}, fact {k}", notes) for k, f in facts)
+    facts_html = "".join(
+        _fact(f, len(cits), f"{where}, fact {k}", notes) for k, f in enumerate(facts, start=1)
+    )
     return (
-        f'<li class="sentence {cls}" value="{number}"><div class="stext">{esc(text)}</div>'
+        f'<li class="sentence {cls}" value="{number}"><div class="stext">{esc(s.text)}</div>'
         f'<div class="cites">verifiable: {_verdict(ver)} {chips}</div>{judged_html}{unscored}'
         f"{'<ol class=facts>' + facts_html + '</ol>' if facts_html else ''}"
         f'<details class="raws"><summary>judge outputs</summary>{raws or "none"}</details></li>'
     )
 
 
-def _sentences(record: dict, notes: list[str]) -> list[tuple[int, dict]]:
-    trace = record.get("trace")
-    if (
-        not expect(
-            notes, "trace", trace, lambda v: isinstance(v, dict), "an object: no sentences shown"
-        )
-        or not trace
-    ):
-        return []
-    return [
-        (k, s)
-        for k, s in _objects(trace.get("sentences"), "trace.sentences", "sentence", notes)
-        if s is not None
-    ]
-
-
-def response(record: dict, cell: Cell, n: int, src: str | None, why: str | None) -> str:
+def response(
+    record: ScoreRecord,
+    gen: GenerationRecord | None,
+    cell: Cell,
+    n: int,
+    src: str | None,
+    why: str | None,
+) -> str:
+    """One response's drill-down: `gen` is its generation row, when one was found."""
     notes: list[str] = []
-    generation = record.get("_generation")
-    gen = generation if isinstance(generation, dict) else {}
-    status = record.get("status")
-    correct = record.get("correct")
-    for key in ("murgat_s", "coverage", "precision", "recall", "f1"):
-        expect(notes, key, record.get(key), lambda v: finite(v) is not None, "a number")
-    expect(notes, "correct", correct, lambda v: isinstance(v, bool), "true or false")
-    expect(notes, "status", status, lambda v: isinstance(v, str), "a status")
-    expect(
-        notes,
-        "generation row's media",
-        gen.get("media"),
-        lambda v: isinstance(v, dict),
-        "an object",
-    )
-    sentences = "".join(_sentence(s, k, notes) for k, s in _sentences(record, notes))
+    for key, value in (
+        ("murgat_s", record.murgat_s),
+        ("coverage", record.coverage),
+        ("precision", record.precision),
+        ("recall", record.recall),
+        ("f1", record.f1),
+    ):
+        _finite_or_note(notes, key, value)
+    sentences = "".join(_sentence(s, k, notes) for k, s in enumerate(sentences_of(record), start=1))
+    correct = record.correct
     mark = "✓" if correct is True else "✗" if correct is False else "–"
     flag = (
         f' · <span class="error">{len(notes)} malformed value{"s" if len(notes) != 1 else ""}</span>'
         if notes
         else ""
     )
+    status = record.status
     head = (
-        f'<summary><span class="rid">{esc(record.get("id"))}</span> · {esc(cell.label)} · '
-        f'<span class="status-{esc(status)}">{esc(status)}</span> · MURGAT-S {num(record.get("murgat_s"))} · '
-        f"coverage {num(record.get('coverage'))} · F1 {num(record.get('f1'))} · correct {mark}{flag}</summary>"
+        f'<summary><span class="rid">{esc(record.id)}</span> · {esc(cell.label)} · '
+        f'<span class="status-{esc(status)}">{esc(status)}</span> · MURGAT-S {num(record.murgat_s)} · '
+        f"coverage {num(record.coverage)} · F1 {num(record.f1)} · correct {mark}{flag}</summary>"
     )
     body = []
     if notes:
@@ -321,15 +279,18 @@ def response(record: dict, cell: Cell, n: int, src: str | None, why: str | None)
         )
     elif why:
         body.append(f'<div class="novideo">no player: {esc(why)}</div>')
-    if gen.get("question"):
-        body.append(f'<div class="question"><b>Question:</b> {esc(gen.get("question"))}</div>')
+    if gen is not None and gen.question:
+        body.append(f'<div class="question"><b>Question:</b> {esc(gen.question)}</div>')
+    answer = f" · gold {esc(gen.gold)} · predicted {esc(gen.predicted)}" if gen is not None else ""
+    heard = ""
+    if gen is not None and gen.media is not None:
+        # `media` is an open object (what the responder was given): no key is guaranteed
+        heard = f" · heard audio: {esc(gen.media.get('heard_audio'))}"
     body.append(
-        f'<div class="meta">video {esc(record.get("video"))} · {esc(record.get("source"))}'
-        f"{' · gold ' + esc(gen.get('gold')) + ' · predicted ' + esc(gen.get('predicted')) if gen else ''}"
-        f"{' · heard audio: ' + esc((gen.get('media') or {}).get('heard_audio')) if isinstance(gen.get('media'), dict) else ''}</div>"
+        f'<div class="meta">video {esc(record.video)} · {esc(record.source)}{answer}{heard}</div>'
     )
-    if record.get("error"):
-        body.append(f'<div class="error">error: {esc(record.get("error"))}</div>')
+    if record.error:
+        body.append(f'<div class="error">error: {esc(record.error)}</div>')
     if sentences:
         body.append(f'<ol class="sentences">{sentences}</ol>')
     elif status == "ok":

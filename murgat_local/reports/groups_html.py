@@ -5,7 +5,8 @@ The report computes each model x strategy's groups from its scores.jsonl with th
 `murgat score` uses (`Grouped` summaries, `IntervalValues`, `add_intervals`) and the resamples
 its summary.json records, so a group's numbers are the ones `murgat score --group-by` writes,
 whichever fields the score run was given. Values that are not numbers read as missing, as the
-rest of the report reads them.
+rest of the report reads them; a line that is not a valid score record is left out (the scan
+lists it among the notes on the inputs).
 """
 
 from __future__ import annotations
@@ -17,27 +18,26 @@ from ..metrics.intervals import IntervalValues, add_intervals
 from ..metrics.scores import METRICS as SCORED
 from ..metrics.scores import Summary
 from ..metrics.stats import RESAMPLES
-from ..results import ReadError, read_objects
+from ..results import ReadError, ScoreRecord, read_score_records
+from ..results import Summary as SummaryFile
 from .drilldown import esc, num
 from .rundata import METRICS, Cell, Source, finite, interval
 
 
-def _numbers(record: dict) -> dict:
-    """The record as the summary reads it, with every value that is not a finite number (or,
-    for `correct`, true/false) read as missing."""
-    r = dict(record)
+def _numbers(record: ScoreRecord) -> dict:
+    """The record as the summary reads it (its JSON object), with every number that is not a
+    finite one (infinity, an integer too large for a float) read as missing."""
+    r = record.dump()
     for k in (*SCORED, "scored_fraction"):
-        r[k] = finite(r.get(k))
-    if not isinstance(r.get("correct"), bool):
-        r["correct"] = None
-    if not isinstance(r.get("question_type"), str):
+        r[k] = finite(getattr(record, k))
+    if record.question_type is None:
         r.pop("question_type", None)
     return r
 
 
-def _resamples(summary: Mapping) -> int:
-    ci = summary.get("ci")
-    n = ci.get("resamples") if isinstance(ci, dict) else None
+def _resamples(summary: SummaryFile | None) -> int:
+    # `ci` is an open object (how the intervals were computed)
+    n = ((summary.ci if summary is not None else None) or {}).get("resamples")
     return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else RESAMPLES
 
 
@@ -46,11 +46,11 @@ def by_group(sources: Sequence[Source], fields: Sequence[str]) -> dict[int, dict
     gathered: dict[int, tuple[Grouped, IntervalValues, int]] = {}
     for s in sources:
         try:
-            for record in read_objects(s.scores):
+            for record in read_score_records(s.scores):
                 if isinstance(record, ReadError):
-                    continue  # the scan has noted it
+                    continue  # the scan has listed it
                 r = _numbers(record)
-                cell = s.cell_for(r)
+                cell = s.cell_for(record)
                 summaries, values, _ = gathered.setdefault(
                     id(cell),
                     (Grouped(fields, Summary), IntervalValues(fields), _resamples(s.summary)),

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from . import groups_html as group_tables
 from . import plots, reliability
 from .drilldown import esc, num, response, video_source
-from .rundata import METRICS, PROBLEM_LABELS, PROBLEMS, Cell, Source, finite, interval
+from .rundata import METRICS, PROBLEM_LABELS, PROBLEMS, Cell, Source, finite, interval, metric
 from .scan import load
 
 METRIC_LABELS = {
@@ -76,30 +76,26 @@ def _data_uri(png: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
-def _metric_cell(cell: Cell, metric: str) -> str:
-    v = finite(cell.summary.get(metric))
-    ci = interval(cell.summary.get(f"{metric}_ci"))
-    attrs = f' data-metric="{metric}"'
+def _metric_cell(cell: Cell, name: str) -> str:
+    value = metric(cell.summary, name)
+    v = finite(value)
+    ci = interval(metric(cell.summary, f"{name}_ci"))
+    attrs = f' data-metric="{name}"'
     if v is not None:
-        attrs += f' data-value="{json.dumps(cell.summary[metric])}"'
+        attrs += f' data-value="{json.dumps(value)}"'
     text = num(v)
     if ci is not None:
         attrs += f' data-ci-low="{json.dumps(ci[0])}" data-ci-high="{json.dumps(ci[1])}"'
         text += f' <span class="ci">[{num(ci[0])}, {num(ci[1])}]</span>'
     else:
-        note = (
-            (cell.summary.get("ci_notes") or {}).get(metric)
-            if isinstance(cell.summary.get("ci_notes"), dict)
-            else None
-        )
+        note = (cell.summary.ci_notes or {}).get(name)  # per metric: only those with a note
         text += f' <span class="ci" title="{esc(note or "no interval")}">[–]</span>'
     return f'<td class="num"{attrs}>{text}</td>'
 
 
 def _count(cell: Cell, key: str) -> str:
-    v = cell.summary.get(key)
-    ok = isinstance(v, int) and not isinstance(v, bool) and v >= 0
-    return f'<td class="num" data-metric="{key}">{esc(v) if ok else "-"}</td>'
+    v = metric(cell.summary, key)
+    return f'<td class="num" data-metric="{key}">{esc(v) if v is not None and v >= 0 else "-"}</td>'
 
 
 def judges_text(judges: dict[str, str]) -> str:
@@ -182,8 +178,9 @@ def notes_list(sources: list[Source]) -> str:
     if not notes:
         return ""
     return (
-        f'<h2>Notes on the inputs</h2><p class="meta">{len(notes)} malformed or missing values were read as '
-        "missing; the rest of the report stands.</p>"
+        f'<h2>Notes on the inputs</h2><p class="meta">{len(notes)} notes: the files, lines and values '
+        "named here could not be read or drawn and were read as missing; the rest of the report "
+        "stands.</p>"
         f'<ul id="input-notes">{"".join(f"<li>{esc(n)}</li>" for n in notes)}</ul>'
     )
 
@@ -280,9 +277,9 @@ def build(
     total = sum(c.records for c in cells)
     parts, n = [], 0
     for c in cells:
-        for record in c.shown:
-            src, why = video_source(root, record.get("video"), out_dir, relative_media)
-            parts.append(response(record, c, n, src, why))
+        for record, gen in c.shown:
+            src, why = video_source(root, record.video, out_dir, relative_media)
+            parts.append(response(record, gen, c, n, src, why))
             n += 1
     data = {
         "inputs": [str(f) for f in folders],
@@ -294,8 +291,8 @@ def build(
                 "strategy": c.strategy,
                 "summary": str(c.summary_path),
                 "summary_key": list(c.summary_key),
-                **{m: c.summary.get(m) for m in METRICS},
-                **{f"{m}_ci": c.summary.get(f"{m}_ci") for m in METRICS},
+                **{m: metric(c.summary, m) for m in METRICS},
+                **{f"{m}_ci": metric(c.summary, f"{m}_ci") for m in METRICS},
             }
             for c in table
         ],

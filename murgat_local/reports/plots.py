@@ -18,9 +18,10 @@ import io
 from collections import defaultdict
 from contextlib import contextmanager
 
+from ..results import Summary
 from ..stages import PROTOCOL
 from .drilldown import printable
-from .rundata import MODALITIES, PROBLEM_LABELS, PROBLEMS, Cell, Source, finite, interval
+from .rundata import MODALITIES, PROBLEM_LABELS, PROBLEMS, Cell, Source, finite, interval, metric
 
 MARKERS = "osD^vP*Xh<>p"
 
@@ -109,10 +110,11 @@ def scatter(
     ax = fig.subplots()
     drawn = 0
     for c in cells:
-        vx, vy = finite(c.summary.get(x)), finite(c.summary.get(y))
+        vx, vy = finite(metric(c.summary, x)), finite(metric(c.summary, y))
         if vx is None or vy is None:
             continue
-        cx, cy = interval(c.summary.get(f"{x}_ci")), interval(c.summary.get(f"{y}_ci"))
+        cx = interval(metric(c.summary, f"{x}_ci"))
+        cy = interval(metric(c.summary, f"{y}_ci"))
         xerr = [[max(vx - cx[0], 0)], [max(cx[1] - vx, 0)]] if cx else None
         yerr = [[max(vy - cy[0], 0)], [max(cy[1] - vy, 0)]] if cy else None
         ax.errorbar(
@@ -253,21 +255,17 @@ def hallucinated(cells: list[Cell], styles: Styles | None = None):
     return fig
 
 
-def stage_totals(summaries: list[dict]) -> dict[str, dict[str, float]]:
+def stage_totals(summaries: list[Summary]) -> dict[str, dict[str, float]]:
     """Judge calls, cache hits, model calls and wall time per stage, summed over summaries
     (a value that is not a finite number counts as 0; rundata notes it)."""
     out: dict[str, dict[str, float]] = {}
     for s in summaries:
-        listed = s.get("stages")
-        stages = listed if isinstance(listed, dict) else {}
-        for name, v in stages.items():
-            if not isinstance(v, dict):
-                continue
+        for name, v in (s.stages or {}).items():
             t = out.setdefault(
                 str(name), {"calls": 0, "cache_hits": 0, "model_calls": 0, "wall_s": 0.0}
             )
             for k in t:
-                x = finite(v.get(k))
+                x = finite(v.get(k))  # a stage's counters: an open object, each judge's own
                 if x is not None and x >= 0:
                     t[k] += x
     return out
@@ -275,9 +273,9 @@ def stage_totals(summaries: list[dict]) -> dict[str, dict[str, float]]:
 
 def run_stage_totals(sources: list[Source]) -> dict[str, dict[str, dict[str, float]]]:
     """stage_totals per run (its sources' summaries), runs in input order."""
-    runs: dict[str, list[dict]] = {}
+    runs: dict[str, list[Summary]] = {}
     for s in sources:
-        runs.setdefault(s.run_name, []).append(s.summary)
+        runs.setdefault(s.run_name, []).extend([s.summary] if s.summary is not None else [])
     return {run: stage_totals(summaries) for run, summaries in runs.items()}
 
 

@@ -10,9 +10,13 @@ Only files are read (no model, no network). A folder is
 Each `scores.jsonl` is streamed once: per cell we keep the per-response MURGAT-S values (floats),
 citation counters and the first `cap` records for the drill-down; nothing else per response.
 
-A malformed value (a hand-edited file, a cut line, a number that is text) never stops the report:
-it becomes a note on its source (`Source.notes`, shown at the top of the page) and reads as
-missing; values inside a response are checked where the drill-down shows them.
+Every file is read through `results` as its typed model (`Summary`, `RunSummary`, and in `scan`
+`ScoreRecord`, `GenerationRecord`). What cannot be read (a hand-edited file, a cut line, a number
+that is text) never stops the report: it becomes a note on its source (`Source.notes`, shown at
+the top of the page) naming the file, the line where there is one, and the fields at fault, and
+reads as missing: a summary.json that is not a valid summary gives no numbers (a `by_model`
+entry that is not one, none for that model), a line that is not a valid record is not drawn.
+A valid value that cannot be drawn (a number that is not finite) is noted where it is shown.
 """
 
 from __future__ import annotations
@@ -22,9 +26,21 @@ import os
 import pathlib
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
-from ..results import ReadError, layout, read_json_object
-from ..results.versions import version_of
+from pydantic import ValidationError
+
+from ..results import (
+    GenerationRecord,
+    ReadError,
+    RunSummary,
+    ScoreRecord,
+    Summary,
+    layout,
+    read_run_summary,
+    read_summary,
+)
+from ..results.versions import describe
 
 MODALITIES = ("visual", "audio", "other")
 # Citation problems, in the order the report shows them.
@@ -49,7 +65,7 @@ class Cell:
     run_name: str  # the shortest trailing part of its path that no other input shares
     model: str
     strategy: str
-    summary: dict  # the numbers: summary.json, or its by_model entry
+    summary: Summary  # the numbers: summary.json, or its by_model entry (empty: unknown)
     summary_path: pathlib.Path
     summary_key: tuple[str, ...]  # where `summary` is inside summary.json: () or ("by_model", m)
     judges: dict[str, str] = field(default_factory=dict)  # stage -> judge model
@@ -64,7 +80,8 @@ class Cell:
     blind_responses: int = 0  # responses whose responder saw no picture (an audio-only model)
     heard_known: bool = False  # generation rows were found
     records: int = 0
-    shown: list[dict] = field(default_factory=list)  # drill-down: records (+ "_generation")
+    # drill-down: each record kept, with its generation row when one was found
+    shown: list[tuple[ScoreRecord, GenerationRecord | None]] = field(default_factory=list)
 
 
 @dataclass
@@ -74,14 +91,14 @@ class Source:
     run: str  # the input folder, as given
     run_name: str
     scores: pathlib.Path
-    summary: dict
+    summary: Summary | None  # None: its summary.json cannot be read (a note says why)
     responses: pathlib.Path | None
     cells: dict[str, Cell]  # by the records' `model` ("*" when one cell takes all)
-    unreadable: int = 0
-    notes: list[str] = field(default_factory=list)  # malformed values found in its files
+    unreadable: int = 0  # lines of `scores` that are not valid records
+    notes: list[str] = field(default_factory=list)  # what in its files could not be read or drawn
 
-    def cell_for(self, record: dict) -> Cell:
-        cell = self.cells.get("*") or self.cells.get(str(record.get("model")))
+    def cell_for(self, record: ScoreRecord) -> Cell:
+        cell = self.cells.get("*") or self.cells.get(str(record.model))
         if cell is None:  # e.g. an item that erred before its model was read
             cell = self.cells.get("\0")
             if cell is None:
@@ -91,7 +108,7 @@ class Source:
                     first.run_name,
                     "(no model)",
                     "-",
-                    {},
+                    Summary(),
                     first.summary_path,
                     (),
                     judges=first.judges,
@@ -126,10 +143,6 @@ def interval(v) -> tuple[float, float] | None:
     return None
 
 
-def _count(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
-
-
 def what(v) -> str:
     """A short description of a JSON value for a note: what was found where something else was due."""
     if v is None:
@@ -158,96 +171,84 @@ def expect(notes: list[str], where: str, v, ok, want: str) -> bool:
     return False
 
 
-def check_numbers(summary: dict, prefix: str, notes: list[str]) -> dict:
+def metric(summary: Summary, name: str) -> Any:
+    """A number the table and plots read (one of `METRICS`, its `_ci`, or a count) by its name:
+    each is a field of `results.Summary`."""
+    return getattr(summary, name)
+
+
+def check_numbers(summary: Summary, prefix: str, notes: list[str]) -> Summary:
     """`summary` (or one by_model entry), after a note, each named `prefix` + key, on every number
-    the table and plots read from it that is not one."""
+    the table and plots read from it that a valid summary may hold but cannot be drawn (not
+    finite, an interval that is not [low, high], a negative count)."""
     for m in METRICS:
-        expect(notes, f"{prefix}{m}", summary.get(m), lambda v: finite(v) is not None, "a number")
-        expect(
-            notes,
-            f"{prefix}{m}_ci",
-            summary.get(f"{m}_ci"),
-            lambda v: interval(v) is not None,
-            "an interval [low, high]",
-        )
+        v, ci = metric(summary, m), metric(summary, f"{m}_ci")
+        if v is not None and finite(v) is None:
+            notes.append(f"{prefix}{m} is {what(v)}, not a finite number")
+        if ci is not None and interval(ci) is None:
+            notes.append(f"{prefix}{m}_ci is {what(ci)}, not an interval [low, high]")
     for key in ("responses", "scored", "errors"):
-        expect(notes, f"{prefix}{key}", summary.get(key), _count, "a count")
-    expect(
-        notes,
-        f"{prefix}ci_notes",
-        summary.get("ci_notes"),
-        lambda v: isinstance(v, dict),
-        "an object",
-    )
+        n = metric(summary, key)
+        if n is not None and n < 0:
+            notes.append(f"{prefix}{key} is {what(n)}, not a count")
     return summary
 
 
-def _check_stages(summary: dict, notes: list[str]) -> None:
-    stages = summary.get("stages")
-    if (
-        not expect(notes, "stages", stages, lambda v: isinstance(v, dict), "an object")
-        or not stages
-    ):
-        return
-    for name, counters in stages.items():
-        if (
-            expect(notes, f"stages.{name}", counters, lambda v: isinstance(v, dict), "an object")
-            and counters
-        ):
-            for key in ("calls", "cache_hits", "model_calls", "wall_s"):
-                expect(
-                    notes,
-                    f"stages.{name}.{key}",
-                    counters.get(key),
-                    lambda v: finite(v) is not None and v >= 0,
-                    "a number",
-                )
+def _check_stages(summary: Summary, notes: list[str]) -> None:
+    # a stage's counters are an open object (each judge adds its own): the four the report
+    # draws are checked here
+    for name, counters in (summary.stages or {}).items():
+        for key in ("calls", "cache_hits", "model_calls", "wall_s"):
+            expect(
+                notes,
+                f"stages.{name}.{key}",
+                counters.get(key),
+                lambda v: finite(v) is not None and v >= 0,
+                "a number",
+            )
 
 
-def judges_of(summary: dict, notes: list[str]) -> dict[str, str]:
+def judges_of(summary: Summary, notes: list[str]) -> dict[str, str]:
     """Stage -> judge model, from summary.json's `models` (else its provenance's `judges`)."""
-    models = summary.get("models")
-    if models is None:
-        provenance = summary.get("provenance")
-        judges = provenance.get("judges") if isinstance(provenance, dict) else None
-        if isinstance(judges, dict):
-            models = {k: v.get("model") for k, v in judges.items() if isinstance(v, dict)}
-    if (
-        not expect(notes, "models", models, lambda v: isinstance(v, dict), "an object")
-        or not models
-    ):
+    if summary.models is not None:
+        return {str(stage): model for stage, model in summary.models.items() if model}
+    # provenance is an open object (what the run recorded of itself): checked where read
+    judges = (summary.provenance or {}).get("judges")
+    if not expect(notes, "provenance.judges", judges, lambda v: isinstance(v, dict), "an object"):
         return {}
     out = {}
-    for stage, model in models.items():
-        if (
-            expect(notes, f"models.{stage}", model, lambda v: isinstance(v, str), "a model name")
-            and model
+    for stage, judge in (judges or {}).items():
+        model = judge.get("model") if isinstance(judge, dict) else None
+        if expect(
+            notes, f"provenance.judges.{stage}.model", model, lambda v: isinstance(v, str), "a name"
         ):
-            out[str(stage)] = model
+            if model:
+                out[str(stage)] = model
     return out
 
 
-def _read_json(path: pathlib.Path, notes: list[str]) -> dict:
-    """The JSON object in `path` as written (its values are checked one by one where they are
-    shown), or {} with a note saying why not."""
-    data = read_json_object(path)
-    if isinstance(data, ReadError):
-        notes.append(f"{data}: its numbers are unknown")
-        return {}
-    if isinstance(version := version_of(data), str):
-        notes.append(f"{path}: {version}")
-        return {}
-    return data
-
-
-def _summary(path: pathlib.Path, notes: list[str]) -> tuple[dict, dict[str, str]]:
-    """A summary.json, checked: (its object, its judges per stage); notes say what was wrong."""
-    summary = _read_json(path, notes)
+def _summary(path: pathlib.Path, notes: list[str]) -> tuple[Summary | None, dict[str, str]]:
+    """A summary.json read through `results.read_summary`: (it, its judges per stage), or (None,
+    {}) with a note saying why it cannot be read; notes say what cannot be drawn."""
+    summary = read_summary(path)
+    if isinstance(summary, ReadError):
+        notes.append(f"{summary}: its numbers are unknown")
+        return None, {}
     found: list[str] = []
     judges = judges_of(summary, found)
     _check_stages(summary, found)
     notes.extend(f"{path}: {n}" for n in found)
     return summary, judges
+
+
+def _by_model(entry: dict, where: str, notes: list[str]) -> Summary:
+    """A `by_model` entry (the same numbers as the summary's own, per model) as a Summary; an
+    empty one, after a note naming the fields at fault, when it is not one."""
+    try:
+        return check_numbers(Summary.model_validate(entry), f"{where}.", notes)
+    except ValidationError as e:
+        notes.append(f"{where}: {describe(e)}: that model's numbers are unknown")
+        return Summary()
 
 
 # ------------------------------------------------------------------ folders
@@ -257,44 +258,15 @@ def _score_folder(folder: pathlib.Path, run: str, name: str) -> Source:
     notes: list[str] = []
     summary_path = folder / layout.SUMMARY
     summary, judges = _summary(summary_path, notes)
-    by_model = summary.get("by_model")
     cells: dict[str, Cell] = {}
-    if (
-        expect(
-            notes, f"{summary_path}: by_model", by_model, lambda v: isinstance(v, dict), "an object"
-        )
-        and by_model
-    ):
-        for m, numbers in by_model.items():
-            where = f"{summary_path}: by_model.{m}"
-            if expect(
-                notes,
-                where,
-                numbers,
-                lambda v: isinstance(v, dict),
-                "an object: that model has no row",
-            ):
-                cells[str(m)] = Cell(
-                    run,
-                    name,
-                    str(m),
-                    "-",
-                    check_numbers(numbers, f"{where}.", notes),
-                    summary_path,
-                    ("by_model", str(m)),
-                    judges=judges,
-                )
+    by_model = (summary.by_model if summary is not None else None) or {}
+    for m, entry in by_model.items():
+        numbers = _by_model(entry, f"{summary_path}: by_model.{m}", notes)
+        key = ("by_model", str(m))
+        cells[str(m)] = Cell(run, name, str(m), "-", numbers, summary_path, key, judges=judges)
     if not cells:
-        cells["*"] = Cell(
-            run,
-            name,
-            "-",
-            "-",
-            check_numbers(summary, f"{summary_path}: ", notes),
-            summary_path,
-            (),
-            judges=judges,
-        )
+        numbers = check_numbers(summary or Summary(), f"{summary_path}: ", notes)
+        cells["*"] = Cell(run, name, "-", "-", numbers, summary_path, (), judges=judges)
     return Source(run, name, folder / layout.SCORES, summary, None, cells, notes=notes)
 
 
@@ -303,15 +275,12 @@ def _cell_folders(folder: pathlib.Path, notes: list[str]) -> list[tuple[str, pat
     rs = folder / layout.RUN_SUMMARY
     found: list[tuple[str, pathlib.Path]] = []
     if rs.is_file():
-        grid = _read_json(rs, notes).get("grid") or {}
-        if not isinstance(grid, dict):
-            notes.append(
-                f"{rs}: grid is {what(grid)}, not an object: cells are found by folder name"
-            )
-            grid = {}
-        for label in grid:
-            label = str(label)
-            entry = grid[label] if isinstance(grid[label], dict) else {}
+        run_summary = read_run_summary(rs)
+        if isinstance(run_summary, ReadError):
+            notes.append(f"{run_summary}: cells are found by folder name")
+        grid = (run_summary.grid if isinstance(run_summary, RunSummary) else None) or {}
+        for label, entry in grid.items():
+            # a grid entry is an open object (what the cell recorded): its names checked here
             model, strategy = entry.get("model"), entry.get("strategy")
             if not (isinstance(model, str) and isinstance(strategy, str)):
                 model, _, strategy = label.partition("/")
@@ -319,9 +288,10 @@ def _cell_folders(folder: pathlib.Path, notes: list[str]) -> list[tuple[str, pat
             if not model or not strategy or model in (".", ".."):
                 notes.append(f"{rs}: cell {label!r} is not a folder inside {folder}: left out")
                 continue
-            if not (here / layout.SCORES).is_file() and isinstance(entry.get("scores"), str):
+            scores = entry.get("scores")
+            if not (here / layout.SCORES).is_file() and isinstance(scores, str):
                 # the folder moved: the recorded path is used only when it is not there
-                alt = pathlib.Path(entry["scores"]).parent
+                alt = pathlib.Path(scores).parent
                 here = alt if (alt / layout.SCORES).is_file() else here
             found.append((label, here))
     if not found:
@@ -347,9 +317,9 @@ def load_folder(folder: pathlib.Path, name: str | None = None) -> list[Source]:
         cell_notes: list[str] = []
         summary_path = cell_dir / layout.SUMMARY
         summary, judges = _summary(summary_path, cell_notes)
-        check_numbers(summary, f"{summary_path}: ", cell_notes)
+        numbers = check_numbers(summary or Summary(), f"{summary_path}: ", cell_notes)
         model, _, strategy = label.partition("/")
-        cell = Cell(run, name, model, strategy or "-", summary, summary_path, (), judges=judges)
+        cell = Cell(run, name, model, strategy or "-", numbers, summary_path, (), judges=judges)
         responses = cell_dir / layout.RESPONSES
         sources.append(
             Source(

@@ -1,42 +1,50 @@
 """Scanning the records of a run folder once: per response, its MURGAT-S, its citations by
-modality and verdict, what its responder heard, and the notes on values that could not be read
-(for `murgat report`; the folders themselves are found and read by `rundata`)."""
+modality and verdict, what its responder heard, and the lines that could not be read (for
+`murgat report`; the folders themselves are found and read by `rundata`).
+
+Score records and generation rows are read through `results` (typed, one rule for every line):
+a line that is not a valid record is listed among the source's notes with its file, its line and
+why (the fields at fault), and the rest of the file is still read and drawn."""
 
 from __future__ import annotations
 
 import pathlib
 from collections import Counter
+from collections.abc import Sequence
 
-from ..results import ReadError, read_objects
+from ..results import (
+    GenerationRecord,
+    ReadError,
+    ScoreRecord,
+    read_generation_records,
+    read_score_records,
+)
+from ..results.records import CitationRecord, FactRecord, SentenceRecord
 from .rundata import Cell, Source, finite, load_folder, run_names, what
 
-
-def modality_of(c: dict) -> str:
-    m = c.get("modality")
-    return m if m in ("visual", "audio") else "other"
+# Unreadable lines listed one by one per file; past these, a count.
+LISTED_LINES = 20
 
 
-def citation_verdict(c: dict, index: int, facts: list) -> str:
+def modality_of(c: CitationRecord) -> str:
+    return c.modality if c.modality in ("visual", "audio") else "other"
+
+
+def citation_verdict(c: CitationRecord, index: int, facts: Sequence[FactRecord]) -> str:
     """'supported', 'unsupported', 'unjudged', or the problem that made it unusable."""
-    issue = c.get("issue")
-    if c.get("error") or c.get("modality") not in ("visual", "audio"):
+    if c.error or c.modality not in ("visual", "audio"):
         return "malformed"
-    if issue:
-        issue = str(issue)
-        if "beyond the media's duration" in issue:
+    if c.issue:
+        if "beyond the media's duration" in c.issue:
             return "out_of_range"
-        if issue.startswith("audio citation on a video with no audio"):
+        if c.issue.startswith("audio citation on a video with no audio"):
             return "silent_audio"
-        if "no video stream" in issue:
+        if "no video stream" in c.issue:
             return "no_stream"
         return "malformed"
-    if c.get("usable") is False:
+    if c.usable is False:
         return "malformed"
-    marks = []
-    for f in facts or ():
-        precise = f.get("precise") if isinstance(f, dict) else None
-        if isinstance(precise, list) and index < len(precise):
-            marks.append(precise[index])
+    marks = [f.precise[index] for f in facts if f.precise is not None and index < len(f.precise)]
     if any(m is True for m in marks):
         return "supported"
     if marks and all(m is False for m in marks):
@@ -44,23 +52,16 @@ def citation_verdict(c: dict, index: int, facts: list) -> str:
     return "unjudged"
 
 
-def sentences_of(record: dict) -> list[dict]:
-    trace = record.get("trace")
-    sents = trace.get("sentences") if isinstance(trace, dict) else None
-    return [s for s in sents if isinstance(s, dict)] if isinstance(sents, list) else []
+def sentences_of(record: ScoreRecord) -> list[SentenceRecord]:
+    return (record.trace.sentences or []) if record.trace is not None else []
 
 
-def citations_of(sentence: dict) -> list[dict]:
-    cits = sentence.get("citations")
-    return [c if isinstance(c, dict) else {} for c in cits] if isinstance(cits, list) else []
-
-
-def _citations_of(record: dict, generation: dict | None, modality: str) -> int:
+def _citations_of(record: ScoreRecord, generation: GenerationRecord | None, modality: str) -> int:
     sents = sentences_of(record)
     if sents:
-        return sum(modality_of(c) == modality for s in sents for c in citations_of(s))
-    text = (generation or {}).get("model_generation") or record.get("model_generation")
-    if not isinstance(text, str):
+        return sum(modality_of(c) == modality for s in sents for c in s.citations or ())
+    text = generation.model_generation if generation is not None else None
+    if text is None:
         return 0
     from ..text.citations import parse_citations
 
@@ -88,48 +89,53 @@ class _RowNotes:
         ]
 
 
-def _unreadable(path: pathlib.Path, n: int) -> str:
-    return f"{path}: {n} unreadable line{'s' if n != 1 else ''} (not a JSON object) skipped"
+class _Unreadable:
+    """A records file's lines that could not be read: the first `LISTED_LINES` each with its
+    line and why, then how many in all."""
+
+    def __init__(self, path: pathlib.Path):
+        self.path = path
+        self.listed: list[str] = []
+        self.count = 0
+
+    def add(self, error: ReadError) -> None:
+        self.count += 1
+        if len(self.listed) < LISTED_LINES:
+            self.listed.append(str(error))
+
+    def notes(self) -> list[str]:
+        if not self.count:
+            return []
+        s = "s" if self.count != 1 else ""
+        more = self.count - len(self.listed)
+        rest = f", {more} more not listed" if more else ""
+        return [*self.listed, f"{self.path}: {self.count} unreadable line{s} skipped{rest}"]
 
 
-def _generations(source: Source, keep: int) -> tuple[dict[str, tuple], dict[str, dict]]:
+def _generations(source: Source, keep: int) -> tuple[dict[str, tuple], dict[str, GenerationRecord]]:
     """From a cell's responses.jsonl: (heard_audio, saw_video) per response id (None where the
     row does not say), and the first `keep` rows."""
     heard: dict[str, tuple] = {}
-    generations: dict[str, dict] = {}
+    generations: dict[str, GenerationRecord] = {}
     responses = source.responses
     if responses is None:
         return heard, generations
-    rows, unreadable = _RowNotes(responses), 0
-    for i, row in enumerate(read_objects(responses)):
+    unreadable = _Unreadable(responses)
+    for i, row in enumerate(read_generation_records(responses)):
         if isinstance(row, ReadError):
             if row.line is None:  # the file itself
                 source.notes.append(str(row))
-            unreadable += row.line is not None
+            else:
+                unreadable.add(row)
             continue
-        key = str(row.get("id", i))
-        media = row.get("media")
-        if media is not None and not isinstance(media, dict):
-            rows.add("media", i + 1, f"media is {what(media)}, not an object: heard_audio unknown")
-        h = media.get("heard_audio") if isinstance(media, dict) else None
-        v = media.get("saw_video") if isinstance(media, dict) else None
+        key = str(row.id) if "id" in row.model_fields_set else str(i)
+        # `media` is an open object (what the responder was given): no key is guaranteed
+        media = row.media or {}
+        h, v = media.get("heard_audio"), media.get("saw_video")
         heard[key] = (h if isinstance(h, bool) else None, v if isinstance(v, bool) else None)
         if len(generations) < keep:
-            generations[key] = {
-                k: row.get(k)
-                for k in (
-                    "question",
-                    "options",
-                    "gold",
-                    "predicted",
-                    "correct",
-                    "model_generation",
-                    "media",
-                )
-            }
-    source.notes.extend(rows.notes())
-    if unreadable:
-        source.notes.append(_unreadable(responses, unreadable))
+            generations[key] = row
+    source.notes.extend(unreadable.notes())
     return heard, generations
 
 
@@ -138,7 +144,7 @@ def scan(source: Source, budget: list[int]) -> None:
     drill-down keeps a record while its cell's cap and the shared `budget` ([n left]) allow.
     A file that cannot be read ends its own scan with a note."""
     heard: dict[str, tuple] = {}
-    generations: dict[str, dict] = {}
+    generations: dict[str, GenerationRecord] = {}
     if source.responses is not None:
         try:
             heard, generations = _generations(source, max(c.cap for c in source.cells.values()))
@@ -147,44 +153,50 @@ def scan(source: Source, budget: list[int]) -> None:
     for cell in source.cells.values():
         cell.heard_known = source.responses is not None
     rows = _RowNotes(source.scores)
+    unreadable = _Unreadable(source.scores)
     try:
-        _scan_scores(source, budget, heard, generations, rows)
+        _scan_scores(source, budget, heard, generations, rows, unreadable)
     except OSError as e:
         source.notes.append(
             f"{source.scores} cannot be read ({e.strerror or e}): only its first lines count"
         )
     source.notes.extend(rows.notes())
-    if source.unreadable:
-        source.notes.append(_unreadable(source.scores, source.unreadable))
+    source.notes.extend(unreadable.notes())
+    source.unreadable = unreadable.count
 
 
 def _scan_scores(
-    source: Source, budget: list[int], heard: dict, generations: dict, rows: _RowNotes
+    source: Source,
+    budget: list[int],
+    heard: dict[str, tuple],
+    generations: dict[str, GenerationRecord],
+    rows: _RowNotes,
+    unreadable: _Unreadable,
 ) -> None:
-    for n, record in enumerate(read_objects(source.scores), start=1):
+    for n, record in enumerate(read_score_records(source.scores), start=1):
         if isinstance(record, ReadError):
             if record.line is None:  # the file itself
                 source.notes.append(str(record))
-            source.unreadable += record.line is not None
+            else:
+                unreadable.add(record)
             continue
         cell = source.cell_for(record)
         cell.records += 1
-        ms = finite(record.get("murgat_s"))
-        if ms is not None and record.get("status") == "ok":
+        ms = finite(record.murgat_s)
+        if ms is not None and record.status == "ok":
             cell.murgat_s.append(ms)
-        elif record.get("status") == "ok" and record.get("murgat_s") is not None:
+        elif record.status == "ok" and record.murgat_s is not None:
             rows.add(
                 "murgat_s",
                 n,
-                f"murgat_s is {what(record.get('murgat_s'))}, not a number: "
+                f"murgat_s is {what(record.murgat_s)}, not a finite number: "
                 "left out of the distribution",
             )
         for s in sentences_of(record):
-            listed = s.get("facts")
-            facts = listed if isinstance(listed, list) else []
-            for i, c in enumerate(citations_of(s)):
+            facts = s.facts or []
+            for i, c in enumerate(s.citations or ()):
                 cell.citations[(modality_of(c), citation_verdict(c, i, facts))] += 1
-        key = str(record.get("id"))
+        key = str(record.id)
         gen = generations.get(key)
         heard_audio, saw_video = heard.get(key, (None, None))
         if heard_audio is False:
@@ -194,7 +206,7 @@ def _scan_scores(
             cell.blind_responses += 1
             cell.hallucinated_visual += _citations_of(record, gen, "visual")
         if len(cell.shown) < cell.cap and budget[0] > 0:
-            cell.shown.append({**record, "_generation": gen})
+            cell.shown.append((record, gen))
             budget[0] -= 1
 
 

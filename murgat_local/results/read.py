@@ -76,7 +76,7 @@ def _objects(path: pathlib.Path) -> Iterator[tuple[int | None, dict | ReadError]
 def read_objects(path: pathlib.Path) -> Iterator[dict | ReadError]:
     """Each line of a records file as the JSON object it holds, no schema applied beyond its
     `schema_version` (a newer one is an error): for a reader that checks the values it shows one
-    by one (`murgat report`, the annotation page)."""
+    by one (the annotation page)."""
     return (data for _, data in _objects(pathlib.Path(path)))
 
 

@@ -186,6 +186,7 @@ def test_an_engine_that_cannot_count_says_so_rather_than_inventing_zeros(tmp_pat
 
 def test_the_report_drilldown_shows_what_reached_each_judge():
     from murgat_local.reports.drilldown import _sentence
+    from murgat_local.results.records import SentenceRecord
 
     fact = {
         "text": "A tone plays.",
@@ -221,7 +222,7 @@ def test_the_report_drilldown_shows_what_reached_each_judge():
         "facts": [fact],
     }
     notes: list[str] = []
-    html = _sentence(sentence, 1, notes)
+    html = _sentence(SentenceRecord.model_validate(sentence), 1, notes)
     assert "tokens reached: image 0 · video 48 · audio 50" in html
     assert "audio cited, 0 audio tokens reached m on the server engine" in html
     assert "tokens reached: not counted (the server returned no prompt token ids)" in html

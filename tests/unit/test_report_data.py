@@ -125,30 +125,34 @@ def corrupted(tmp_path_factory, score_dir, run_dir):
     tmp = tmp_path_factory.mktemp("corrupted")
     score = shutil.copytree(score_dir, tmp / "score")
     rows = _rows(score / "scores.jsonl")
+    # line 1 ("seek"): values of the wrong kind throughout: not a score record
     seek = rows[0]
     s1, s2, s3 = seek["trace"]["sentences"][:3]
-    fact = s1["facts"][0]
-    fact["alone"] = {
+    s1["facts"][0]["without"] = ["x"]
+    s1["facts"][0]["precise"] = "yes"
+    s1["citations"][0]["start"] = "abc"
+    s3["facts"] = {"x": 1}
+    s3["verifiable"] = ["YES"]
+    seek["trace"]["sentences"][1] = "junk"
+    seek["correct"] = "maybe"
+    # line 2 ("silent"): a trace that is text, and a key no score record has (named as markup)
+    rows[1]["trace"] = "garbage"
+    rows[1]["<img src=x onerror=alert(1)>"] = 1
+    # line 3 (the hostile id): citations that are not objects
+    rows[2]["trace"]["sentences"][0]["citations"] = [5, None]
+    # line 4 ("bidi..."): a valid record with values the drill-down cannot draw
+    bidi = rows[3]
+    sentence = bidi["trace"]["sentences"][0]
+    sentence["citations"][0]["start"] = -1
+    sentence["verifiable"]["value"] = "maybe"
+    sentence["facts"][0]["alone"] = {
         "²": {"raw": "squared", "value": True},
         "7": {"raw": "seventh", "value": False},
         "0": {"raw": "first", "value": True},
         "9" * 5000: {"raw": "huge", "value": True},
     }
-    fact["without"] = ["x"]
-    fact["precise"] = "yes"
-    s1["citations"][0]["start"] = "abc"
-    s3["facts"] = {"x": 1}
-    s3["verifiable"] = ["YES"]
-    seek["trace"]["sentences"][1] = "junk"
-    seek["murgat_s"], seek["coverage"], seek["correct"], seek["f1"] = (
-        "0.5",
-        float("inf"),
-        "maybe",
-        10**400,
-    )
-    s1["citations"][0]["end"] = -(10**400)
-    rows[1]["trace"] = "garbage"
-    rows[2]["trace"]["sentences"][0]["citations"] = [5, None]
+    bidi["coverage"], bidi["f1"] = float("inf"), 10**400
+    # line 5 ("late"): a model that is an object
     rows[4]["model"] = {"a": 1}
     rows[5]["video"] = "\ud800.mp4"
     _write_rows(
@@ -157,14 +161,14 @@ def corrupted(tmp_path_factory, score_dir, run_dir):
         ["[" * 100_000 + "]" * 100_000 + "\n", "not json\n", "[]\n", '{"id": "cut'],
     )
     summary = json.loads((score / "summary.json").read_text())
+    # a by_model entry that is not a summary's numbers: that model's numbers are unknown
     summary["by_model"]["m1"]["coverage"] = "high"
     summary["by_model"]["m1"]["f1_ci"] = [0, "x"]
-    summary["by_model"]["m1"]["responses"] = -3
-    summary["by_model"]["m1"]["precision"] = 10**400
-    summary["by_model"]["m2"] = [1, 2]
-    summary["stages"]["entail"]["wall_s"] = "fast"
-    summary["stages"]["verifiable"] = "x"
-    summary["models"] = "oracle"
+    # valid numbers that cannot be drawn
+    summary["by_model"]["m2"]["responses"] = -3
+    summary["by_model"]["m2"]["precision"] = 10**400
+    summary["by_model"]["m2"]["f1_ci"] = [1, 0]
+    summary["stages"]["entail"]["wall_s"] = "fast"  # a stage's counters are an open object
     (score / "summary.json").write_text(json.dumps(summary))
 
     run = shutil.copytree(run_dir, tmp / "run")
@@ -173,6 +177,10 @@ def corrupted(tmp_path_factory, score_dir, run_dir):
     rs["grid"][".."] = {}
     (run / "run_summary.json").write_text(json.dumps(rs))
     (run / "tiny-gemma3__cite" / "summary.json").write_text("{not json")
+    summary = json.loads((run / "tiny-gemma3__base" / "summary.json").read_text())
+    summary["stages"]["verifiable"] = "x"
+    summary["models"] = "oracle"
+    (run / "tiny-gemma3__base" / "summary.json").write_text(json.dumps(summary))
     gen = _rows(run / "tiny-qwen3-omni__base" / "responses.jsonl")
     gen[0]["media"] = "x"
     _write_rows(run / "tiny-qwen3-omni__base" / "responses.jsonl", gen, ["[]\n"])
@@ -226,56 +234,97 @@ def test_a_corrupted_folder_gives_a_page_with_notes(tmp_path, corrupted, media_r
     inputs, responses = _notes(text)
     joined = "\n".join(inputs)
     for want in (
-        "4 unreadable lines",
-        "by_model.m1.coverage is the text 'high', not a number",
-        "by_model.m1.f1_ci is a list of 2, not an interval",
-        "by_model.m1.responses is the number -3, not a count",
-        "by_model.m1.precision is the number 10000000000000000000…, not a number",
-        "by_model.m2 is a list of 2, not an object",
-        "stages.entail.wall_s is the text 'fast', not a number",
-        "stages.verifiable is the text 'x', not an object",
-        "models is the text 'oracle', not an object",
+        "score/summary.json: by_model.m1: coverage.int: Input should be a valid integer",
+        "coverage.float: Input should be a valid number",
+        "that model's numbers are unknown",
+        "by_model.m2.f1_ci is a list of 2, not an interval",
+        "by_model.m2.responses is the number -3, not a count",
+        "by_model.m2.precision is the number 10000000000000000000…, not a finite number",
+        "score/summary.json: stages.entail.wall_s is the text 'fast', not a number",
+        # a summary.json that is not a summary: its file, its version, the fields at fault
+        "run/tiny-gemma3__base/summary.json: not a schema_version 1 summary: ",
+        "stages.verifiable: Input should be a valid dictionary",
+        "models: Input should be a valid dictionary",
         "cell 'ghost/base' has no scores.jsonl",
         "cell '..' is not a folder inside",
-        "summary.json: not JSON",
-        "media is the text 'x', not an object",
-        "run_summary.json: not JSON",
-        "stages is a list of 0, not an object",
-        "models.entail is the number 3, not a model name",
+        "tiny-gemma3__cite/summary.json: not JSON",
+        "run2/run_summary.json: not JSON",
+        "run2/tiny-gemma3__base/summary.json: not a schema_version 0 summary: stages: Input "
+        "should be a valid dictionary",
+        "models.entail: Input should be a valid string",
     ):
         assert want in joined, (want, inputs)
-    assert joined.count("1 unreadable line") >= 2  # the cut line; the [] generation row
-    seek = "\n".join(responses["seek"])
+    scores = score / "scores.jsonl"
+    for want in (
+        # each line that is not a valid record: its file, its line, its version, the fields
+        f"{scores} line 1: not a schema_version 1 score record: correct: Input should be a "
+        "valid boolean",
+        "trace.sentences.0.citations.0.start.float: Input should be a valid number",
+        f"{scores} line 2: not a schema_version 1 score record: ",
+        "trace: Input should be a valid dictionary",
+        "<img src=x onerror=alert(1)>: unknown field",
+        f"{scores} line 3: not a schema_version 1 score record: "
+        "trace.sentences.0.citations.0: Input should be a valid dictionary",
+        f"{scores} line 5: not a schema_version 1 score record: model: Input should be a valid "
+        "string",
+        f"{scores} line 7: not JSON (nested too deeply)",
+        f"{scores} line 8: not JSON",
+        f"{scores} line 9: not a JSON object (a JSON list)",
+        f"{scores} line 10: not JSON",
+        f"{scores}: 8 unreadable lines skipped",
+        "tiny-qwen3-omni__base/responses.jsonl line 1: not a schema_version 1 generation "
+        "record: media: Input should be a valid dictionary",
+        "tiny-qwen3-omni__base/responses.jsonl: 2 unreadable lines skipped",
+        "tiny-qwen3-omni__cite/scores.jsonl: 1 unreadable line skipped",
+    ):
+        assert want in joined, (want, inputs)
+    assert "<img src=x" not in text  # a key from the file is shown as text, never as markup
+    # the unreadable lines are not drawn; every other record is
+    assert "seek" not in responses and "silent" not in responses and "late" not in responses
+    assert "<b>hostile</b>\"'" not in responses
+    (bidi,) = [notes for rid, notes in responses.items() if rid.startswith("bidi")]
+    assert "escape" in responses
+    bidi = "\n".join(bidi)
     for want in (
         "sentence 1, fact 1: alone key '²' is not a citation number",
         "sentence 1, fact 1: alone key '7' names no citation of the sentence (it has 1)",
         "sentence 1, fact 1: alone key '99999",
-        "sentence 1, fact 1: without is a list of 1, not an object",
-        "sentence 1, fact 1: precise is the text 'yes', not a list",
-        "sentence 1, citation 1: start is the text 'abc', not a time in seconds",
-        "sentence 2 is the text 'junk', not an object",
-        "sentence 3: facts is an object, not a list",
-        "sentence 3: verifiable is a list of 1, not a verdict",
-        "murgat_s is the text '0.5', not a number",
-        "coverage is the value inf, not a number",
-        "correct is the text 'maybe', not true or false",
-        "f1 is the number 10000000000000000000…, not a number",
-        "sentence 1, citation 1: end is the number -1000000000000000000…, not a time in seconds",
+        "sentence 1, citation 1: start is the number -1, not a time in seconds",
+        "sentence 1: verifiable value is the text 'maybe', not true or false",
+        "coverage is the value inf, not a finite number",
+        "f1 is the number 10000000000000000000…, not a finite number",
     ):
-        assert want in seek, (want, responses["seek"])
-    assert "trace is the text 'garbage', not an object" in "\n".join(responses["silent"])
-    assert "sentence 1, citation 1 is the number 5, not an object" in "\n".join(
-        responses["<b>hostile</b>\"'"]
-    )
+        assert want in bidi, (want, bidi)
     assert "no player: video" in text  # the lone surrogate names no file
     assert "citation 1 alone" in text and "squared" in text  # the raw outputs are still shown
-    # every row of the table still reads its numbers; a bad one shows as -
+    # every cell keeps its row: an unknown or undrawable number shows as -
     rows = _table(text)
-    assert (
-        len(rows) == 2 + 4 + 4
-    )  # m1 and the hostile model (m2 has no numbers); the ghost cells left out
-    m1 = next(cells for (path, key), cells in rows if json.loads(key) == ["by_model", "m1"])
-    assert m1["coverage"] == (None, "-") and m1["f1"][1] != "-"
+    assert len(rows) == 3 + 4 + 4  # m1, m2 and the hostile model; the ghost cells left out
+    by_key = {key: cells for (path, key), cells in rows}
+    m1, m2 = by_key['["by_model", "m1"]'], by_key['["by_model", "m2"]']
+    assert all(shown == "-" for _, shown in m1.values())
+    assert m2["precision"] == (None, "-") and m2["f1"][1] != "-" and m2["responses"][1] == "-"
+
+
+def test_many_unreadable_lines_are_listed_then_counted(tmp_path, score_dir):
+    """Each unreadable line is named (file, line, why) up to a limit, then counted: never dropped
+    unsaid; the valid records around them are all read."""
+    from murgat_local.reports.scan import LISTED_LINES
+
+    score = shutil.copytree(score_dir, tmp_path / "score")
+    rows = _rows(score / "scores.jsonl")
+    bad = [json.dumps({**rows[0], "coverage": "high"}) + "\n"] * (LISTED_LINES + 5)
+    _write_rows(score / "scores.jsonl", rows, bad)
+    cells, (source,) = load([score], 100)
+    scores = score / "scores.jsonl"
+    listed = [n for n in source.notes if n.startswith(f"{scores} line ")]
+    assert len(listed) == LISTED_LINES
+    assert listed[0].startswith(
+        f"{scores} line {len(rows) + 1}: not a schema_version 1 score record: coverage."
+    )
+    total = LISTED_LINES + 5
+    assert f"{scores}: {total} unreadable lines skipped, 5 more not listed" in source.notes
+    assert sum(c.records for c in cells) == len(rows) and source.unreadable == total
 
 
 @pytest.fixture(scope="module")
