@@ -76,8 +76,8 @@ def report(
     )
     if result.notes:
         ui.console.print(
-            f"{result.notes} malformed or missing values in the inputs were read as missing: "
-            "see 'Notes on the inputs' in the page",
+            f"{result.notes} notes on the inputs (unreadable lines, values that cannot be "
+            "drawn): see 'Notes on the inputs' in the page",
             markup=False,
         )
 
