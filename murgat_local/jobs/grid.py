@@ -12,8 +12,9 @@ import pathlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..config import GenerateConfig, RunConfig
+from ..config import RunConfig
 from ..engines import close_all
+from ..generate_config import GenerateConfig
 from ..inputs.benchmarks import Dataset
 from ..jsonl import write_json
 from ..metrics.accuracy import taxes_by_model

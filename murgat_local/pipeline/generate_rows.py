@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pathlib
 
-from ..config import GenerateConfig
 from ..generate.qa import grade, grade_open, judge_call, judged, read_answer
 from ..generate.strategies import posthoc_problem
+from ..generate_config import GenerateConfig
 from ..inputs.datasets import OPEN, DatasetItem
 from ..judges.calls import Call, Outcome
 from ..text.clean import remove_thinking

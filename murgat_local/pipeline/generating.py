@@ -15,12 +15,12 @@ import time
 from collections.abc import Callable
 from functools import partial
 
-from ..config import GenerateConfig
 from ..engines import Sampling, close_all, engine_holder, load_preset
 from ..generate.images import attach, images_note, with_images
 from ..generate.media import ResponderPlan, cut_media, media_note, plan_media
 from ..generate.program_tools import TOOL_PROMPTS
 from ..generate.strategies import parse_strategy
+from ..generate_config import GenerateConfig
 from ..inputs.benchmarks import Dataset, open_dataset
 from ..inputs.datasets import OPEN, DatasetItem, render_options
 from ..inputs.responses import InputError, read_responses
