@@ -1,6 +1,8 @@
 """Run configuration: one typed object, validated once at the edge (CLI flags over a TOML file).
 
-Nothing deeper reads the environment; the CLI does, once, here.
+Nothing deeper reads the environment; the CLI does, once, here. The scoring run's settings and
+loading a run file, with flags on top; what every run shares: shared_config.py; panels and
+escalation: panel_config.py; `murgat generate`'s settings: generate_config.py.
 """
 
 from __future__ import annotations
@@ -12,225 +14,17 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .config_errors import ConfigError, problems
-from .engine_config import RayConfig, ServerConfig, StageEngine, _engine_options
-from .generate.program.limits import Limits
-from .inputs.limits import InputLimits
-from .media.segments import SegmentOptions
+from .engine_config import ServerConfig, StageEngine, _engine_options
+from .generate_config import GenerateConfig
+from .panel_config import EscalationConfig, PanelConfig
+from .shared_config import _Run
 from .stages import PROTOCOL, YES_NO, Stage
-
-
-class MediaConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    fps: float = Field(2.0, gt=0, le=30)
-    max_frames: int = Field(32, ge=2, le=512)
-    max_side: int = Field(448, ge=28, le=4096)
-    audio_point_window: float = Field(1.0, gt=0, le=30)
-    # Seconds allowed past the last moment a citation can name (the duration rounded up).
-    duration_tolerance: float = Field(0.0, ge=0, le=10)
-    # Audio of a file longer than this many seconds is cut by seeking to each cited window.
-    audio_seek_after: float = Field(600.0, ge=0)
-    # Memory bounds: how much media is held at once (they never change a number).
-    max_open_videos: int = Field(8, ge=1)
-    max_audio_mb: float = Field(1024, gt=0)
-    max_segment_mb: float = Field(512, gt=0)
-    # Which frame stands for a cited time: the run's mode sets it (RunConfig), no [media] key.
-    _frame_rule: str = "shown"
-
-    def options(self) -> SegmentOptions:
-        return SegmentOptions(
-            **self.model_dump(exclude={"max_open_videos", "max_audio_mb", "max_segment_mb"}),
-            frame_rule=self._frame_rule,
-        )
-
-    def bounds(self) -> dict:
-        return {
-            "max_open": self.max_open_videos,
-            "max_audio_bytes": int(self.max_audio_mb * 2**20),
-            "max_bytes": int(self.max_segment_mb * 2**20),
-        }
-
-
-class InputConfig(BaseModel):
-    """`[inputs]`: how large one value of an input may be, checked before it is decoded (Arrow's
-    lengths, an image's header); a value over a limit is its row's error (or its call's, for an
-    image being sent), naming the key."""
-
-    model_config = ConfigDict(extra="forbid")
-    # Characters in one text value of a row (a response, a question, an option).
-    max_text_chars: int = Field(10_000_000, ge=1)
-    # Megabytes in one binary value of a row (an image's encoded file).
-    max_binary_mb: float = Field(64, gt=0)
-    # Width x height of an image, read from its header before it is decoded.
-    max_image_pixels: int = Field(25_000_000, ge=1)
-
-    def limits(self) -> InputLimits:
-        return InputLimits(
-            self.max_text_chars, int(self.max_binary_mb * 2**20), self.max_image_pixels
-        )
 
 
 class SamplingConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     temperature: float = Field(0.0, ge=0, le=2)
     seed: int = Field(0, ge=0)
-
-
-class _Run(BaseModel):
-    """What every run (scoring or generating) is configured with."""
-
-    model_config = ConfigDict(extra="forbid")
-    engine: str = "vllm"  # a registered engine name (see murgat_local.engines)
-    server: ServerConfig = Field(default_factory=ServerConfig)
-    # N > 1: N vLLM server replicas (one per GPU) share each batch.
-    data_parallel: int = Field(1, ge=1, le=64)
-    ray: RayConfig = Field(default_factory=RayConfig)
-    # Folders outside --media-root that video paths (or symlinks) may lead into.
-    allow_outside: list[pathlib.Path] = Field(default_factory=list)
-    chunk_size: int = Field(512, ge=1)
-    batch_size: int = Field(256, ge=1)
-    cache: pathlib.Path | None = None
-    models_dir: pathlib.Path | None = None
-    limit: int | None = Field(None, ge=1)
-    # A run in which a larger share of its unique model calls got no answer (unparsed,
-    # refused, failed) exits 1: a broken model must not pass as a finished run.
-    max_failed_calls: float = Field(0.05, ge=0, le=1)
-    # Open questions: a numeric answer matches the gold number within this relative tolerance.
-    number_tolerance: float = Field(0.01, ge=0, le=1)
-    media: MediaConfig = Field(default_factory=MediaConfig)
-    inputs: InputConfig = Field(default_factory=InputConfig)
-    engine_args: dict = Field(default_factory=dict)
-
-    @field_validator("engine")
-    @classmethod
-    def _engine(cls, v: str) -> str:
-        from .engines import check_engine
-
-        check_engine(v)
-        return v
-
-    @model_validator(mode="after")
-    def _engines_complete(self):
-        self.engine_for(None)
-        return self
-
-    def engine_for(self, stage: str | None) -> tuple[str, dict]:
-        """(registered engine name, its options) for `stage` (None: the run's default engine)."""
-        return _engine_options(self.engine, self.server, self.data_parallel, self.ray)
-
-
-class PanelVote(BaseModel):
-    """How a judge panel (`panel:M1,M2,...`) decides: `[panel]`, or `[panel.STAGE]` for one stage."""
-
-    model_config = ConfigDict(extra="forbid")
-    vote: Literal["majority", "unanimous", "any", "weighted"] = "majority"
-    weights: dict[str, float] | None = None  # member -> weight, for vote = "weighted"
-    # Or the weights measured by `murgat meta-eval` (its meta_eval.json): each member's
-    # balanced accuracy on the stage's subtask, as log-odds (judges.panel.reliability_weight).
-    weights_from: pathlib.Path | None = None
-
-    @model_validator(mode="after")
-    def _one_source(self):
-        if self.weights is not None and self.weights_from is not None:
-            raise ValueError("panel: give weights or weights_from, not both")
-        return self
-
-
-class PanelConfig(PanelVote):
-    verifiable: PanelVote | None = None
-    entail: PanelVote | None = None
-    # A member on its own engine (e.g. its own `vllm serve` on its own GPU): member -> the
-    # `[stage_engines.STAGE]` fields, over the stage's engine settings.
-    engines: dict[str, StageEngine] = Field(default_factory=dict)
-
-    def table(self, stage: Stage | None) -> PanelVote | None:
-        """`[panel.STAGE]`, the table of a yes/no stage (None: none given, or no such stage)."""
-        if stage is None:
-            return None
-        return {Stage.VERIFIABLE: self.verifiable, Stage.ENTAIL: self.entail}.get(stage)
-
-    def rule(self, stage: str, members: tuple[str, ...]):
-        """The resolved `judges.panel.Rule` for a panel of `members` judging `stage`: the stage's
-        table over the general one; weights read from `weights_from` when it is given."""
-        import json
-
-        from .judges.panel import Rule, voted_stage, weights_from_meta
-
-        own = self.table(voted_stage(stage))
-        merged = {
-            **self.model_dump(include={"vote", "weights", "weights_from"}, exclude_unset=True),
-            **(own.model_dump(exclude_unset=True) if own is not None else {}),
-        }
-        if (
-            "weights" in merged and "weights_from" in merged
-        ):  # the stage's source replaces the table's
-            merged.pop(
-                "weights_from"
-                if own is not None and "weights" in own.model_fields_set
-                else "weights"
-            )
-        vote = merged.get("vote", "majority")
-        source, weights = merged.get("weights_from"), merged.get("weights")
-        if vote == "weighted" and source is not None:
-            try:
-                report = json.loads(pathlib.Path(source).read_text(encoding="utf-8"))
-            except (OSError, ValueError) as e:
-                raise ValueError(f"panel weights_from {source}: {e}") from None
-            weights = weights_from_meta(report, stage, members)
-        if vote == "weighted" and weights is None:
-            raise ValueError(
-                f"a weighted panel for {stage} needs weights (member -> weight) or weights_from "
-                "(a meta_eval.json)"
-            )
-        rule = Rule(
-            vote,
-            tuple((m, float(w)) for m, w in (weights or {}).items()) if vote == "weighted" else (),
-            str(source) if vote == "weighted" and source is not None else None,
-        )
-        rule.check(members)
-        return rule
-
-
-class EscalationStage(BaseModel):
-    """One stage's certified threshold, as `murgat meta-eval --certify` measured it: a verdict
-    whose confidence max(p_yes, 1 - p_yes) is at least `threshold` is kept, the others go to
-    people; with probability >= 1 - alpha the kept verdicts agree with people at least `target`
-    of the time. No threshold: nothing was certified, every verdict of the stage is escalated."""
-
-    model_config = ConfigDict(extra="forbid")
-    threshold: float | None = Field(None, ge=0.5, le=1)
-    target: float = Field(gt=0, lt=1)
-    alpha: float = Field(gt=0, lt=1)
-    coverage: float = Field(ge=0, le=1)  # share of the calibration verdicts kept at threshold
-    n: int = Field(ge=0)  # calibration pairs (judgements with a p_yes and a person's label)
-    judge: str | None = None  # the judge it was certified for (a run's stage judge must be it)
-
-
-class EscalationConfig(BaseModel):
-    """`[escalation]`: written by `murgat meta-eval --certify ... --select best.toml`. The
-    stage tables hold the chosen judges' thresholds; `[escalation.judges."M".STAGE]` those of
-    every other judge the meta-eval measured, which `murgat score --escalate-to M` reads."""
-
-    model_config = ConfigDict(extra="forbid")
-    labels: str | None = None  # the human labels the thresholds were certified on
-    verifiable: EscalationStage | None = None
-    entail: EscalationStage | None = None
-    judges: dict[str, dict[str, EscalationStage]] = Field(default_factory=dict)
-
-    def stage(self, stage: Stage) -> EscalationStage | None:
-        """`[escalation.STAGE]`: the chosen judge's threshold for a yes/no stage."""
-        return {Stage.VERIFIABLE: self.verifiable, Stage.ENTAIL: self.entail}.get(stage)
-
-    @field_validator("judges")
-    @classmethod
-    def _judge_stages(cls, v: dict) -> dict:
-        for model, stages in v.items():
-            unknown = sorted(set(stages) - set(YES_NO))
-            if unknown:
-                raise ValueError(
-                    f"escalation.judges.{model!r}: unknown stage(s) {unknown}; "
-                    f"stages: {', '.join(YES_NO)}"
-                )
-        return v
 
 
 class RunConfig(_Run):
@@ -451,60 +245,6 @@ class RunConfig(_Run):
             Stage.DECOMPOSE: decomposer,
             Stage.ENTAIL: self.entailer or self.judge,
         }
-
-
-class GenerationSampling(BaseModel):
-    """Decoding for responders (judges decode greedily unless `[sampling]` says otherwise)."""
-
-    model_config = ConfigDict(extra="forbid")
-    temperature: float = Field(0.0, ge=0, le=2)
-    top_p: float = Field(1.0, gt=0, le=1)
-    top_k: int = Field(0, ge=0)
-    max_tokens: int = Field(1024, ge=1)
-    seed: int = Field(0, ge=0)
-    # Extra tokens a thinking model (preset quirk `thinking`) may spend before its answer.
-    thinking_budget: int = Field(0, ge=0)
-
-
-class GenerateConfig(_Run):
-    """`murgat generate` / the generation half of `murgat run` (TOML table `[generate]`)."""
-
-    models: list[str] = Field(default_factory=list, min_length=1)
-    strategies: list[str] = Field(default_factory=lambda: ["base"], min_length=1)
-    samples: int = Field(1, ge=1, le=64)
-    # Maps a free answer to an option when no letter can be read; default: the responder itself.
-    answer_judge: str | None = None
-    sampling: GenerationSampling = Field(default_factory=GenerationSampling)
-    # Program-aided strategies: what one plan may spend (`generate.program.Limits` fields, e.g.
-    # max_tool_calls, max_steps, max_seconds); recorded in every trace. Narrative plans get at
-    # most 12 lines unless this says otherwise (the prompts ask for 10 at most; a shorter
-    # grammar compiles faster).
-    program_limits: dict[str, float] = Field(default_factory=dict)
-    # A subset drawn the same way every time (recorded in provenance): `sample` questions chosen
-    # by `sample_seed`, in proportion to the values of the category `stratify` when given.
-    sample: int | None = Field(None, ge=1)
-    sample_seed: int = Field(0, ge=0)
-    stratify: str | None = None
-    # The dataset's format when detection cannot tell (see `murgat dataset --format`).
-    dataset_format: str | None = None
-
-    @field_validator("program_limits")
-    @classmethod
-    def _limits(cls, v: dict[str, float]) -> dict[str, float]:
-        known = set(Limits.__dataclass_fields__)
-        unknown = sorted(set(v) - known)
-        if unknown:
-            raise ValueError(f"unknown program limit(s) {unknown}; known: {sorted(known)}")
-        _program_limits(v)  # positive values
-        return v
-
-    def limits(self) -> Limits:
-        return _program_limits({"max_plan_lines": 12, **self.program_limits})
-
-
-def _program_limits(values: dict[str, float]) -> Limits:
-    """`Limits` from a TOML table's numbers, each as its field's type (an int field's 12.0: 12)."""
-    return Limits(**{k: type(getattr(Limits(), k))(v) for k, v in values.items()})
 
 
 # Settings a `[generate]` table inherits from the top level of a run file.

@@ -65,11 +65,11 @@ def program_pass(engine, model: str, n: int, tmp: pathlib.Path, rounds: bool) ->
     """Run the fixed plan for n items through the real tools: all at once (rounds) or one by one."""
     import statistics
 
-    from murgat_local.config import GenerateConfig
     from murgat_local.engines import Sampling, load_preset
     from murgat_local.generate.media import plan_media
     from murgat_local.generate.program_tools import TOOL_PROMPTS
     from murgat_local.generate.strategies import Strategy
+    from murgat_local.generate_config import GenerateConfig
     from murgat_local.judges import load_prompt
     from murgat_local.judges.calls import Outcome
     from murgat_local.media.segments import SegmentCutter
@@ -137,8 +137,8 @@ def main() -> None:
     ap.add_argument("--max-tokens", type=int, default=64)
     ap.add_argument("--program-items", type=int, default=16)
     args = ap.parse_args()
-    from murgat_local.config import GenerateConfig
     from murgat_local.engines import LazyEngine, load_preset
+    from murgat_local.generate_config import GenerateConfig
     from murgat_local.metrics.run_summary import GenerationGrades
     from murgat_local.pipeline.generating import GenerateRunner
 

@@ -5,7 +5,7 @@ megabytes of pixels. Each size is checked where it can be read without building 
 Arrow's lengths before a batch becomes Python objects, an image's header before its pixels are
 decoded. A value over a limit is its row's error (or, for an image being sent, its call's),
 naming the value, its size and the configuration key that sets the limit (`[inputs]`, see
-`config.InputConfig`).
+`shared_config.InputConfig`).
 """
 
 from __future__ import annotations

@@ -12,14 +12,16 @@ import pathlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..config import GenerateConfig, RunConfig
+from ..config import RunConfig
 from ..engines import close_all
+from ..generate_config import GenerateConfig
 from ..inputs.benchmarks import Dataset
 from ..jsonl import write_json
 from ..metrics.accuracy import taxes_by_model
 from ..metrics.run_summary import GenerationGrades
 from ..metrics.run_summary import RunSummary as ScoreSummary
-from ..pipeline.generating import GenerateResult, GenerateRunner
+from ..pipeline.generate_cells import GenerateResult
+from ..pipeline.generating import GenerateRunner
 from ..pipeline.runner import Runner
 from ..reports import paper_table
 from ..reports.paper_table import GridCell

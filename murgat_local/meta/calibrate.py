@@ -193,8 +193,8 @@ def escalation_section(
     """best.toml's `[escalation]` table from a certification (per stage): what `murgat score
     --escalate-to` reads. A stage with no certified threshold has no `threshold` key: every one
     of its verdicts is escalated. `judges` (`judge_thresholds`) adds every other measured
-    judge's thresholds, for a cascade. Validated as `config.EscalationConfig`."""
-    from ..config import EscalationConfig
+    judge's thresholds, for a cascade. Validated as `panel_config.EscalationConfig`."""
+    from ..panel_config import EscalationConfig
 
     out: dict = {"labels": labels} if labels else {}
     for stage, c in certification.items():

@@ -13,15 +13,14 @@ import os
 import pathlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from functools import partial
 
-from ..config import GenerateConfig
 from ..engines import Sampling, close_all, engine_holder, load_preset
 from ..generate.images import attach, images_note, with_images
 from ..generate.media import ResponderPlan, cut_media, media_note, plan_media
 from ..generate.program_tools import TOOL_PROMPTS
-from ..generate.qa import grade, grade_open, judge_call, judged, read_answer
-from ..generate.strategies import Strategy, parse_strategy, posthoc_problem
+from ..generate.strategies import parse_strategy
+from ..generate_config import GenerateConfig
 from ..inputs.benchmarks import Dataset, open_dataset
 from ..inputs.datasets import OPEN, DatasetItem, render_options
 from ..inputs.responses import InputError, read_responses
@@ -30,80 +29,17 @@ from ..jsonl import dumps_record
 from ..judges import load_prompt
 from ..judges.calls import Call, Outcome
 from ..media.segments import SegmentCutter
-from ..media.source import MediaError, MediaRef
+from ..media.source import MediaError
 from ..results import GenerationRecord, ReadError, layout, read_generation_records
 from ..text.clean import remove_thinking
 from .cache import VerdictCache
+from .generate_cells import Cell, GenerateResult, Item, output_layout
+from .generate_rows import grade_answers, response_row
 from .generation_summary import Grades, summarize
 from .judging import StageJudge
 from .outputs import check_writable
 from .programs import ProgramJob, ProgramResult, execute, plan_pattern
 from .streaming import chunks
-
-
-@dataclass(frozen=True)
-class Cell:
-    model: str
-    strategy: Strategy
-
-    @property
-    def label(self) -> str:
-        return layout.cell_label(self.model, self.strategy.label)
-
-    @property
-    def folder(self) -> str:
-        return layout.cell_folder(self.model, self.strategy.label)
-
-
-@dataclass
-class GenerateResult:
-    summary: dict
-    summary_path: pathlib.Path
-    outputs: dict[str, pathlib.Path]  # cell label -> responses.jsonl
-    errors: list[dict] = field(default_factory=list)
-
-    @property
-    def exit_code(self) -> int:
-        return 1 if self.errors or self.summary.get("failure") else 0
-
-
-@dataclass
-class _Item:
-    item: DatasetItem | InputError
-    ref: MediaRef | None = None
-    error: str | None = None
-
-    @property
-    def data(self) -> DatasetItem:
-        """The dataset item, of an item that was read (one asked for only without `error`)."""
-        if isinstance(self.item, InputError):
-            raise ValueError(f"item {self.item.id!r} was not read: {self.item.reason}")
-        return self.item
-
-    @property
-    def video(self) -> MediaRef:
-        """The item's video, of an item that was prepared (one asked for only without `error`)."""
-        if self.ref is None:
-            raise ValueError(f"item {self.item.id!r} has no video: {self.error}")
-        return self.ref
-
-
-def output_layout(
-    out: pathlib.Path, cells: list[Cell]
-) -> tuple[dict[Cell, pathlib.Path], pathlib.Path, pathlib.Path]:
-    """(cell -> responses file, summary file, default cache) for `--out`: one cell may write a
-    `.jsonl` file directly; otherwise `out` is a folder with one subfolder per cell."""
-    if out.suffix == ".jsonl":
-        if len(cells) != 1:
-            raise ValueError(
-                f"--out {out} is one file, but the grid has {len(cells)} cells: give a folder"
-            )
-        return {cells[0]: out}, out.with_suffix(".summary.json"), out.with_suffix(".cache.sqlite")
-    return (
-        {c: out / c.folder / layout.RESPONSES for c in cells},
-        out / layout.SUMMARY,
-        out / layout.RUN_CACHE,
-    )
 
 
 class GenerateRunner:
@@ -206,15 +142,15 @@ class GenerateRunner:
                 found[item.id] = item.generation
         return found
 
-    def _prepare(self, item: DatasetItem | InputError) -> _Item:
+    def _prepare(self, item: DatasetItem | InputError) -> Item:
         if isinstance(item, InputError):
-            return _Item(item, error=item.reason)
+            return Item(item, error=item.reason)
         try:
-            return _Item(item, ref=self.cutter.source(item.video))
+            return Item(item, ref=self.cutter.source(item.video))
         except MediaError as e:
-            return _Item(item, error=str(e))
+            return Item(item, error=str(e))
         except Exception as e:  # any fault stays with its item
-            return _Item(item, error=f"failed while preparing: {type(e).__name__}: {e}")
+            return Item(item, error=f"failed while preparing: {type(e).__name__}: {e}")
 
     # ------------------------------------------------------------------ calls
 
@@ -233,7 +169,7 @@ class GenerateRunner:
         self,
         prompt: str,
         model: str,
-        it: _Item,
+        it: Item,
         plan: ResponderPlan,
         k: int,
         pattern: str | None = None,
@@ -378,15 +314,20 @@ class GenerateRunner:
                         program_jobs, self.toolers[model], self.cutter, self.prompts, self.limits
                     )
                 )
-        rows: dict[Cell, list[dict]] = {cell: [] for cell in self.cells}
-        for cell in self.cells:
-            for it in items:
-                for k in samples:
-                    rows[cell].append(self._row(cell, it, k, first, edits, plans, programs))
-        self._answer(rows)
+        row = partial(
+            response_row,
+            samples=self.config.samples,
+            benchmark=self.benchmark,
+            from_file=self.from_file,
+        )
+        rows: dict[Cell, list[dict]] = {
+            cell: [row(cell, it, k, first, edits, plans, programs) for it in items for k in samples]
+            for cell in self.cells
+        }
+        grade_answers(rows, self.config, self.prompts, self.answerers)
         return rows
 
-    def _plan(self, model: str, it: _Item) -> ResponderPlan:
+    def _plan(self, model: str, it: Item) -> ResponderPlan:
         preset = self.engines[model].preset
         images = it.data.images
         reserve = len(images) if "image" in preset.modalities else 0
@@ -394,151 +335,14 @@ class GenerateRunner:
             plan_media(self.cutter, it.video, preset, reserve_images=reserve), images, preset
         )
 
-    def _source_text(self, cell: Cell, it: _Item, k: int, first: dict) -> str | None:
+    def _source_text(self, cell: Cell, it: Item, k: int, first: dict) -> str | None:
         if cell.strategy.source == "from":
             rid = it.item.id
             return self._sources.get(rid) if rid is not None else None
         out = first.get((cell.model, cell.strategy.source, id(it), k))
         return out.raw if out is not None and out.ok else None
 
-    def _row(
-        self, cell: Cell, it: _Item, k: int, first: dict, edits: dict, plans: dict, programs: dict
-    ) -> dict:
-        item = it.item
-        base = dict(item.row) if isinstance(item, DatasetItem) else {}
-        rid = item.id if item.id is not None else None
-        if rid is not None and self.config.samples > 1:
-            rid = f"{rid}#{k}"
-        row = {
-            **base,
-            "id": rid,
-            "model": cell.label,
-            "strategy": cell.strategy.label,
-            "sample": k,
-            "status": "ok",
-            "error": None,
-        }
-        if isinstance(item, DatasetItem):
-            row.update(
-                video=item.video,
-                question=item.question,
-                options=list(item.options or []),
-                answer=item.answer,
-                question_type=item.question_type,
-                categories=item.categories,
-                benchmark=self.benchmark,
-            )
-            if item.images:
-                row["images"] = [im.describe() for im in item.images]
-            if item.answer_raw is not None and item.answer_raw != item.answer:
-                row["answer_raw"] = item.answer_raw
-        if it.error is not None:
-            row.update(status="error", error=it.error, source=item.source)
-            return row
-        plan = plans[cell.model, id(it)]
-        row["media"] = dict(plan.record)
-        if cell.strategy.name == "posthoc":
-            original, out = edits[(cell.model, cell.strategy.label, id(it), k)]
-            if original is None:
-                row.update(
-                    status="error", error=f"no answer to edit ({self._missing(cell, it, k, first)})"
-                )
-                return row
-            if out is None or not out.ok:
-                row.update(status="error", error=f"the post-hoc edit failed: {self._why(out)}")
-                return row
-            problem = posthoc_problem(original, out.raw)
-            row["posthoc"] = {
-                "source": cell.strategy.source,
-                "accepted": problem is None,
-                "rejected": problem,
-            }
-            if problem is not None:
-                row["posthoc"]["edit"] = out.raw
-            row["model_generation"] = out.raw if problem is None else original
-            _received(row, out)
-            return row
-        if cell.strategy.name == "program":
-            if it.data.question_type == OPEN:
-                row.update(
-                    status="error",
-                    error="program-aided strategies answer multiple-choice questions only; "
-                    "this question is open",
-                )
-                return row
-            return self._program_row(row, cell, it, k, first, programs)
-        out = first[(cell.model, cell.strategy.name, id(it), k)]
-        if not out.ok:
-            row.update(status="error", error=f"generation failed: {self._why(out)}")
-            return row
-        row["model_generation"] = out.raw
-        _received(row, out)
-        return row
-
-    def _program_row(
-        self, row: dict, cell: Cell, it: _Item, k: int, first: dict, programs: dict
-    ) -> dict:
-        key = (cell.model, cell.strategy.label, id(it), k)
-        plan = first[key]
-        row["media"]["note"] = plan.note
-        if not plan.ok:
-            row.update(
-                status="error",
-                error=f"the plan could not be written: {self._why(plan)}",
-                program={
-                    "style": cell.strategy.style,
-                    "variant": cell.strategy.source,
-                    "raw": plan.raw,
-                },
-            )
-            return row
-        result = programs[key]
-        row["program"] = {**result.record, "raw": plan.raw}
-        if result.error is not None:
-            row.update(status="error", error=result.error)
-            return row
-        row["model_generation"] = result.response
-        return row
-
-    def _missing(self, cell: Cell, it: _Item, k: int, first: dict) -> str:
-        if cell.strategy.source == "from":
-            return f"id {it.item.id!r} is not in {self.from_file}"
-        return f"the {cell.strategy.source} answer failed: " + self._why(
-            first.get((cell.model, cell.strategy.source, id(it), k))
-        )
-
-    @staticmethod
-    def _why(out: Outcome | None) -> str:
-        return "no outcome" if out is None else (out.error or out.unparsed or "unknown")
-
     # ------------------------------------------------------------------ answers
-
-    def _answer(self, rows: dict[Cell, list[dict]]) -> None:
-        pending: dict[str, list[tuple[dict, Call]]] = {}
-        for cell, cell_rows in rows.items():
-            judge = self.config.answer_judge or cell.model
-            for row in cell_rows:
-                if row["status"] != "ok":
-                    continue
-                if row.get("question_type") == OPEN:
-                    grade_open(row, self.config.number_tolerance)
-                    continue
-                options = row.get("options") or []
-                answer = read_answer(row["model_generation"], options)
-                if answer is None:
-                    call = judge_call(
-                        self.prompts["answer_choice"],
-                        row["question"],
-                        options,
-                        remove_thinking(row["model_generation"]),
-                    )
-                    pending.setdefault(judge, []).append((row, call))
-                else:
-                    grade(row, answer)
-        for judge, jobs in pending.items():
-            outcomes = self.answerers[judge].run([c for _, c in jobs])
-            for (row, _), out in zip(jobs, outcomes):
-                grade(row, judged(out, row.get("options") or []), judge)
 
     # ------------------------------------------------------------------ run
 
@@ -624,12 +428,3 @@ class GenerateRunner:
             close_all(self.engines.values())
         self.cutter.close()
         self.cache.close()
-
-
-def _received(row: dict, out: Outcome) -> None:
-    """What the engine changed to fit the call, and the prompt tokens of each media modality
-    that reached the responder (`engines.reach`; null with the reason where not counted)."""
-    row["media"]["note"] = out.note
-    row["media"]["reached"] = out.reached
-    if out.reached_unknown:
-        row["media"]["reached_unknown"] = out.reached_unknown

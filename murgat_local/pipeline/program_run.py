@@ -7,11 +7,11 @@ import pathlib
 import re
 import tempfile
 
-from ..config import GenerateConfig
 from ..engines import Sampling, engine_holder, load_preset
 from ..generate.media import plan_media
 from ..generate.program_tools import TOOL_PROMPTS
 from ..generate.strategies import Strategy
+from ..generate_config import GenerateConfig
 from ..judges import load_prompt
 from ..judges.calls import Outcome
 from ..media.segments import SegmentCutter

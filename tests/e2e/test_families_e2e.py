@@ -18,7 +18,7 @@ from support.paths import ROOT, require_model
 from support.reach_checks import check_reach
 from support.route_checks import record_route
 
-from murgat_local.config import GenerateConfig, RunConfig
+from murgat_local.config import RunConfig
 from murgat_local.engines import (
     AudioPart,
     LazyEngine,
@@ -28,6 +28,7 @@ from murgat_local.engines import (
     close_all,
     load_preset,
 )
+from murgat_local.generate_config import GenerateConfig
 from murgat_local.judges import JudgeRequest, YesNo
 from murgat_local.metrics.run_summary import GenerationGrades, RunSummary
 from murgat_local.pipeline.generating import GenerateRunner

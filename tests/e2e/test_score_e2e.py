@@ -3,6 +3,8 @@
 The verifier and decomposer are SmolLM2-135M (a real, weak text model, so some sentences are
 judged verifiable and every stage runs); the entailer is the random-weight Qwen3-Omni thinker,
 which takes the cut frames and waveforms. Their verdicts mean nothing; the plumbing is real.
+The tests share the first run this module's fixture makes (they stay in one module so that it
+runs once); its inputs, command and audit hook: tests/support/score_runs.py.
 """
 
 from __future__ import annotations
@@ -19,64 +21,18 @@ import time
 import pytest
 from support.paths import ROOT, require_model
 from support.resume_checks import cache_rows, check_verdicts, first_rows, structure
+from support.score_runs import (
+    AUDIT,
+    BAD_LINES,
+    CATEGORIES,
+    GROUP_BY,
+    _with_categories,
+    murgat,
+    records,
+    score_args,
+)
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
-
-JUDGES = [
-    "--judge",
-    "tiny-qwen3-omni",
-    "--verifier",
-    "smollm2-135m-instruct",
-    "--decomposer",
-    "smollm2-135m-instruct",
-]
-BAD_LINES = [
-    '{"id": "broken", "video": "colors", "model_generation": ',
-    json.dumps(
-        {
-            "id": "no-video-file",
-            "video": "missing_clip",
-            "model_generation": "A red screen (visual, 0:00).",
-        }
-    ),
-    json.dumps(
-        {
-            "id": "escape",
-            "video": "../../../../etc/hostname",
-            "model_generation": "A red screen (visual, 0:00).",
-        }
-    ),
-    json.dumps(
-        {
-            "id": "truncated",
-            "video": "truncated",
-            "model_generation": "A red screen (visual, 0:00).",
-        }
-    ),
-    json.dumps({"id": "colors-correct", "video": "colors", "model_generation": "duplicate id"}),
-    json.dumps({"id": "empty", "video": "colors", "model_generation": ""}),
-]
-
-
-# The dataset's categories, as `murgat generate` writes them into a response row (see --group-by).
-CATEGORIES = {
-    "colors-correct": {
-        "benchmark": "sample",
-        "categories": {"domain": "colours", "audio_class": ["tone"]},
-    },
-    "colors-wrong-time": {
-        "benchmark": "sample",
-        "categories": {"domain": "colours", "audio_class": ["tone", "silence"]},
-    },
-    "speech": {"categories": {"domain": "speech", "audio_class": ["speech"]}},
-    "late-audio": {"categories": {"audio_class": []}},
-}
-GROUP_BY = ("domain", "audio_class", "benchmark", "model")
-
-
-def _with_categories(line: str) -> str:
-    row = json.loads(line)
-    return json.dumps({**row, **CATEGORIES.get(row["id"], {})})
 
 
 @pytest.fixture(scope="module")
@@ -100,38 +56,6 @@ def small_batches(tmp_path_factory):
     return p
 
 
-def murgat(*args, env_extra=None, **kw):
-    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", PYTHONUNBUFFERED="1", **(env_extra or {}))
-    return subprocess.run(
-        [sys.executable, "-m", "murgat_local.cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        **kw,
-    )
-
-
-def score_args(responses, media_root, out, *extra):
-    return ["score", responses, "--media-root", media_root, "--out", out, *JUDGES, *extra]
-
-
-# Installed in every Python process of the audited run (the CLI and vLLM's engine processes,
-# which inherit PYTHONPATH): logs each process start and every socket connect.
-AUDIT = """
-import os, sys
-_log = os.environ.get("MURGAT_AUDIT_LOG")
-if _log:
-    with open(_log, "a") as f:
-        f.write(f"start {os.getpid()} {' '.join(sys.argv)[:80]!r}\\n")
-    def _hook(event, args):
-        if event == "socket.connect":
-            with open(_log, "a") as f:
-                f.write(f"connect {os.getpid()} {int(args[0].family)} {args[1]!r}\\n")
-    sys.addaudithook(_hook)
-"""
-
-
 # The engines run inside the `murgat` child process under test: nothing for the pool to share.
 @pytest.fixture(scope="module")
 def first_run(responses, media_root, small_batches, tmp_path_factory):
@@ -145,10 +69,6 @@ def first_run(responses, media_root, small_batches, tmp_path_factory):
         env_extra={"PYTHONPATH": str(hooks), "MURGAT_AUDIT_LOG": str(audit)},
     )
     return out, proc, audit
-
-
-def records(out):
-    return [json.loads(l) for l in (out / "scores.jsonl").read_text().splitlines()]
 
 
 def test_every_stage_runs_and_bad_items_are_reported(first_run, responses):

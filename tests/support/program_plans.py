@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from murgat_local.config import GenerateConfig
 from murgat_local.engines import EngineStats
 from murgat_local.engines.base import finish, record
+from murgat_local.generate_config import GenerateConfig
 from murgat_local.metrics.run_summary import GenerationGrades
 from murgat_local.pipeline.generating import GenerateRunner
 from support.fakes import FakeHolder, fenced

@@ -9,8 +9,8 @@ import json
 import pytest
 from support.scripted import Scripted
 
-from murgat_local.config import GenerateConfig
 from murgat_local.engines import AudioPart, ImagePart, VideoPart
+from murgat_local.generate_config import GenerateConfig
 from murgat_local.inputs.benchmarks import open_dataset
 from murgat_local.metrics.run_summary import GenerationGrades
 from murgat_local.pipeline.generating import GenerateRunner

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from murgat_local.annotate.source import load_source
 from murgat_local.cli import app
-from murgat_local.config import InputConfig, RunConfig, load_config, load_generate_config
+from murgat_local.config import RunConfig, load_config, load_generate_config
 from murgat_local.generate.images import image_parts
 from murgat_local.inputs import InputError
 from murgat_local.inputs.benchmarks import open_dataset
@@ -28,6 +28,7 @@ from murgat_local.inputs.limits import InputLimits, batch_oversize
 from murgat_local.inputs.responses import ResponseItem, read_items, read_responses
 from murgat_local.metrics.run_summary import RunSummary
 from murgat_local.pipeline.runner import Runner
+from murgat_local.shared_config import InputConfig
 
 HUGE = "9" * 5_000
 GOOD = "The screen is red (visual, 0:00). Therefore A.\nAnswer: A"

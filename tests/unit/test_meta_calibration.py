@@ -15,11 +15,12 @@ from support.meta_runs import TRUTH, labels_from, oracle_meta_run, write
 from typer.testing import CliRunner
 
 from murgat_local.cli import app
-from murgat_local.config import EscalationConfig, load_config
+from murgat_local.config import load_config
 from murgat_local.meta.views import from_record, p_yes, precise_p_yes
 from murgat_local.metrics.calibration import calibration
 from murgat_local.metrics.certify import certify
 from murgat_local.metrics.ppi import corrected_mean
+from murgat_local.panel_config import EscalationConfig
 
 
 @pytest.fixture(scope="module")
