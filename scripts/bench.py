@@ -173,7 +173,15 @@ class RecordingLazy:
         self.lazy.close()
 
 
-def bench_judges(work: pathlib.Path, n_responses: int, engine_args: dict | None = None) -> dict:
+def bench_judges(
+    work: pathlib.Path,
+    n_responses: int,
+    engine_args: dict | None = None,
+    one_at_a_time: bool = True,
+    p_yes_repeats: int = 3,
+) -> dict:
+    """The pipeline batched vs one request at a time, then p_yes's cost (`bench_p_yes`);
+    `one_at_a_time=False` (`--only p_yes`) leaves the slow one-at-a-time pass out."""
     from murgat_local.config import RunConfig
     from murgat_local.judges import LazyEngine, load_preset
     from murgat_local.metrics.run_summary import RunSummary
@@ -212,10 +220,10 @@ def bench_judges(work: pathlib.Path, n_responses: int, engine_args: dict | None 
     # The reference's pattern: the same requests, one request per call, one after another.
     t0 = time.perf_counter()
     for e in engines.values():
-        for req in e.rec.requests:
+        for req in e.rec.requests if one_at_a_time else ():
             e.rec.engine.judge([req])
-    t_single = time.perf_counter() - t0
-    p_yes_cost = bench_p_yes(engines)
+    t_single = time.perf_counter() - t0 if one_at_a_time else math.nan
+    p_yes_cost = bench_p_yes(engines, p_yes_repeats)
     for e in engines.values():
         e.close()
     runner.cache.close()
@@ -256,25 +264,39 @@ def bench_p_yes(engines: dict, repeats: int = 3) -> dict:
             batches.append((e.rec.engine, asked, without))
     if not batches:
         return {"calls": 0}
-    best = {"with": math.inf, "without": math.inf}
+
+    def judge_all(name: str) -> None:
+        for engine, asked, without in batches:
+            found = engine.label_ids  # found once, before any timing
+            if name == "top5":  # the method before the label tokens: the top 5 alternatives
+                engine.__dict__["label_ids"] = None
+            try:
+                engine.judge(without if name == "without" else asked)
+            finally:
+                engine.__dict__["label_ids"] = found
+
+    names = ("with", "without", "top5")
+    best = dict.fromkeys(names, math.inf)
     for i in range(repeats):
-        for name in ("with", "without") if i % 2 == 0 else ("without", "with"):
+        for name in names[i % 3 :] + names[: i % 3]:  # each goes first in turn
             t0 = time.perf_counter()
-            for engine, asked, without in batches:
-                engine.judge(asked if name == "with" else without)
+            judge_all(name)
             best[name] = min(best[name], time.perf_counter() - t0)
     calls = sum(len(a) for _, a, _ in batches)
-    ratio = best["with"] / best["without"]
+    ratio, top5 = best["with"] / best["without"], best["top5"] / best["without"]
     print(
         f"batched yes/no judging, {calls} calls: {best['with']:.2f} s with p_yes, "
-        f"{best['without']:.2f} s without (ratio {ratio:.3f}; goal <= 1.05)",
+        f"{best['without']:.2f} s without (ratio {ratio:.3f}; goal <= 1.05); "
+        f"with the top 5 instead of the label tokens {best['top5']:.2f} s (ratio {top5:.3f})",
         flush=True,
     )
     return {
         "calls": calls,
         "with_p_yes_s": round(best["with"], 3),
         "without_p_yes_s": round(best["without"], 3),
+        "top5_s": round(best["top5"], 3),
         "ratio": round(ratio, 3),
+        "ratio_top5": round(top5, 3),
     }
 
 
@@ -416,7 +438,12 @@ def main() -> None:
     ap.add_argument("--responses", type=int, default=60, help="responses for the judge benchmark")
     ap.add_argument("--citations", type=int, default=300)
     ap.add_argument("--memory-n", type=int, default=200)
-    ap.add_argument("--only", choices=["judges", "segments", "cache"], action="append")
+    ap.add_argument(
+        "--only",
+        choices=["judges", "segments", "cache", "p_yes"],
+        action="append",
+        help="p_yes: the judges' run, then only p_yes's cost (best of 5; no one-at-a-time pass)",
+    )
     ap.add_argument(
         "--engine-arg",
         action="append",
@@ -433,13 +460,17 @@ def main() -> None:
         if "segments" in only:
             results["segments"] = bench_segments(work, args.citations)
             print(json.dumps({"segments": results["segments"]}), flush=True)
+        extra = {
+            k: (int(v) if v.lstrip("-").isdigit() else v)
+            for k, v in (a.split("=", 1) for a in args.engine_arg)
+        }
         if "judges" in only:
-            extra = {
-                k: (int(v) if v.lstrip("-").isdigit() else v)
-                for k, v in (a.split("=", 1) for a in args.engine_arg)
-            }
             results["judges"] = bench_judges(work, args.responses, extra)
             print(json.dumps({"judges": results["judges"]}), flush=True)
+        elif "p_yes" in only:
+            judged = bench_judges(work, args.responses, extra, one_at_a_time=False, p_yes_repeats=5)
+            results["p_yes"] = judged["p_yes"]
+            print(json.dumps({"p_yes": results["p_yes"]}), flush=True)
         if "cache" in only:
             results["cache_and_memory"] = bench_cache_and_memory(work, args.memory_n)
             print(json.dumps({"cache_and_memory": results["cache_and_memory"]}), flush=True)
