@@ -172,6 +172,11 @@ class RecordingLazy:
     def close(self):
         self.lazy.close()
 
+    def __getattr__(self, name):
+        """The rest of the holder (`EngineHolder`: kind, modalities, check_response, ...) is the
+        wrapped `LazyEngine`'s."""
+        return getattr(self.lazy, name)
+
 
 def bench_judges(
     work: pathlib.Path,
