@@ -11,21 +11,13 @@ import subprocess
 import sys
 
 import pytest
+from support.cli import JUDGES
 from support.paths import ROOT, require_model
 
 from murgat_local.media.segments import SegmentCutter, SegmentRef
 from murgat_local.text.citations import parse_citations
 
 ray = pytest.importorskip("ray")
-
-JUDGES = [
-    "--judge",
-    "tiny-qwen3-omni",
-    "--verifier",
-    "smollm2-135m-instruct",
-    "--decomposer",
-    "smollm2-135m-instruct",
-]
 
 
 # Own engines: a two-node Ray cluster whose actors start the engines under test.

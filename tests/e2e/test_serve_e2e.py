@@ -21,6 +21,7 @@ import time
 
 import httpx
 import pytest
+from support.cli import JUDGES
 from support.engine_checks import check_fitted, fitting_requests
 from support.media_host import MediaHost, png_bytes
 from support.paths import ROOT, require_model
@@ -28,7 +29,6 @@ from support.reach_checks import check_reach
 from support.resume_checks import cache_rows, first_rows, structure
 from support.route_checks import record_route
 from support.serve_runs import (
-    JUDGES,
     config,
     judged_kinds,
     murgat,

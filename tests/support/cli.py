@@ -9,6 +9,16 @@ import sys
 
 from support.paths import ROOT
 
+# The sample's judges: the tiny Qwen3-Omni for attribution, SmolLM2 for the text stages.
+JUDGES = [
+    "--judge",
+    "tiny-qwen3-omni",
+    "--verifier",
+    "smollm2-135m-instruct",
+    "--decomposer",
+    "smollm2-135m-instruct",
+]
+
 
 def murgat(*args, **kw):
     env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", PYTHONUNBUFFERED="1")

@@ -10,16 +10,8 @@ import os
 import subprocess
 import sys
 
+from support.cli import JUDGES
 from support.paths import ROOT
-
-JUDGES = [
-    "--judge",
-    "tiny-qwen3-omni",
-    "--verifier",
-    "smollm2-135m-instruct",
-    "--decomposer",
-    "smollm2-135m-instruct",
-]
 
 BAD_LINES = [
     '{"id": "broken", "video": "colors", "model_generation": ',

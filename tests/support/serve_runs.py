@@ -15,15 +15,6 @@ import httpx
 
 from support.paths import ROOT
 
-JUDGES = [
-    "--judge",
-    "tiny-qwen3-omni",
-    "--verifier",
-    "smollm2-135m-instruct",
-    "--decomposer",
-    "smollm2-135m-instruct",
-]
-
 
 def murgat(*args, **kw):
     env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", COLUMNS="200")
