@@ -98,7 +98,9 @@ class AnswerCheck(Part):
 
 
 class ScoreRecord(Versioned):
-    """One response as `murgat score` scored it (status "ok") or could not (status "error")."""
+    """A line of scores.jsonl: one response `murgat score` judged.
+
+    Status "ok" where it was scored, "error" (with the reason) where it could not be."""
 
     index: int | None = None
     id: str | int | None = None  # murgat writes text; a hand-built file may number them
@@ -126,9 +128,9 @@ class ScoreRecord(Versioned):
 
 
 class GenerationRecord(Versioned):
-    """One answer `murgat generate` wrote (status "error": could not), in a cell's responses.
+    """A line of a cell's responses.jsonl (`murgat generate`).
 
-    The dataset row it answers is kept beside it, the row's own fields as they are."""
+    One answer (status "error": it could not be made). The dataset row it answers is kept beside it, the row's own fields as they are."""
 
     model_config = ConfigDict(extra="allow")
 

@@ -17,7 +17,7 @@ Interval = list[Number]  # [low, high]
 
 
 class Summary(Versioned):
-    """`summary.json` of `murgat score` (and of each cell of `murgat run`)."""
+    """summary.json of `murgat score` and of each `murgat run` cell."""
 
     responses: int | None = None
     scored: int | None = None
@@ -62,9 +62,9 @@ class Summary(Versioned):
 
 
 class RunSummary(Versioned):
-    """`run_summary.json` of `murgat run`: per grid cell its QA accuracy and scores.
+    """run_summary.json of `murgat run`: each cell's accuracy, scores.
 
-    Also the reasoning taxes, and where the generation summary and the tables are."""
+    Per grid cell its QA accuracy and scores; also the reasoning taxes, and where the generation summary and the tables are."""
 
     grid: dict[str, dict[str, Any]] | None = None
     reasoning_tax: dict[str, Any] | None = None
