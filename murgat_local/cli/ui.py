@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from .. import offline
+from .children import stop_children
 
 app = typer.Typer(
     add_completion=False,
@@ -140,6 +141,8 @@ def _running(out: pathlib.Path, quiet: bool) -> Iterator[None]:
         raise typer.Exit(1) from None
     except KeyboardInterrupt as e:
         sig = "SIGTERM" if isinstance(e, Interrupted) else "SIGINT"
+        for line in stop_children():  # the engines' shutdown ran; what it left is ended here
+            err.print(f"[dim]stopped a process the engines left: {escape(line)}[/dim]")
         err.print(
             f"[red]interrupted[/red] ({sig}): engines stopped, no final results written; "
             "finished batches are cached and the same command resumes."

@@ -13,6 +13,7 @@ resumed run is held to what the pipeline controls:
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 import sqlite3
 
@@ -80,3 +81,24 @@ def first_rows(
         if n > more_than:
             return n
     return None
+
+
+def group_survivors(pgid: int, within_s: float = 30.0) -> list[str]:
+    """The processes of group `pgid` still running after up to `within_s` seconds (empty once
+    the whole group has ended), each as 'pid cmdline' so a failure says what was left."""
+    import time
+
+    import psutil  # type: ignore[import-untyped]  # no types shipped; types-psutil is not locked
+
+    deadline = time.time() + within_s
+    while True:
+        left = []
+        for p in psutil.process_iter(["pid", "cmdline"]):
+            try:
+                if os.getpgid(p.pid) == pgid and p.status() != psutil.STATUS_ZOMBIE:
+                    left.append(f"{p.pid} {' '.join(p.info['cmdline'] or [])[:200]}")
+            except (ProcessLookupError, psutil.Error):
+                continue
+        if not left or time.time() >= deadline:
+            return left
+        time.sleep(0.5)
