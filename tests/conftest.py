@@ -22,12 +22,6 @@ pytest_plugins = [
 # Engines built in-process by tests stay offline, as the `murgat` command keeps them.
 offline.enforce()
 os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-# vLLM's engine core runs in the process that starts it (its offline engine, `LLM`; servers and
-# Ray always run it apart): a start costs about 9 s here instead of 24 s, most of which is the
-# spawned process importing torch and vLLM again. `murgat` children inherit it. The tests that
-# check what happens to the engine's own processes (SIGTERM, the quiet terminal, the GPU
-# check's process groups) set it back to "1", vLLM's default.
-os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
 
 
 @pytest.fixture(scope="session")

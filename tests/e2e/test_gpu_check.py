@@ -26,13 +26,7 @@ CHEAP = "smollm2-135m-instruct"
 
 def run(*args, timeout=120, env=None):
     marker = uuid.uuid4().hex
-    # vLLM's default (the engine core in its own process), as on a GPU machine
-    full_env = {
-        **os.environ,
-        "MURGAT_GPU_CHECK_TEST": marker,
-        "VLLM_ENABLE_V1_MULTIPROCESSING": "1",
-        **(env or {}),
-    }
+    full_env = {**os.environ, "MURGAT_GPU_CHECK_TEST": marker, **(env or {})}
     full_env.pop("OUT", None)
     p = subprocess.run(
         ["timeout", "-k", "10", str(timeout), "bash", str(SCRIPT), *map(str, args)],
@@ -187,7 +181,7 @@ def test_sigterm_stops_the_step_in_flight_and_leaves_nothing_running(tmp_path):
     if not (MODELS / CHEAP).is_dir():
         pytest.skip(f"no {MODELS / CHEAP} (scripts/setup.sh builds it)")
     marker = uuid.uuid4().hex
-    env = {**os.environ, "MURGAT_GPU_CHECK_TEST": marker, "VLLM_ENABLE_V1_MULTIPROCESSING": "1"}
+    env = {**os.environ, "MURGAT_GPU_CHECK_TEST": marker}
     env.pop("OUT", None)
     proc = subprocess.Popen(
         [

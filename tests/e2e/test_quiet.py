@@ -369,9 +369,7 @@ def test_smoke_on_vllm_prints_its_table_and_nothing_of_vllm(tmp_path):
     from support.paths import require_model
 
     require_model("smollm2-135m-instruct")
-    env = dict(  # the engine core in its own process (vLLM's default), whose output is logged too
-        os.environ, COLUMNS="80", VLLM_CPU_KVCACHE_SPACE="1", VLLM_ENABLE_V1_MULTIPROCESSING="1"
-    )
+    env = dict(os.environ, COLUMNS="80", VLLM_CPU_KVCACHE_SPACE="1")
     proc = subprocess.run(
         [sys.executable, "-m", "murgat_local.cli", "smoke", "--model", "smollm2-135m-instruct"],
         capture_output=True,
