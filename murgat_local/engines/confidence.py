@@ -7,9 +7,12 @@ alternatives at that token that start YES, renormalised over those that start YE
 
     p_yes = P(YES...) / (P(YES...) + P(NO...))
 
-The engines return log-probabilities of the logits after the grammar's mask and before
-temperature (vLLM's default `raw_logprobs`), so the illegal tokens have none and a sampling
-temperature does not change the number. Alternatives that start neither (a lone quote, where
+The numbers an engine returns are the logits after the grammar's mask and before temperature
+(the engines this run starts: vLLM's `raw_logits`, see `LOGPROBS_MODE`) or their
+log-probabilities (vLLM's default `raw_logprobs`: a server someone else started; transformers).
+Either way the illegal tokens have none, a sampling temperature does not change the number, and
+p_yes is the same: a log-softmax subtracts one constant per position, and the ratio above
+cancels it. Alternatives that start neither (a lone quote, where
 a tokenizer splits it from the value) decide nothing there and are left out. Pure: no engine,
 no I/O; each engine turns its own output into `Step`s.
 """
@@ -24,7 +27,15 @@ from dataclasses import dataclass
 # vLLM routes read every token that can start the label (`label_token_ids`); the top 5 of /1
 # missed one where the grammar leaves 6 legal tokens (Gemma's vocabulary: Y, YES, N, NO and
 # the byte tokens for Y and N), so a verdict cached under /1 is judged again.
-METHOD = "p_yes/2"
+# 3: the engines this run starts return the masked logits (`LOGPROBS_MODE`), not their
+# log-softmax; the same p_yes up to float rounding.
+METHOD = "p_yes/3"
+# What vLLM engines this run starts (in process, Ray, the replicas' own servers) return as
+# "log-probabilities": the logits after the grammar's mask, before temperature. p_yes needs
+# only their differences at one position (see the module's docstring), and this skips the
+# log-softmax over the whole vocabulary that vLLM's default (`raw_logprobs`) computes for every
+# generated token of a request that asks any (measured: most of what p_yes cost).
+LOGPROBS_MODE = "raw_logits"
 # Alternatives asked for per generated token where the label tokens are not known (every
 # token: an engine cannot be asked for one position only). After `"label":"` the grammar leaves a handful of legal tokens, the rest
 # masked: 4 on Qwen's tokenizer, 3 on SmolLM2's (measured), so 5 holds them all with one to
@@ -142,6 +153,7 @@ def wants_p_yes(verdict: type | None) -> bool:
 
 __all__ = [
     "LABEL_KEY",
+    "LOGPROBS_MODE",
     "METHOD",
     "Step",
     "TOP_LOGPROBS",

@@ -36,7 +36,7 @@ from .base import (
     record,
     with_p_yes,
 )
-from .confidence import TOP_LOGPROBS, Step, wants_p_yes
+from .confidence import LOGPROBS_MODE, TOP_LOGPROBS, Step, wants_p_yes
 from .identity import effective_args, engine_identity, vllm_cpu_build
 from .limits import Fitted, RequestFitter, fit_or_refuse, prepare
 from .logprobs import from_vllm
@@ -245,6 +245,7 @@ class RayEngine:
             **structured_outputs_config(kwargs.pop("reasoning_parser", None))
         )
         kwargs["trust_remote_code"] = preset.trust_remote_code
+        kwargs["logprobs_mode"] = LOGPROBS_MODE  # what p_yes reads (`confidence.LOGPROBS_MODE`)
         cpu = vllm_cpu_build()
         config = vLLMEngineProcessorConfig(
             model_source=str(path),

@@ -25,7 +25,7 @@ from .base import (
     record,
     with_p_yes,
 )
-from .confidence import TOP_LOGPROBS, wants_p_yes
+from .confidence import LOGPROBS_MODE, TOP_LOGPROBS, wants_p_yes
 from .identity import effective_args, engine_identity, vllm_cpu_build
 from .limits import RequestFitter, prepare
 from .logprobs import from_vllm, label_ids
@@ -122,6 +122,7 @@ class VLLMEngine:
             model=str(path),
             trust_remote_code=preset.trust_remote_code,
             structured_outputs_config=structured,
+            logprobs_mode=LOGPROBS_MODE,  # what p_yes reads (not the verdict): not in identity
             **args,
         )
         self.renderer = ChatRenderer(path, preset, trust_remote_code=preset.trust_remote_code)

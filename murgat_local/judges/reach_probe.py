@@ -2,8 +2,8 @@
 
 Each modality a model takes is sent cut from the sample media, then neutralised (frames blanked,
 audio muted, the same shapes, so the same prompt length), with YES or NO as the only output. The
-first generated token is the decision; its log-probabilities (the top `TOP_K`, as the model
-computed them, before the choice constraint masks them) are compared. A modality whose blanking
+first generated token is the decision; its log-probabilities (the top `TOP_K`, renormalised
+over the tokens the choice constraint leaves legal: `decision_logprobs`) are compared. A modality whose blanking
 moves none of them by more than `TOLERANCE` never reached the model. The cut request is sent a
 second time as a control: what the same request moves by itself is the noise floor, and a
 difference at or below it proves nothing. The control comes back identical on vLLM's CPU build
@@ -66,6 +66,20 @@ class Decision:
     prompt_ids: tuple[int, ...] = ()
     prompt_tokens: int = 0
     error: str | None = None
+
+
+def decision_logprobs(values: dict[int, float]) -> dict[int, float]:
+    """The decision token's top alternatives as log-probabilities over the legal ones: the
+    masked (-inf, or a server's -9999) are dropped and the rest renormalised. An engine this
+    run started returns masked logits (`confidence.LOGPROBS_MODE`), a server someone else
+    started their log-softmax; with every legal token among the top `TOP_K` (YES or NO leaves
+    a handful) both give the same numbers."""
+    legal = {t: v for t, v in values.items() if math.isfinite(v) and v > -9999.0}
+    if not legal:
+        return {}
+    top = max(legal.values())
+    log_total = top + math.log(math.fsum(math.exp(v - top) for v in legal.values()))
+    return {t: v - log_total for t, v in legal.items()}
 
 
 def blanked(part: MediaPart) -> MediaPart:
@@ -190,7 +204,10 @@ def _decide_in_process(engine, requests: Sequence[Request]) -> list[Decision]:
         ids = tuple(res.prompt_token_ids or ())
         first = completion.logprobs[0] if completion.logprobs else {}
         out[i] = Decision(
-            {int(t): float(lp.logprob) for t, lp in first.items()}, completion.text, ids, len(ids)
+            decision_logprobs({int(t): float(lp.logprob) for t, lp in first.items()}),
+            completion.text,
+            ids,
+            len(ids),
         )
     return [d for d in out if d is not None]
 
@@ -237,7 +254,7 @@ def _decide_served(engine, requests: Sequence[Request]) -> list[Decision]:
             ids = tuple(data.get("prompt_token_ids") or ())
             out.append(
                 Decision(
-                    logprobs,
+                    decision_logprobs(logprobs),
                     choice["message"].get("content") or "",
                     ids,
                     int((data.get("usage") or {}).get("prompt_tokens") or len(ids)),

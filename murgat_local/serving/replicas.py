@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from ..engines.base import EngineStats, Request, Result
+from ..engines.confidence import LOGPROBS_MODE
 from ..engines.identity import effective_args, engine_identity, vllm_cpu_build
 from ..engines.openai import OpenAIEngine
 from ..engines.placement import lay_out, seen
@@ -128,7 +129,14 @@ class ReplicaEngine:
         self._args = effective_args("replicas", preset, engine_args)
         self.clients: list[OpenAIEngine] = []  # none until every server is ready
         self.servers = [
-            ServerProcess(preset, overrides=self._args, env={**os.environ, **extra})
+            ServerProcess(
+                preset,
+                overrides=self._args,
+                # this run's servers alone return masked logits, as p_yes reads them
+                # (`confidence.LOGPROBS_MODE`); a server a user starts keeps vLLM's default
+                extra=("--logprobs-mode", LOGPROBS_MODE),
+                env={**os.environ, **extra},
+            )
             for extra in replica_devices(data_parallel, devices_per_replica(self._args))
         ]
         # One thread per replica (none is started before the first call).

@@ -210,3 +210,18 @@ def test_transformers_scores_keep_every_legal_label_token_past_the_top_five():
     top_five, _ = p_yes(from_scores(chosen, rows, decode))
     assert with_labels == pytest.approx(exact)
     assert top_five != pytest.approx(exact)  # the top 5 miss both byte tokens
+
+
+def test_p_yes_is_the_same_read_from_logits_or_their_log_softmax():
+    """The engines this run starts return masked logits (`LOGPROBS_MODE`), other servers
+    their log-softmax: one constant apart per position, and p_yes does not see it."""
+    logits = [("YES", 2.5), ("Y", 0.25), ("NO", 1.0), ("N", -3.0), ('"', -math.inf)]
+    finite = [v for _, v in logits if v != -math.inf]
+    log_total = max(finite) + math.log(sum(math.exp(v - max(finite)) for v in finite))
+    logprobs = [(t, v - log_total) for t, v in logits]
+    toks = ('{"', "label", '":"', "YES", '"}')
+    from_logits, why = p_yes(steps(*toks, at=3, alternatives=logits))
+    from_logprobs, _ = p_yes(steps(*toks, at=3, alternatives=logprobs))
+    assert why is None and from_logits == pytest.approx(from_logprobs, abs=1e-12)
+    yes = math.exp(2.5) + math.exp(0.25)
+    assert from_logits == pytest.approx(yes / (yes + math.exp(1.0) + math.exp(-3.0)))

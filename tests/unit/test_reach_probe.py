@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import os
 import shutil
 
@@ -21,6 +22,7 @@ from murgat_local.cli import app
 from murgat_local.judges.reach_probe import (
     AUDIO_IN_VIDEO,
     TOLERANCE,
+    decision_logprobs,
     difference,
     placeholder_ids,
     reach_probes,
@@ -67,6 +69,20 @@ def test_the_difference_of_two_top_k_vectors_never_overstates():
     # token 4 is not in a's top K: there it is at most a's lowest (-3.0), so it moved at least 2.5
     assert difference(a, {1: -0.1, 2: -2.0, 4: -0.5}) == pytest.approx(2.5)
     assert difference({1: -0.1}, {}) != difference({1: -0.1}, {})  # nan: nothing to compare
+
+
+def test_the_decision_reads_the_same_from_masked_logits_or_a_servers_log_probabilities():
+    """In process the engine returns masked logits, a server someone else started their
+    log-softmax (masked tokens -9999 over HTTP): renormalised over the legal tokens, one
+    vector, which the probe compares."""
+    logits = {7: 3.0, 8: 1.5, 9: -math.inf, 10: -math.inf}
+    legal = math.log(math.exp(3.0) + math.exp(1.5))
+    served = {7: 3.0 - legal, 8: 1.5 - legal, 9: -9999.0, 10: -9999.0}
+    a, b = decision_logprobs(logits), decision_logprobs(served)
+    assert set(a) == set(b) == {7, 8}
+    assert difference(a, b) == pytest.approx(0.0, abs=1e-12)
+    assert math.fsum(math.exp(v) for v in a.values()) == pytest.approx(1.0)
+    assert decision_logprobs({1: -math.inf}) == {}
 
 
 @pytest.mark.parametrize(
