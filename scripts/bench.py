@@ -246,9 +246,12 @@ def bench_judges(
 
 
 def bench_p_yes(engines: dict, repeats: int = 3) -> dict:
-    """Batched yes/no judging with and without p_yes, side by side on the same warm engines:
-    the run's yes/no requests, each engine's in one batch, once as they are (log-probabilities
-    asked) and once with a verdict type that asks none (the same grammar). The order
+    """Batched judging with and without p_yes, side by side on the same warm engines, two ways:
+    the run's yes/no requests alone (each engine's in one batch: the worst case), and the
+    judges' whole batched run (every stage's requests as the pipeline sent them, one batch per
+    stage and engine: what the goal is about). Without p_yes, a yes/no request gets a verdict
+    type that asks no log-probabilities (the same grammar); the other requests are the same
+    either way. The label-token method is also timed against the top 5 alternatives. The order
     alternates and the best of `repeats` counts, so warm-up and noise do not decide."""
     import dataclasses
 
@@ -261,48 +264,69 @@ def bench_p_yes(engines: dict, repeats: int = 3) -> dict:
         yes_no = False
 
     plain = {YesNo: PlainYesNo, ReasonedYesNo: PlainReasonedYesNo}
-    batches = []
+
+    def without(reqs: list) -> list:
+        return [
+            dataclasses.replace(r, verdict=plain[r.verdict]) if r.verdict in plain else r
+            for r in reqs
+        ]
+
+    # (engine, batches as asked, the same batches without p_yes), per way of measuring
+    ways: dict[str, list] = {"yes/no": [], "whole": []}
     for e in engines.values():
         asked = [r for r in e.rec.requests if r.verdict in plain]
         if asked:
-            without = [dataclasses.replace(r, verdict=plain[r.verdict]) for r in asked]
-            batches.append((e.rec.engine, asked, without))
-    if not batches:
+            ways["yes/no"].append((e.rec.engine, [asked], [without(asked)]))
+        stages: dict[str, list] = {}
+        for r in e.rec.requests:
+            stages.setdefault(e.stage_of(r), []).append(r)
+        ways["whole"].append(
+            (e.rec.engine, list(stages.values()), [without(b) for b in stages.values()])
+        )
+    if not ways["yes/no"]:
         return {"calls": 0}
 
-    def judge_all(name: str) -> None:
-        for engine, asked, without in batches:
+    def judge_all(way: str, name: str) -> None:
+        for engine, asked, plain_batches in ways[way]:
             found = engine.label_ids  # found once, before any timing
             if name == "top5":  # the method before the label tokens: the top 5 alternatives
                 engine.__dict__["label_ids"] = None
             try:
-                engine.judge(without if name == "without" else asked)
+                for batch in plain_batches if name == "without" else asked:
+                    engine.judge(batch)
             finally:
                 engine.__dict__["label_ids"] = found
 
     names = ("with", "without", "top5")
-    best = dict.fromkeys(names, math.inf)
+    best = {(w, n): math.inf for w in ways for n in names}
     for i in range(repeats):
-        for name in names[i % 3 :] + names[: i % 3]:  # each goes first in turn
-            t0 = time.perf_counter()
-            judge_all(name)
-            best[name] = min(best[name], time.perf_counter() - t0)
-    calls = sum(len(a) for _, a, _ in batches)
-    ratio, top5 = best["with"] / best["without"], best["top5"] / best["without"]
-    print(
-        f"batched yes/no judging, {calls} calls: {best['with']:.2f} s with p_yes, "
-        f"{best['without']:.2f} s without (ratio {ratio:.3f}; goal <= 1.05); "
-        f"with the top 5 instead of the label tokens {best['top5']:.2f} s (ratio {top5:.3f})",
-        flush=True,
-    )
-    return {
-        "calls": calls,
-        "with_p_yes_s": round(best["with"], 3),
-        "without_p_yes_s": round(best["without"], 3),
-        "top5_s": round(best["top5"], 3),
-        "ratio": round(ratio, 3),
-        "ratio_top5": round(top5, 3),
-    }
+        for way in ways:
+            for name in names[i % 3 :] + names[: i % 3]:  # each goes first in turn
+                t0 = time.perf_counter()
+                judge_all(way, name)
+                best[way, name] = min(best[way, name], time.perf_counter() - t0)
+    calls = sum(len(b) for _, batches, _ in ways["yes/no"] for b in batches)
+    whole_calls = sum(len(b) for _, batches, _ in ways["whole"] for b in batches)
+    out: dict = {"calls": calls, "whole_run_calls": whole_calls}
+    for way, label in (("yes/no", ""), ("whole", "whole_run_")):
+        w, wo, t5 = (best[way, n] for n in names)
+        print(
+            f"batched judging, {'yes/no requests' if way == 'yes/no' else 'the whole run'} "
+            f"({calls if way == 'yes/no' else whole_calls} calls): {w:.2f} s with p_yes, "
+            f"{wo:.2f} s without (ratio {w / wo:.3f}; goal <= 1.05); with the top 5 instead "
+            f"of the label tokens {t5:.2f} s (ratio {t5 / wo:.3f})",
+            flush=True,
+        )
+        out.update(
+            {
+                f"{label}with_p_yes_s": round(w, 3),
+                f"{label}without_p_yes_s": round(wo, 3),
+                f"{label}top5_s": round(t5, 3),
+                f"{label}ratio": round(w / wo, 3),
+                f"{label}ratio_top5": round(t5 / wo, 3),
+            }
+        )
+    return out
 
 
 def bench_segments(work: pathlib.Path, n: int) -> dict:
