@@ -22,7 +22,8 @@ import pathlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from ..datasets import DatasetRead, _arrow_batches, _parquet_batches, _records, _rows, item_maker
+from ..dataset_files import _arrow_batches, _parquet_batches, _records, _rows
+from ..datasets import DatasetRead, item_maker
 from ..jsontext import Unparsed
 from ..limits import DEFAULT_LIMITS, InputLimits
 from ..responses import iter_records, read_items, text_size
