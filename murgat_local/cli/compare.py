@@ -42,7 +42,7 @@ def _fmt(v, digits: int = 3) -> str:
 def _table(report: dict, a: pathlib.Path, b: pathlib.Path):
     from rich.table import Table
 
-    from ..reports.table import _cell
+    from ..reports.fit_table import _cell
 
     level = report["method"]["confidence_level"]
     t = Table(title=f"B - A   (A: {a}, B: {b})")
@@ -66,7 +66,7 @@ def _group_tables(report: dict):
     """Per field of `by_group`: a row per group and metric."""
     from rich.table import Table
 
-    from ..reports.table import _cell
+    from ..reports.fit_table import _cell
 
     for field, groups in report.get("by_group", {}).items():
         t = Table(title=f"B - A by {field} (groups of A's records)")
@@ -111,7 +111,7 @@ def compare(
     permutation p-value."""
     from ..jsonl import dumps_record
     from ..metrics.compare import compare_runs
-    from ..reports.table import _cell
+    from ..reports.fit_table import _cell
 
     path_a, path_b = _records_file(run_a), _records_file(run_b)
     bad: list = []

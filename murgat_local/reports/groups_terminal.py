@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from rich.markup import escape
 
-from .table import Col, FitTable, _cell, _fmt, _name
+from .fit_table import Col, FitTable, _cell, _fmt, _name
 
 COLUMNS = (
     ("n", "responses"),

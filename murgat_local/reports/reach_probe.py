@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .table import TEXT, VALUE, Col, FitTable, _cell, _fmt, _name
+from .fit_table import TEXT, VALUE, Col, FitTable, _cell, _fmt, _name
 
 REACH_COLUMNS = ("image", "video", "audio", "audio in video")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from .table import _cell, _fmt
+from .fit_table import _cell, _fmt
 
 
 def _ci(ci) -> str:
