@@ -1,0 +1,135 @@
+"""What a model asks of a GPU: its weights' bytes and the KV cache vLLM asks for one request.
+
+The weights are read from the checkpoint's safetensors headers; the KV cache is computed by
+vLLM's own code from the model's config alone (see `fit.py`'s docstring). Apart from `fit.py`,
+which chooses a layout and gives the verdict, because these sizes follow the model's files and
+vLLM's code, not the GPU kinds or a preset's layouts.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import pathlib
+import tempfile
+
+from .shards import safetensors_header
+
+# ---------------------------------------------------------------------------- the weights
+
+
+# Tensors vLLM does not load for a thinker-only Omni judge.
+_NOT_THINKER = ("talker.", "code2wav.", "token2wav.")
+_FLOATS = ("F64", "F32", "F16", "BF16")
+_DTYPE_WIDTH = {"bfloat16": 2, "float16": 2, "half": 2, "float32": 4, "float": 4}
+
+
+def safetensors_bytes(directory: pathlib.Path, dtype: str | None = None) -> int | None:
+    """Bytes of the weights vLLM loads from `directory`'s safetensors, read from their headers:
+    floating tensors at `dtype` (the engine's; None or "auto": as stored), an Omni model's
+    talker and vocoder left out. None where the folder has no safetensors."""
+    files = sorted(p for p in directory.glob("*.safetensors") if p.is_file())
+    if not files:
+        return None
+    width = _DTYPE_WIDTH.get(str(dtype).lower())
+    total = 0
+    for path in files:
+        _, header = safetensors_header(path)
+        for name, tensor in header.items():
+            if name == "__metadata__" or name.startswith(_NOT_THINKER):
+                continue
+            stored = tensor["data_offsets"][1] - tensor["data_offsets"][0]
+            if width and tensor["dtype"] in _FLOATS:
+                stored = math.prod(tensor["shape"]) * width
+            total += stored
+    return total
+
+
+# ---------------------------------------------------------------------------- the KV cache
+
+
+@functools.lru_cache(maxsize=64)
+def kv_need_bytes(
+    config_json: str,
+    *,
+    dtype: str,
+    max_model_len: int,
+    tensor_parallel_size: int,
+    max_num_batched_tokens: int,
+    kv_cache_dtype: str = "auto",
+) -> int:
+    """Bytes of KV cache, per GPU, that vLLM asks for one request of `max_model_len` tokens of
+    the model whose config.json text is `config_json`, computed by vLLM's own code."""
+    from vllm.config import ModelConfig
+
+    # The folder lives while vLLM reads it: `VllmConfig` looks at the model's files again.
+    with tempfile.TemporaryDirectory(prefix="murgat-fit-") as folder:
+        pathlib.Path(folder, "config.json").write_text(config_json, encoding="utf-8")
+        model = ModelConfig(
+            model=folder,
+            tokenizer=folder,
+            skip_tokenizer_init=True,
+            dtype=dtype,  # type: ignore[arg-type]  # the user's string; vLLM checks it
+            max_model_len=max_model_len,
+        )
+        return _kv_need(
+            model, tensor_parallel_size, max_model_len, max_num_batched_tokens, kv_cache_dtype
+        )
+
+
+def _kv_need(
+    model,
+    tensor_parallel_size: int,
+    max_model_len: int,
+    max_num_batched_tokens: int,
+    kv_cache_dtype: str,
+) -> int:
+    import torch
+    from vllm.config import CacheConfig, ParallelConfig, SchedulerConfig, VllmConfig
+    from vllm.utils.torch_utils import STR_DTYPE_TO_TORCH_DTYPE
+    from vllm.v1.core.kv_cache_utils import max_memory_usage_bytes
+    from vllm.v1.kv_cache_interface import FullAttentionSpec, SlidingWindowSpec
+
+    parallel = ParallelConfig(tensor_parallel_size=tensor_parallel_size)
+    vllm_config = VllmConfig(
+        model_config=model,
+        parallel_config=parallel,
+        cache_config=CacheConfig(
+            block_size=16,
+            cache_dtype=kv_cache_dtype,  # type: ignore[arg-type]  # the user's string; vLLM checks it
+        ),
+        scheduler_config=SchedulerConfig(
+            max_num_batched_tokens=max_num_batched_tokens,
+            max_model_len=max_model_len,
+            is_encoder_decoder=False,
+        ),
+    )
+    # What vLLM sets on a CUDA box, where this may be the CPU build (which turns both off).
+    vllm_config.cache_config.block_size = 16
+    vllm_config.scheduler_config.async_scheduling = True
+    cache_dtype = (
+        model.dtype
+        if kv_cache_dtype == "auto"
+        else STR_DTYPE_TO_TORCH_DTYPE.get(kv_cache_dtype, torch.uint8)
+    )
+    text = model.hf_text_config
+    layer_types = getattr(text, "layer_types", None) or []
+    window = model.get_sliding_window()
+    # Layers that read another layer's cache (Gemma 3n / 4 KV sharing) hold none of their own.
+    owners = model.get_total_num_hidden_layers() - (getattr(text, "num_kv_shared_layers", 0) or 0)
+    specs = []
+    for i in range(owners):
+        arch = model.model_arch_config[i]
+        shape = {
+            "block_size": 16,
+            "num_kv_heads": model.get_num_kv_heads(parallel, arch),
+            "head_size": arch.head_size,
+            "dtype": cache_dtype,
+        }
+        sliding = i < len(layer_types) and layer_types[i] == "sliding_attention" and window
+        specs.append(
+            SlidingWindowSpec(sliding_window=window, **shape)
+            if sliding
+            else FullAttentionSpec(**shape)
+        )
+    return max_memory_usage_bytes(vllm_config, specs)
