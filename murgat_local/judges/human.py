@@ -38,7 +38,6 @@ import dataclasses
 import hashlib
 import json
 import pathlib
-import re
 from collections.abc import Sequence
 
 from pydantic import ValidationError
@@ -57,39 +56,16 @@ from ..text.labels import (
 )
 from ..text.partial_labels import PartialResponse, check_partial
 from . import human_partial
-from .evidence import describe_evidence
-from .prompts import escape_fences
-from .verdicts import ReasonedYesNo, RewrittenText
+from .human_calls import Refuse, _attached, _describe, _fence, _key, _settled, _yes_no
+from .verdicts import RewrittenText
 
 PREFIX = "human:"
 # Bumped when the answering rules change: part of the identity, so cached answers follow the rules.
 RULES = "human-labels/2"
-_EVIDENCE_TAIL = " (attached, in this order)"
 
 
 def is_human(model: str) -> bool:
     return model.startswith(PREFIX)
-
-
-def _fenced(prompt: str, label: str) -> str | None:
-    m = re.search(rf"<<<{label}\n(.*?)\n{label}>>>", prompt, re.S)
-    return m.group(1) if m else None
-
-
-def _key(text: str) -> str:
-    """A label text as it reaches a prompt (fence-escaped), whitespace-normalized."""
-    return normalize_ws(escape_fences(text))
-
-
-def _describe(c) -> str | None:
-    try:
-        return describe_evidence([c]).removesuffix(_EVIDENCE_TAIL)
-    except Exception:  # a citation without a time is never attached
-        return None
-
-
-class Refuse(Exception):
-    pass
 
 
 class HumanLabels:
@@ -355,34 +331,6 @@ class HumanLabels:
                     f"{part!r} but are labelled differently; a judge cannot tell them apart"
                 )
         return frozenset(chosen)
-
-
-def _attached(prompt: str) -> list[str]:
-    """The evidence a call attaches, as its prompt's `Evidence:` line names it."""
-    m = re.search(r"^Evidence: (.*)$", prompt, re.M)
-    if m is None or not m.group(1).endswith(_EVIDENCE_TAIL):
-        raise Refuse("the prompt does not name its evidence")
-    return m.group(1).removesuffix(_EVIDENCE_TAIL).split("; ")
-
-
-def _fence(prompt: str, label: str, why: str) -> str:
-    """The text a judge prompt fences as `label` (a sentence, a claim): what the call is about."""
-    found = _fenced(prompt, label)
-    if found is None:
-        raise Refuse(f"no {label.lower()} {why} in the prompt")
-    return found
-
-
-def _settled(out: bool | str) -> bool:
-    """A partial-labels answer, or the reason it cannot be given (refused)."""
-    if isinstance(out, str):
-        raise Refuse(out)
-    return out
-
-
-def _yes_no(verdict: type | None, yes: bool) -> dict:
-    answer = {"label": "YES" if yes else "NO"}
-    return {"reason": "human label", **answer} if verdict is ReasonedYesNo else answer
 
 
 def _entail_answer(
