@@ -21,6 +21,7 @@ from typing import Any
 from ..jsonl import dumps_record
 from ..media.segments import SegmentOptions, check_citation
 from ..media.source import MediaError, MediaInfo, probe
+from .all_answers import agreement_report, answers_of, human_views
 from .export import LabelsLock, label_record, write_atomic
 from .questions import UNSURE, check_answer, find, next_question, proposal, questions
 from .source import Item, Source
@@ -368,45 +369,6 @@ class Session:
         if self._labels_lock is not None:
             self._labels_lock.release()
         self.store.close()
-
-
-def answers_of(store: Store, source: Source) -> dict[str, dict[str, dict]]:
-    """Everyone's live answers on the current split of each response: annotator -> id -> answers."""
-    out: dict[str, dict[str, dict]] = {}
-    by_id = {it.id: it for it in source.items}
-    for a in store.answers():
-        item = by_id.get(a.response)
-        if item is not None and a.digest == item.digest:
-            out.setdefault(a.annotator, {}).setdefault(a.response, {})[a.question] = a.value
-    return out
-
-
-def human_views(store: Store, source: Source) -> dict[str, dict]:
-    """Per annotator, their finished responses as `murgat meta-eval` reads labels (views)."""
-    from ..meta.views import from_labels
-    from .export import to_labelled
-
-    out: dict[str, dict] = {}
-    by_id = {it.id: it for it in source.items}
-    for annotator, responses in answers_of(store, source).items():
-        views = {}
-        for rid, answers in responses.items():
-            record, _ = label_record(by_id[rid], answers, annotator)
-            if record is not None and "abstained" not in record:  # --abstained: no views
-                views[rid] = from_labels(to_labelled(record))
-        out[annotator] = views
-    return out
-
-
-def agreement_report(
-    store: Store, source: Source, *, resamples: int = 10_000, seed: int = 0
-) -> dict:
-    """Annotators against each other, and the run's judges against each (see `agreement`)."""
-    from .agreement import agreement
-
-    return agreement(
-        human_views(store, source), source.judge or None, resamples=resamples, seed=seed
-    )
 
 
 __all__ = [
