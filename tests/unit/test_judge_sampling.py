@@ -68,7 +68,7 @@ def test_ray_rows_keep_integer_sampling_when_batched_as_columns():
     5.0, cannot decode the request and the run hangs (found by the suite on the Ray route)."""
     import pyarrow as pa
 
-    from murgat_local.engines.ray import _stand_in
+    from murgat_local.engines.ray_rows import _stand_in
     from murgat_local.judges import AtomicFacts
 
     preset = load_preset("smollm2-135m-instruct")
