@@ -19,11 +19,12 @@ import threading
 from typing import Any
 
 from ..jsonl import dumps_record
-from ..media.segments import SegmentOptions, check_citation
-from ..media.source import MediaError, MediaInfo, probe
+from ..media.segments import SegmentOptions
+from ..media.source import MediaInfo
 from .all_answers import agreement_report, answers_of, human_views
 from .export import LabelsLock, label_record, write_atomic
-from .questions import UNSURE, check_answer, find, next_question, proposal, questions
+from .questions import UNSURE, check_answer, find, next_question, questions
+from .session_page import SessionPage
 from .source import Item, Source
 from .store import Store
 
@@ -39,11 +40,7 @@ def pick_overlap(ids: list[str], k: int) -> list[str]:
     )[:k]
 
 
-def _options(value: object) -> list[str] | None:
-    return [str(v) for v in value] if isinstance(value, list) else None
-
-
-class Session:
+class Session(SessionPage):
     def __init__(
         self,
         source: Source,
@@ -260,55 +257,6 @@ class Session:
                     for u in self.source.unusable
                 ],
             }
-
-    # ------------------------------------------------------------ what the page shows
-
-    def _citations(self, item: Item, i: int) -> list[dict]:
-        info = self._info.get(item.media)
-        if info is None:
-            try:
-                info = probe(item.media)
-            except MediaError as e:
-                info = str(e)
-            self._info[item.media] = info
-        out = []
-        for c in item.sentences[i].citations:
-            issue = info if isinstance(info, str) else check_citation(c, info, self._window)
-            out.append({**c.to_dict(), "issue": issue})
-        return out
-
-    def payload(self, item: Item, q) -> dict:
-        answers = self.answers[item.id]
-        offer, origin = proposal(item, q, answers, self.show_judge)
-        facts = answers.get(f"s{q.sentence + 1}.facts")
-        if item.ask is not None:  # --abstained: the run's own facts
-            p = item.sentences[q.sentence].proposal
-            facts = list(p.facts) if p is not None and p.facts else None
-        return {
-            "key": f"{item.id}#{q.suffix}",
-            "kind": q.kind,
-            "proposal": offer,
-            "proposal_from": origin,
-            "sentence": q.sentence,
-            "fact": q.fact,
-            "citation": q.citation,
-            "fact_text": facts[q.fact] if q.fact is not None and isinstance(facts, list) else None,
-            "citations": self._citations(item, q.sentence),
-            "audio_point_window": self._window.audio_point_window,
-            "response": {
-                "id": item.id,
-                "position": self.position[item.id] + 1,
-                "of": len(self.order),
-                "question": item.question,
-                "options": _options(item.options),
-                "video": f"/media/{self.media_index[item.media]}",
-                "sentences": [s.text for s in item.sentences],
-                "note": item.note if self.show_judge else None,
-            },
-        }
-
-    def media_path(self, n: int) -> pathlib.Path | None:
-        return self.media[n] if 0 <= n < len(self.media) else None
 
     # ------------------------------------------------------------ labels
 
