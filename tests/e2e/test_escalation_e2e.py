@@ -80,18 +80,38 @@ def test_an_escalated_run_and_its_abstained_questions(tmp_path, media_root, engi
     cut = {stage: _split(c) for stage, c in sure.items()}
     block = "target = 0.9\nalpha = 0.1\ncoverage = 0.5\nn = 50\n"
     best = tmp_path / "best.toml"
-    best.write_text(
-        f'judge = "{SMALL}"\nentailer = "{OMNI}"\ndecontextualize = false\n'
-        f'max_failed_calls = 1.0\nbootstrap_resamples = 0\ncache = "{cache}"\n'
-        '[escalation]\nlabels = "people.jsonl"\n'
-        f'[escalation.verifiable]\nthreshold = {cut["verifiable"]}\njudge = "{SMALL}"\n{block}'
-        f'[escalation.entail]\nthreshold = {cut["entail"]}\njudge = "{OMNI}"\n{block}'
-        # the thinker keeps every verifiability verdict it gives
-        f'[escalation.judges."{OMNI}".verifiable]\nthreshold = 0.5\n{block}'
-    )
+
+    def write_best() -> None:
+        best.write_text(
+            f'judge = "{SMALL}"\nentailer = "{OMNI}"\ndecontextualize = false\n'
+            f'max_failed_calls = 1.0\nbootstrap_resamples = 0\ncache = "{cache}"\n'
+            '[escalation]\nlabels = "people.jsonl"\n'
+            f'[escalation.verifiable]\nthreshold = {cut["verifiable"]}\njudge = "{SMALL}"\n{block}'
+            f'[escalation.entail]\nthreshold = {cut["entail"]}\njudge = "{OMNI}"\n{block}'
+            # the thinker keeps every verifiability verdict it gives
+            f'[escalation.judges."{OMNI}".verifiable]\nthreshold = 0.5\n{block}'
+        )
+
+    write_best()
     cfg = load_config(best, {"escalate_to": [OMNI]})  # as `murgat score --escalate-to` reads it
+    _, probed = _run(cfg, media_root, tmp_path / "probe", responses, engines)
+    # The escalated verifiability verdicts decide which facts reach attribution, so the facts
+    # judged alone above may not be these (the thinker may rule a sentence unverifiable): the
+    # attribution threshold is taken between the confidences of the facts this cascade
+    # judges, and the run is made again, every verdict now from the cache.
+    cut["entail"] = _split(
+        [
+            confidence(v["cascade"][0]["p_yes"])
+            for rec in probed
+            for stage, _, v in yes_no_verdicts(rec)
+            if stage == "entail" and v["cascade"][0]["p_yes"] is not None
+        ]
+    )
+    write_best()
+    cfg = load_config(best, {"escalate_to": [OMNI]})
     result, recs = _run(cfg, media_root, tmp_path / "escalated", responses, engines)
     assert result.exit_code == 0
+    assert result.summary["stages"]["entail"]["model_calls"] == 0  # the probe's verdicts
     cascade = {
         "verifiable": [(SMALL, cut["verifiable"]), (OMNI, 0.5)],
         "entail": [(OMNI, cut["entail"])],
