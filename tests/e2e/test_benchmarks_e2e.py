@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from support.cli import murgat
+from support.cli import JUDGES, murgat
 from support.paths import require_model
 
 from murgat_local.sample import benchmarks as layouts
@@ -37,12 +37,7 @@ def test_videommmu_folder_is_generated_and_scored_as_downloaded(tmp_path, media_
         "tiny-qwen3-omni",
         "--strategy",
         "cite",
-        "--judge",
-        "tiny-qwen3-omni",
-        "--verifier",
-        "smollm2-135m-instruct",
-        "--decomposer",
-        "smollm2-135m-instruct",
+        *JUDGES,
         "--sample",
         "4",
         "--seed",

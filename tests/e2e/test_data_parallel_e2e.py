@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from support.cli import JUDGES
 from support.paths import ROOT, require_model
 
 from murgat_local.engines import LazyEngine, load_preset
@@ -53,14 +54,6 @@ def test_score_with_data_parallel_shares_the_in_process_cache(media_root, tmp_pa
     for m in ("tiny-qwen3-omni", "smollm2-135m-instruct"):
         require_model(m)
     env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", COLUMNS="200")
-    judges = [
-        "--judge",
-        "tiny-qwen3-omni",
-        "--verifier",
-        "smollm2-135m-instruct",
-        "--decomposer",
-        "smollm2-135m-instruct",
-    ]
 
     def score(out, *extra):
         return subprocess.run(
@@ -74,7 +67,7 @@ def test_score_with_data_parallel_shares_the_in_process_cache(media_root, tmp_pa
                 str(media_root),
                 "--out",
                 str(out),
-                *judges,
+                *JUDGES,
                 *map(str, extra),
             ],
             capture_output=True,

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from support.cli import murgat, rows
+from support.cli import JUDGES, murgat, rows
 from support.paths import ROOT, require_model
 from support.resume_checks import cache_rows, check_verdicts, first_rows
 
@@ -44,12 +44,7 @@ def grid(tmp_path_factory, media_root, config):
         "cite",
         "--strategy",
         "posthoc",
-        "--judge",
-        "tiny-qwen3-omni",
-        "--verifier",
-        "smollm2-135m-instruct",
-        "--decomposer",
-        "smollm2-135m-instruct",
+        *JUDGES,
         "--group-by",
         "question_type",
     )
@@ -181,12 +176,7 @@ def test_generation_output_is_read_by_murgat_score_as_it_is(grid, media_root, co
         tmp_path / "s",
         "--config",
         config,
-        "--judge",
-        "tiny-qwen3-omni",
-        "--verifier",
-        "smollm2-135m-instruct",
-        "--decomposer",
-        "smollm2-135m-instruct",
+        *JUDGES,
         "--cache",
         out / "cache.sqlite",
     )
