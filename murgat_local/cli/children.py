@@ -33,9 +33,13 @@ def stop_children(grace_s: float = 15.0, term_s: float = 5.0) -> list[str]:
     for sig_name, timeout in (("SIGTERM", term_s), ("SIGKILL", term_s)):
         for p in alive:
             try:
-                ended.append(f"{sig_name} to pid {p.pid} ({p.name()})")
-                p.terminate() if sig_name == "SIGTERM" else p.kill()
-            except psutil.NoSuchProcess:
-                pass
+                name = p.name()
+                if sig_name == "SIGTERM":
+                    p.terminate()
+                else:
+                    p.kill()
+            except psutil.NoSuchProcess:  # it ended by itself meanwhile: nothing to report
+                continue
+            ended.append(f"{sig_name} to pid {p.pid} ({name})")
         _, alive = psutil.wait_procs(alive, timeout=timeout)
     return ended
