@@ -45,14 +45,15 @@ def _invocation() -> None:
 
 
 def _error(message: str) -> None:
-    """An error line; the message is text, never markup (paths and exceptions may hold `[`)."""
-    err.print(f"[red]error:[/red] {escape(message)}")
+    """An error line; the message is text, never markup (paths and exceptions may hold `[`).
+    One line at any width, as the terminal wraps it: a path in it is never cut in two."""
+    err.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)
 
 
 def warn_judges(warnings) -> None:
     """summary.json's `warnings` about the judges, each printed once."""
     for w in dict.fromkeys(warnings or ()):
-        err.print(f"[yellow]warning:[/yellow] {escape(w)}")
+        err.print(f"[yellow]warning:[/yellow] {escape(w)}", soft_wrap=True)
 
 
 def _fail(message: str) -> NoReturn:

@@ -186,7 +186,7 @@ def test_murgat_models_shows_what_reach_verified_here_until_the_weights_change(m
     }
     assert reach["audio"]["text"] == "not verified"
     res = CliRunner().invoke(
-        app, ["models"], env={**os.environ, "MURGAT_MODELS_DIR": str(models_root), "COLUMNS": "200"}
+        app, ["models"], env={**os.environ, "MURGAT_MODELS_DIR": str(models_root), "COLUMNS": "400"}
     )
     assert res.exit_code == 0 and "verified 2026-12-06 (openai, vllm)" in res.output, res.output
     # new weights: what was verified on the old ones no longer counts
