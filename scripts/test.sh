@@ -24,4 +24,8 @@ check "ruff check" "$BIN/ruff" check "${CODE[@]}"
 check "ruff format" "$BIN/ruff" format --check "${CODE[@]}"
 check "mypy" "$BIN/mypy" --cache-dir .local/mypy-cache
 check "import layers" "$BIN/lint-imports" --no-logo --cache-dir .local/import-linter-cache
-exec "$BIN/python" -m pytest -q -p no:cacheprovider --durations=10 "$@"
+# Two workers (pytest-xdist; MURGAT_TEST_WORKERS, 0 for one process): most of the suite's time
+# is engine starts, one core each. Modules that share engines run on one worker, each other
+# module on one worker (tests/support/suite_order.py); each worker's engines bind to its own cores.
+exec "$BIN/python" -m pytest -q -p no:cacheprovider --durations=10 \
+  -n "${MURGAT_TEST_WORKERS:-2}" --dist loadscope --no-loadscope-reorder --max-worker-restart=0 "$@"

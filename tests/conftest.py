@@ -5,6 +5,12 @@ from __future__ import annotations
 import os
 import pathlib
 
+# A pytest-xdist worker (scripts/test.sh runs two) starts with COLUMNS=80 set, which the CLI's
+# consoles would keep for the whole session: tests that give CliRunner a width of their own (a
+# long tmp path in a table) get it, as in a serial run.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.pop("COLUMNS", None)
+
 import pytest
 from support.paths import ROOT
 
@@ -17,11 +23,28 @@ pytest_plugins = [
     "support.benchmark_fixtures",
     "support.model_folder_fixtures",
     "support.symlink_fixtures",
+    "support.suite_order",  # the order the suite runs in, and what goes together on two workers
 ]
 
 # Engines built in-process by tests stay offline, as the `murgat` command keeps them.
 offline.enforce()
 os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+
+
+def _worker_cores() -> str | None:
+    """On `pytest -n N` (scripts/test.sh), this worker's share of the cores as vLLM's CPU build
+    reads them (VLLM_CPU_OMP_THREADS_BIND): without it every worker's engines bind to the same
+    first core. None when not a worker, when the caller set the binding, or with too few cores."""
+    name, count = os.environ.get("PYTEST_XDIST_WORKER"), os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if not name or not count or "VLLM_CPU_OMP_THREADS_BIND" in os.environ:
+        return None
+    cores, n, i = sorted(os.sched_getaffinity(0)), int(count), int(name.removeprefix("gw"))
+    share = len(cores) // n
+    return ",".join(map(str, cores[i * share : (i + 1) * share])) if share else None
+
+
+if (_bind := _worker_cores()) is not None:
+    os.environ["VLLM_CPU_OMP_THREADS_BIND"] = _bind
 
 
 @pytest.fixture(scope="session")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from support.engine_pool import EnginePool
+from support.memory_gate import BEFORE_MODULE_GIB, BEFORE_TEST_GIB, WORKERS, wait_for_room
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +37,7 @@ def engine_pool(request):
 @pytest.fixture(scope="module", autouse=True)
 def _pool_makes_room(request):
     """The pool's engines serve the modules that use it, which run first and one after another
-    (`pytest_collection_modifyitems` below); a module that does not use it may start engines of its own,
+    (tests/support/suite_order.py); a module that does not use it may start engines of its own,
     so it first gets back the memory the pool's idle engines held (they start again if asked)."""
     if _POOL and not any(
         "engine_pool" in item.fixturenames
@@ -46,19 +47,23 @@ def _pool_makes_room(request):
         _POOL[0].close()
 
 
-def pytest_collection_modifyitems(session, config, items):
-    """The modules that share the pool's engines run first and one after another (a module
-    between them that starts engines of its own would close the pool and cost every restart);
-    each module keeps its tests' order, and the rest keep theirs."""
-    here = str(__file__).rsplit("/", 1)[0]
-    pooled = {
-        item.module.__name__
-        for item in items
-        if str(item.fspath).startswith(here) and "engine_pool" in item.fixturenames
-    }
-    items[:] = sorted(
-        items,
-        key=lambda item: (
-            str(item.fspath).startswith(here) and item.module.__name__ not in pooled,
-        ),
-    )
+def _close_pool() -> None:
+    if _POOL:
+        _POOL[0].close()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _room_for_the_module(_pool_makes_room):
+    """On two workers, the machine's memory is shared with the other worker's engines: a module
+    starts once there is room for its engines (tests/support/memory_gate.py), the pool's idle
+    engines closed first when there is not (no module holds them between modules)."""
+    if WORKERS > 1:
+        wait_for_room(BEFORE_MODULE_GIB, timeout_s=300, free_first=_close_pool)
+
+
+@pytest.fixture(autouse=True)
+def _room_for_the_test(_room_for_the_module):
+    """The same before each test, which only waits: the pool's engines may be held by the
+    module's own fixtures now."""
+    if WORKERS > 1:
+        wait_for_room(BEFORE_TEST_GIB, timeout_s=120)

@@ -3,7 +3,8 @@
 `pool.get(model, engine="vllm", **options)` returns a started engine (what `make_engine` returns,
 built exactly as the modules built their own); the same (engine, model, options) gets the same
 engine. At most `limits[engine]` engines of a kind are open: starting one more closes the least
-recently used (a later `get` starts it again), which bounds memory. The session closes them all
+recently used (a later `get` starts it again), which bounds memory; so does a machine short of
+memory (idle engines are closed before a start while less than `min_available_gib` is free). The session closes them all
 together (`close_all`); so does a module that does not use the pool, before it runs (it may start
 engines of its own: tests/e2e/conftest.py), so the modules that share engines run one after
 another (test_engine_*). A module that needs an engine of its own says why where it makes it.
@@ -14,18 +15,32 @@ from __future__ import annotations
 import os
 import time
 from collections import OrderedDict
+from collections.abc import Callable
+
+import psutil
 
 from murgat_local.engines import Engine, close_all, load_preset, make_engine
 from support.paths import require_model
 
-# vLLM's CPU build: about 1.5 GiB a tiny model (1 GiB of KV cache, VLLM_CPU_KVCACHE_SPACE=1, and
-# the engine's process), so 4 stay under ~8 GiB. A transformers engine on a tiny model is a few
-# hundred MB in this process: all 8 local test models fit.
+# vLLM's CPU build: about 3 GiB a tiny model (1 GiB of KV cache, VLLM_CPU_KVCACHE_SPACE=1, and
+# the engine's two processes), so 4 stay under ~12 GiB. A transformers engine on a tiny model is
+# a few hundred MB in this process. On two workers (scripts/test.sh) the other worker's engines
+# need room too (a `murgat score` child holds three): 2 and 3.
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
 LIMITS = {
-    "vllm": int(os.environ.get("MURGAT_TEST_POOL_VLLM", "4")),
-    "transformers": int(os.environ.get("MURGAT_TEST_POOL_TRANSFORMERS", "8")),
+    "vllm": int(os.environ.get("MURGAT_TEST_POOL_VLLM", "2" if _WORKERS > 1 else "4")),
+    "transformers": int(
+        os.environ.get("MURGAT_TEST_POOL_TRANSFORMERS", "3" if _WORKERS > 1 else "8")
+    ),
 }
+# Before a start, idle engines are closed (least recently used first) while the machine has less
+# memory available than this: the other worker's engines come and go.
+MIN_AVAILABLE_GIB = float(os.environ.get("MURGAT_TEST_POOL_MIN_AVAILABLE_GIB", "8"))
 DEFAULT_LIMIT = 2
+
+
+def _available_gib() -> float:
+    return psutil.virtual_memory().available / 2**30
 
 
 def _key(engine: str, model: str, options: dict) -> tuple:
@@ -33,8 +48,14 @@ def _key(engine: str, model: str, options: dict) -> tuple:
 
 
 class EnginePool:
-    def __init__(self, limits: dict[str, int] | None = None):
+    def __init__(
+        self,
+        limits: dict[str, int] | None = None,
+        available: Callable[[], float] = _available_gib,
+        min_available_gib: float = MIN_AVAILABLE_GIB,
+    ):
         self.limits = dict(LIMITS if limits is None else limits)
+        self.available, self.min_available_gib = available, min_available_gib
         self._open: OrderedDict[tuple, Engine] = OrderedDict()  # least recently used first
         self.started: list[tuple] = []  # every start, in order (a key twice: it was evicted)
         self.start_s = 0.0
@@ -46,6 +67,8 @@ class EnginePool:
             return self._open[key]
         require_model(model)
         self._evict(engine, room_for=1)
+        while self._open and self.available() < self.min_available_gib:
+            self._open.popitem(last=False)[1].close()
         t0 = time.monotonic()
         eng = make_engine(engine, load_preset(model), **options)
         self.start_s += time.monotonic() - t0

@@ -21,7 +21,7 @@ def pool(monkeypatch):
     monkeypatch.setattr(engine_pool, "require_model", lambda name: None)
     monkeypatch.setattr(engine_pool, "load_preset", lambda name: name)
     monkeypatch.setattr(engine_pool, "make_engine", lambda kind, preset, **o: Fake(preset, **o))
-    return EnginePool({"vllm": 2})
+    return EnginePool({"vllm": 2}, available=lambda: 100.0)
 
 
 def test_the_same_key_gets_the_same_engine_and_other_options_another(pool):
@@ -46,3 +46,26 @@ def test_close_closes_every_open_engine(pool):
     pool.close()
     assert all(e.closed for e in engines)
     assert pool.get("m1") is not engines[0]  # the pool can be used again
+
+
+def test_short_of_memory_idle_engines_close_least_recently_used_first(monkeypatch):
+    free = [20.0]  # GiB available; each engine closed gives back 3
+
+    class Sized(Fake):
+        def close(self):
+            self.closed = True
+            free[0] += 3
+
+    monkeypatch.setattr(engine_pool, "require_model", lambda name: None)
+    monkeypatch.setattr(engine_pool, "load_preset", lambda name: name)
+    monkeypatch.setattr(engine_pool, "make_engine", lambda kind, preset, **o: Sized(preset, **o))
+    pool = EnginePool({"vllm": 4}, available=lambda: free[0], min_available_gib=8)
+    a, b = pool.get("m1"), pool.get("m2")
+    pool.get("m1")  # m2 is now the least recently used
+    free[0] = 5.0  # another worker's engines took the room
+    c = pool.get("m3")
+    assert b.closed and not a.closed and not c.closed  # 5 + 3 GiB back: m1 stays
+    free[0] = 1.0
+    d = pool.get("m4")
+    assert a.closed and c.closed and not d.closed  # every idle engine, and still it starts
+    assert [m for _, m, _ in pool.started] == ["m1", "m2", "m3", "m4"]
