@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from support.engine_pool import EnginePool
-from support.memory_gate import BEFORE_MODULE_GIB, BEFORE_TEST_GIB, WORKERS, wait_for_room
+from support.memory_gate import BEFORE_MODULE_GIB, WORKERS, wait_for_room
 
 
 @pytest.fixture(scope="module")
@@ -58,12 +58,4 @@ def _room_for_the_module(_pool_makes_room):
     starts once there is room for its engines (tests/support/memory_gate.py), the pool's idle
     engines closed first when there is not (no module holds them between modules)."""
     if WORKERS > 1:
-        wait_for_room(BEFORE_MODULE_GIB, timeout_s=300, free_first=_close_pool)
-
-
-@pytest.fixture(autouse=True)
-def _room_for_the_test(_room_for_the_module):
-    """The same before each test, which only waits: the pool's engines may be held by the
-    module's own fixtures now."""
-    if WORKERS > 1:
-        wait_for_room(BEFORE_TEST_GIB, timeout_s=120)
+        wait_for_room(BEFORE_MODULE_GIB, timeout_s=180, free_first=_close_pool)

@@ -24,13 +24,15 @@ from support.paths import require_model
 
 # vLLM's CPU build: about 3 GiB a tiny model (1 GiB of KV cache, VLLM_CPU_KVCACHE_SPACE=1, and
 # the engine's two processes), so 4 stay under ~12 GiB. A transformers engine on a tiny model is
-# a few hundred MB in this process. On two workers (scripts/test.sh) the other worker's engines
-# need room too (a `murgat score` child holds three): 2 and 3.
+# a few hundred MB in this process (gemma3-270m: 1.2 GiB). On two workers (scripts/test.sh) the
+# other worker's engines need the room (a `murgat score` child holds three, a two-node Ray run
+# four): 1 and 2. The pooled modules ask for one vLLM engine at a time (a module's fixture
+# holds one model's engine until its tests are done), so 1 costs only restarts between modules.
 _WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
 LIMITS = {
-    "vllm": int(os.environ.get("MURGAT_TEST_POOL_VLLM", "2" if _WORKERS > 1 else "4")),
+    "vllm": int(os.environ.get("MURGAT_TEST_POOL_VLLM", "1" if _WORKERS > 1 else "4")),
     "transformers": int(
-        os.environ.get("MURGAT_TEST_POOL_TRANSFORMERS", "3" if _WORKERS > 1 else "8")
+        os.environ.get("MURGAT_TEST_POOL_TRANSFORMERS", "2" if _WORKERS > 1 else "8")
     ),
 }
 # Before a start, idle engines are closed (least recently used first) while the machine has less
