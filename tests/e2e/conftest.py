@@ -44,7 +44,7 @@ def _pool_makes_room(request):
         for item in request.session.items
         if item.module is request.module
     ):
-        _POOL[0].close()
+        _close_pool()
 
 
 def _close_pool() -> None:

@@ -4,8 +4,8 @@
 built exactly as the modules built their own); the same (engine, model, options) gets the same
 engine. At most `limits[engine]` engines of a kind are open: starting one more closes the least
 recently used (a later `get` starts it again), which bounds memory; so does a machine short of
-memory (idle engines are closed before a start while less than `min_available_gib` is free). The session closes them all
-together (`close_all`); so does a module that does not use the pool, before it runs (it may start
+memory (idle engines are closed before a start while less than `min_available_gib` is free).
+The session closes them all together (`close_all`); so does a module that does not use the pool, before it runs (it may start
 engines of its own: tests/e2e/conftest.py), so the modules that share engines run one after
 another (test_engine_*). A module that needs an engine of its own says why where it makes it.
 """
@@ -17,9 +17,8 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 
-import psutil
-
 from murgat_local.engines import Engine, close_all, load_preset, make_engine
+from support.memory_gate import WORKERS, available_gib
 from support.paths import require_model
 
 # vLLM's CPU build: about 3 GiB a tiny model (1 GiB of KV cache, VLLM_CPU_KVCACHE_SPACE=1, and
@@ -28,21 +27,16 @@ from support.paths import require_model
 # other worker's engines need the room (a `murgat score` child holds three, a two-node Ray run
 # four): 1 and 2. The pooled modules ask for one vLLM engine at a time (a module's fixture
 # holds one model's engine until its tests are done), so 1 costs only restarts between modules.
-_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
 LIMITS = {
-    "vllm": int(os.environ.get("MURGAT_TEST_POOL_VLLM", "1" if _WORKERS > 1 else "4")),
+    "vllm": int(os.environ.get("MURGAT_TEST_POOL_VLLM", "1" if WORKERS > 1 else "4")),
     "transformers": int(
-        os.environ.get("MURGAT_TEST_POOL_TRANSFORMERS", "2" if _WORKERS > 1 else "8")
+        os.environ.get("MURGAT_TEST_POOL_TRANSFORMERS", "2" if WORKERS > 1 else "8")
     ),
 }
 # Before a start, idle engines are closed (least recently used first) while the machine has less
 # memory available than this: the other worker's engines come and go.
 MIN_AVAILABLE_GIB = float(os.environ.get("MURGAT_TEST_POOL_MIN_AVAILABLE_GIB", "8"))
 DEFAULT_LIMIT = 2
-
-
-def _available_gib() -> float:
-    return psutil.virtual_memory().available / 2**30
 
 
 def _key(engine: str, model: str, options: dict) -> tuple:
@@ -53,7 +47,7 @@ class EnginePool:
     def __init__(
         self,
         limits: dict[str, int] | None = None,
-        available: Callable[[], float] = _available_gib,
+        available: Callable[[], float] = available_gib,
         min_available_gib: float = MIN_AVAILABLE_GIB,
     ):
         self.limits = dict(LIMITS if limits is None else limits)

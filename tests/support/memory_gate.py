@@ -1,4 +1,4 @@
-"""Room in memory before an end-to-end module or test starts its engines, on two workers.
+"""Room in memory before an end-to-end module starts its engines, on two workers.
 
 scripts/test.sh runs the suite on two workers (tests/support/suite_order.py). Each tiny vLLM
 engine holds about 3 GiB (1 GiB of it KV cache), and one module may start several (a `murgat
