@@ -262,6 +262,10 @@ class SegmentCutter:
                 self._segments.move_to_end(key)
                 return self._segments[key]
         src = self._open(ref)
+        if c.modality == AUDIO and not src.seeks_audio and not src.audio_bytes:
+            # Room first for the whole track this cut decodes: the bound then holds while it
+            # decodes (the judge reads the open videos while the media thread cuts).
+            self._bound_audio(keep=src, incoming=_track_bytes(ref.info))
         part = self._cut(src, c)
         if isinstance(part, AudioPart):
             self._bound_audio(keep=src)
@@ -313,10 +317,11 @@ class SegmentCutter:
             return AudioPart(src.audio_between(a, b), TARGET_SR, start=a, note=note)
         raise MediaError(f"cannot cut modality {c.modality!r}")
 
-    def _bound_audio(self, keep: VideoSource) -> None:
-        """Release the oldest videos' decoded audio tracks beyond `max_audio_bytes`."""
+    def _bound_audio(self, keep: VideoSource, incoming: int = 0) -> None:
+        """Release the oldest videos' decoded audio tracks beyond `max_audio_bytes`, less the
+        `incoming` bytes of a track about to be decoded."""
         with self._lock:
-            total = sum(s.audio_bytes for s in self._sources.values())
+            total = incoming + sum(s.audio_bytes for s in self._sources.values())
             for s in list(self._sources.values()):
                 if total <= self._max_audio_bytes:
                     break
@@ -331,6 +336,11 @@ class SegmentCutter:
             self._sources.clear()
             self._segments.clear()
             self._bytes = 0
+
+
+def _track_bytes(info: MediaInfo) -> int:
+    """About what a whole decoded track holds: 16 kHz mono float32 over the file's duration."""
+    return int(math.ceil(info.duration * TARGET_SR)) * 4
 
 
 def _nbytes(part: MediaPart) -> int:

@@ -96,3 +96,28 @@ def test_fifty_videos_in_one_chunk_stay_within_the_bounds(tmp_path):
     # decord holds a few descriptors per open video; 50 videos held open would be far more.
     assert max(engine.fds) - baseline <= 3 * MAX_OPEN + 8, (baseline, engine.fds)
     assert max(engine.audio) <= MAX_AUDIO, engine.audio
+
+
+def test_room_is_made_before_a_track_is_decoded_not_after(tmp_path, monkeypatch):
+    """The bound holds while a track decodes: a thread reading the open videos' audio between
+    the decoding and the cut's end (the judge, while the media thread cuts the next batch) never
+    sees one track too many."""
+    from murgat_local.media.segments import SegmentCutter
+    from murgat_local.text.citations import parse_citations
+
+    for k in range(5):
+        _write(tmp_path / f"v{k}.mp4", 2, audio=tones(2) * (0.3 + 0.01 * k))
+    cutter = SegmentCutter(tmp_path, max_open=8, max_audio_bytes=int(MAX_AUDIO))
+    seen = []
+    decode = VideoSource._decode_audio
+
+    def watched(self):
+        wave = decode(self)
+        seen.append(sum(s.audio_bytes for s in list(SOURCES) if s.path.parent == tmp_path))
+        return wave
+
+    monkeypatch.setattr(VideoSource, "_decode_audio", watched)
+    (citation,) = parse_citations("(audio, 0:00-0:01)")
+    for k in range(5):
+        cutter.cut(cutter.source(f"v{k}"), citation)
+    assert len(seen) >= 5 and max(seen) <= MAX_AUDIO, seen
