@@ -28,7 +28,10 @@ pytest_plugins = [
 
 # Engines built in-process by tests stay offline, as the `murgat` command keeps them.
 offline.enforce()
-os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+# vLLM's CPU build lets this variable override a preset's `kv_cache_memory_bytes`: the suite runs
+# the test presets' own KV cache (256 MiB: several engines fit side by side on two workers),
+# whatever the caller's shell exports.
+os.environ.pop("VLLM_CPU_KVCACHE_SPACE", None)
 
 
 def _worker_cores() -> str | None:

@@ -213,6 +213,9 @@ class _Sizer:
         )
         # Tensor parallelism splits the weights (nearly evenly: norms and small towers repeat).
         room = self.gpu.memory_gib * GIB * self.share - self.weights / tp
+        if explicit := self.args.get("kv_cache_memory_bytes"):
+            # A fixed KV cache per GPU, in place of the share; the weights must fit beside it.
+            room = min(explicit, self.gpu.memory_gib * GIB - self.weights / tp)
         return kv / GIB, room / GIB
 
 

@@ -21,7 +21,9 @@ from .presets import Preset
 # else is in the identity: on vLLM even the batch shape (max_num_seqs, max_num_batched_tokens)
 # and the parallel layout change numerics, and limit_mm_per_prompt / max_model_len decide how
 # many frames a request keeps.
-THROUGHPUT_ONLY = frozenset({"gpu_memory_utilization", "mm_processor_cache_gb"})
+THROUGHPUT_ONLY = frozenset(
+    {"gpu_memory_utilization", "kv_cache_memory_bytes", "mm_processor_cache_gb"}
+)
 
 # Files in a model folder that no engine reads.
 _DOCS = (".md", ".png", ".jpg", ".jpeg", ".gif")

@@ -50,6 +50,7 @@ ENGINE_KEYS = {
     "enable_chunked_prefill",
     "mm_processor_cache_gb",
     "kv_cache_dtype",
+    "kv_cache_memory_bytes",
     "quantization",
     "reasoning_parser",
     "seed",

@@ -163,10 +163,14 @@ def serve_argv(
     return argv + list(extra)
 
 
-def serve_env(base: dict | None = None, *, device: str | None = None) -> dict:
+def serve_env(
+    base: dict | None = None, *, device: str | None = None, engine_args: dict | None = None
+) -> dict:
     """The server's environment: offline, loopback by default, media inline only, and on a GPU
     box the one device it may use (`device`, for one process per GPU). `VLLM_API_KEY` passes
-    through from `base` (the caller's environment) untouched."""
+    through from `base` (the caller's environment) untouched. On vLLM's CPU build the KV cache
+    is 2 GiB unless the caller's environment or the preset's `engine_args` size it (vLLM lets
+    VLLM_CPU_KVCACHE_SPACE override `kv_cache_memory_bytes`, so it is not set over a preset's)."""
     env = dict(os.environ if base is None else base)
     env.update(OFFLINE_ENV)
     env["VLLM_MEDIA_CONNECTOR"] = MEDIA_CONNECTOR
@@ -177,7 +181,8 @@ def serve_env(base: dict | None = None, *, device: str | None = None) -> dict:
         env.setdefault(key, value)
     if vllm_cpu_build():
         env.setdefault("VLLM_TARGET_DEVICE", "cpu")
-        env.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
+        if "kv_cache_memory_bytes" not in (engine_args or {}):
+            env.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
     if device is not None:
         env["CUDA_VISIBLE_DEVICES"] = device
     return env

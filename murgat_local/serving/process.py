@@ -46,7 +46,9 @@ class ServerProcess:
         self.command = serve_command(
             preset, host=host, port=self.port, overrides=overrides, extra=extra
         )
-        self.env = serve_env(env, device=device)
+        self.env = serve_env(
+            env, device=device, engine_args={**preset.engine_args, **(overrides or {})}
+        )
         check_exposure(host, self.env)
         self.proc: subprocess.Popen | None = None
 

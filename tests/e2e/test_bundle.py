@@ -151,7 +151,6 @@ def installed(tmp_path_factory):
     env = {
         "PATH": f"{pathlib.Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
         "HOME": str(home),
-        "VLLM_CPU_KVCACHE_SPACE": os.environ.get("VLLM_CPU_KVCACHE_SPACE", "1"),
         "LANG": "C.UTF-8",
     }
     build = offline(f"{MURGAT} bundle {out} --target cpu --test-models", dict(os.environ), 900)

@@ -53,7 +53,7 @@ def test_two_cpu_replicas_split_a_batch_and_keep_its_order(monkeypatch):
 def test_score_with_data_parallel_shares_the_in_process_cache(media_root, tmp_path):
     for m in ("tiny-qwen3-omni", "smollm2-135m-instruct"):
         require_model(m)
-    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", COLUMNS="200")
+    env = dict(os.environ, COLUMNS="200")
 
     def score(out, *extra):
         return subprocess.run(

@@ -36,7 +36,7 @@ def server():
     from murgat_local.serving import ServerProcess
 
     require_model(MODEL)
-    with ServerProcess(load_preset(MODEL), env=dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1")) as s:
+    with ServerProcess(load_preset(MODEL), env=dict(os.environ)) as s:
         yield s
 
 

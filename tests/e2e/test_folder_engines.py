@@ -2,8 +2,8 @@
 
 There `gpu_memory_utilization` is the share of the machine's memory an engine reserves and must
 find free when it starts; a folder engine that asked for vLLM's GPU default (0.92) left none
-for a second one. `VLLM_CPU_KVCACHE_SPACE` (the tests' usual setting) sizes the cache instead
-and skips that check, so the engines here run without it."""
+for a second one. `VLLM_CPU_KVCACHE_SPACE` or a preset's `kv_cache_memory_bytes` sizes the cache
+instead and skips that check: a folder has neither, and the engines here run without the variable."""
 
 from __future__ import annotations
 

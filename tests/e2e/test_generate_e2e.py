@@ -209,7 +209,7 @@ def _generate(out, media_root, config, **kw):
         "--config",
         str(config),
     ]
-    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1")
+    env = dict(os.environ)
     return args, env
 
 

@@ -369,7 +369,7 @@ def test_smoke_on_vllm_prints_its_table_and_nothing_of_vllm(tmp_path):
     from support.paths import require_model
 
     require_model("smollm2-135m-instruct")
-    env = dict(os.environ, COLUMNS="80", VLLM_CPU_KVCACHE_SPACE="1")
+    env = dict(os.environ, COLUMNS="80")
     proc = subprocess.run(
         [sys.executable, "-m", "murgat_local.cli", "smoke", "--model", "smollm2-135m-instruct"],
         capture_output=True,

@@ -32,9 +32,7 @@ NAMES = [
 def served(request, tmp_path_factory):
     require_model(request.param)
     log = tmp_path_factory.mktemp("server") / "vllm-serve.log"
-    with ServerProcess(
-        load_preset(request.param), log=log, env=dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1")
-    ) as s:
+    with ServerProcess(load_preset(request.param), log=log, env=dict(os.environ)) as s:
         yield request.param, s
 
 

@@ -285,7 +285,7 @@ def test_a_run_stopped_by_sigterm_then_killed_resumes_to_the_same_scores(
     finishes with the uninterrupted run's records; no verdict cached along the way changes."""
     out1, _, _ = first_run
     out = tmp_path / "stopped"
-    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1")
+    env = dict(os.environ)
     args = [
         sys.executable,
         "-m",

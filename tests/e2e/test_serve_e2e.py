@@ -50,9 +50,7 @@ def server(tmp_path_factory):
     require_model("tiny-qwen3-omni")
     require_model("smollm2-135m-instruct")
     log = tmp_path_factory.mktemp("server") / "vllm-serve.log"
-    proc = ServerProcess(
-        load_preset("tiny-qwen3-omni"), log=log, env=dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1")
-    )
+    proc = ServerProcess(load_preset("tiny-qwen3-omni"), log=log, env=dict(os.environ))
     with proc:
         yield proc
 
@@ -293,7 +291,7 @@ def test_a_killed_server_restarted_mid_run_lets_the_run_finish(
     out, db = text_stages_done(first_out, tmp_path)
     slow = config(tmp_path / "slow.toml", server.base_url, max_concurrency=1)
     slow.write_text(slow.read_text().replace("batch_size = 4", "batch_size = 1"))
-    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1")
+    env = dict(os.environ)
     args = [
         sys.executable,
         "-m",

@@ -60,7 +60,7 @@ def keyed(tmp_path_factory):
     require_model("smollm2-135m-instruct")
     port = free_port()
     log = tmp_path_factory.mktemp("keyed") / "serve.log"
-    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", COLUMNS="300", VLLM_API_KEY=KEY)
+    env = dict(os.environ, COLUMNS="300", VLLM_API_KEY=KEY)
     with log.open("wb") as fh:
         proc = subprocess.Popen(
             [

@@ -59,7 +59,7 @@ def started(route: str, name: str, log_dir):
             from murgat_local.engines.openai import OpenAIEngine
             from murgat_local.serving import ServerProcess
 
-            env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1")
+            env = dict(os.environ)
             server = stack.enter_context(
                 ServerProcess(preset, log=log_dir / "vllm-serve.log", env=env)
             )

@@ -75,7 +75,7 @@ def test_on_vllm_serve_a_cut_thought_is_closed_and_its_verdict_decoded(tmp_path)
     from murgat_local.serving import ServerProcess
 
     preset = thinking_copy(tmp_path)
-    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1")
+    env = dict(os.environ)
     with ServerProcess(preset, log=tmp_path / "vllm-serve.log", env=env) as server:
         holder = LazyEngine("openai", preset, base_url=server.base_url)
         stage = StageJudge("verifiable", holder, VerdictCache(tmp_path / "cache.sqlite"))

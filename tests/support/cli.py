@@ -21,7 +21,7 @@ JUDGES = [
 
 
 def murgat(*args, **kw):
-    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", PYTHONUNBUFFERED="1")
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
     return subprocess.run(
         [sys.executable, "-m", "murgat_local.cli", *map(str, args)],
         capture_output=True,

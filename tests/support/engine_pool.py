@@ -21,8 +21,8 @@ from murgat_local.engines import Engine, close_all, load_preset, make_engine
 from support.memory_gate import WORKERS, available_gib
 from support.paths import require_model
 
-# vLLM's CPU build: about 3 GiB a tiny model (1 GiB of KV cache, VLLM_CPU_KVCACHE_SPACE=1, and
-# the engine's two processes), so 4 stay under ~12 GiB. A transformers engine on a tiny model is
+# vLLM's CPU build: about 2.4 GiB a tiny model (the test presets' 256 MiB of KV cache, and the
+# engine's two processes), so 4 stay under ~10 GiB. A transformers engine on a tiny model is
 # a few hundred MB in this process (gemma3-270m: 1.2 GiB). On two workers (scripts/test.sh) the
 # other worker's engines need the room (a `murgat score` child holds three, a two-node Ray run
 # four): 1 and 2. The pooled modules ask for one vLLM engine at a time (a module's fixture

@@ -63,7 +63,7 @@ def _with_categories(line: str) -> str:
 
 
 def murgat(*args, env_extra=None, **kw):
-    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", PYTHONUNBUFFERED="1", **(env_extra or {}))
+    env = dict(os.environ, PYTHONUNBUFFERED="1", **(env_extra or {}))
     return subprocess.run(
         [sys.executable, "-m", "murgat_local.cli", *map(str, args)],
         capture_output=True,

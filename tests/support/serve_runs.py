@@ -17,7 +17,7 @@ from support.paths import ROOT
 
 
 def murgat(*args, **kw):
-    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", COLUMNS="200")
+    env = dict(os.environ, COLUMNS="200")
     return subprocess.run(
         [sys.executable, "-m", "murgat_local.cli", *map(str, args)],
         capture_output=True,

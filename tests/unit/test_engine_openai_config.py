@@ -144,3 +144,17 @@ def test_the_server_is_told_to_take_media_inline_only():
         env["VLLM_MEDIA_CONNECTOR"] == "murgat-inline-only" and env["VLLM_USE_RUST_FRONTEND"] == "0"
     )
     assert env["VLLM_API_KEY"] == "k"  # passed through for vLLM to read
+
+
+def test_a_preset_that_sizes_its_kv_cache_is_not_overridden_on_the_cpu_build(monkeypatch):
+    """vLLM's CPU build lets VLLM_CPU_KVCACHE_SPACE override `kv_cache_memory_bytes`: the
+    server's 2 GiB default is set only where neither the caller nor the preset sizes the cache."""
+    from murgat_local.serving import launcher
+
+    monkeypatch.setattr(launcher, "vllm_cpu_build", lambda: True)
+    assert launcher.serve_env({})["VLLM_CPU_KVCACHE_SPACE"] == "2"
+    sized = launcher.serve_env({}, engine_args={"kv_cache_memory_bytes": 1 << 28})
+    assert "VLLM_CPU_KVCACHE_SPACE" not in sized
+    assert launcher.serve_env({"VLLM_CPU_KVCACHE_SPACE": "3"})["VLLM_CPU_KVCACHE_SPACE"] == "3"
+    monkeypatch.setattr(launcher, "vllm_cpu_build", lambda: False)
+    assert "VLLM_CPU_KVCACHE_SPACE" not in launcher.serve_env({})

@@ -112,6 +112,22 @@ def test_on_gpus_applies_the_layout_the_box_can_hold():
     assert preset.on_gpus(140.4, 1).engine_args["tensor_parallel_size"] == 1
 
 
+def test_a_fixed_kv_cache_is_the_room_in_place_of_the_share():
+    import dataclasses
+
+    qwen = load_preset("qwen3-vl-32b-instruct")  # needs 8 GiB of KV at 32K on one H100
+
+    def fixed(n_bytes):
+        args = {**qwen.engine_args, "kv_cache_memory_bytes": n_bytes}
+        return fit_preset(dataclasses.replace(qwen, engine_args=args), "h100", GPUS["h100"])
+
+    assert fixed(4 * 1024**3).room_gib == 4.0 and not fixed(4 * 1024**3).fits
+    assert fixed(16 * 1024**3).room_gib == 16.0 and fixed(16 * 1024**3).fits
+    # More than the GPU holds beside the weights: the room is what is left of it.
+    whole = fixed(200 * 1024**3)
+    assert whole.room_gib == round(GPUS["h100"].memory_gib - whole.weights_gib, 2)
+
+
 def test_start_is_refused_only_on_cuda_where_it_does_not_fit():
     small = _fit("gemma-4-31b-it")
     assert refusal(True, small) == small.line() and "does not fit" in small.line()

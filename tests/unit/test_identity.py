@@ -66,6 +66,7 @@ def test_every_input_of_a_verdict_changes_the_key_and_nothing_else_does(qwen):
     assert len(set(keys.values())) == len(keys)
     # Only speed and memory: the same verdicts, the same key.
     assert _key(LazyEngine("vllm", qwen, gpu_memory_utilization=0.9)) == base
+    assert _key(LazyEngine("vllm", qwen, kv_cache_memory_bytes=1 << 28)) == base
 
 
 def test_the_transformers_identity_names_the_dtype_it_runs(qwen, monkeypatch):
