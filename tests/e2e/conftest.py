@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from support.engine_pool import EnginePool
-from support.memory_gate import BEFORE_MODULE_GIB, WORKERS, wait_for_room
+from support.memory_gate import BEFORE_MODULE_GIB, WORKERS, one_at_a_time, wait_for_room
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +53,21 @@ def _close_pool() -> None:
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _room_for_the_module(_pool_makes_room):
+def _one_heavy_module_at_a_time(request, tmp_path_factory):
+    """On two workers, a module marked `memory_heavy` (it says why) runs while the other worker
+    runs no such module: it waits (30 min at most) for a lock the workers share, in their common
+    temporary folder."""
+    mark = request.node.get_closest_marker("memory_heavy")
+    if WORKERS < 2 or mark is None:
+        yield
+        return
+    lock = tmp_path_factory.getbasetemp().parent / "memory_heavy.lock"
+    with one_at_a_time(lock, timeout_s=1800):
+        yield
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _room_for_the_module(_one_heavy_module_at_a_time, _pool_makes_room):
     """On two workers, the machine's memory is shared with the other worker's engines: a module
     starts once there is room for its engines (tests/support/memory_gate.py), the pool's idle
     engines closed first when there is not (no module holds them between modules)."""

@@ -19,6 +19,12 @@ from murgat_local.text.citations import parse_citations
 
 ray = pytest.importorskip("ray")
 
+pytestmark = [
+    pytest.mark.engine,
+    pytest.mark.slow,
+    pytest.mark.memory_heavy("a two-node Ray cluster: two vLLM replicas, a scorer and its engines"),
+]
+
 
 # Own engines: a two-node Ray cluster whose actors start the engines under test.
 @pytest.fixture(scope="module")
@@ -31,8 +37,6 @@ def cluster():
     c.shutdown()
 
 
-@pytest.mark.engine
-@pytest.mark.slow
 def _without_p_yes(path) -> tuple[list, list[float]]:
     """The records with every `p_yes` taken out, and those values in the order met."""
     found: list[float] = []
@@ -53,7 +57,7 @@ def _without_p_yes(path) -> tuple[list, list[float]]:
 def test_the_sample_scores_on_a_two_node_cluster_as_in_process(cluster, media_root, tmp_path):
     for m in ("tiny-qwen3-omni", "smollm2-135m-instruct"):
         require_model(m)
-    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", COLUMNS="200")
+    env = dict(os.environ, COLUMNS="200")
 
     def score(out, *extra):
         return subprocess.run(
@@ -124,8 +128,6 @@ def test_the_sample_scores_on_a_two_node_cluster_as_in_process(cluster, media_ro
         assert a.execute(q).fetchall() == b.execute(q).fetchall()
 
 
-@pytest.mark.engine
-@pytest.mark.slow
 def test_requests_are_fitted_on_the_cluster_as_in_process(cluster, media_root):
     """Media the driver holds are fitted there; a segment reference is fitted on the worker,
     after its cut: the same notes and refusals as the in-process engine either way."""

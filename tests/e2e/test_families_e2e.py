@@ -34,7 +34,11 @@ from murgat_local.metrics.run_summary import GenerationGrades, RunSummary
 from murgat_local.pipeline.generating import GenerateRunner
 from murgat_local.pipeline.runner import Runner
 
-pytestmark = [pytest.mark.engine, pytest.mark.slow]
+pytestmark = [
+    pytest.mark.engine,
+    pytest.mark.slow,
+    pytest.mark.memory_heavy("five vLLM engines open together for the whole module"),
+]
 
 RESPONDERS = FAMILIES
 TEXT = "smollm2-135m-instruct"

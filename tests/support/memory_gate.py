@@ -1,7 +1,7 @@
 """Room in memory before an end-to-end module starts its engines, on two workers.
 
 scripts/test.sh runs the suite on two workers (tests/support/suite_order.py). Each tiny vLLM
-engine holds about 3 GiB (1 GiB of it KV cache), and one module may start several (a `murgat
+engine holds about 2.4 GiB (256 MiB of it KV cache), and one module may start several (a `murgat
 score` child: three; data-parallel: two servers), so two modules at their peak can take most of
 a 24 GiB machine. Before a module a worker waits (polling) until the machine has `min_gib`
 available, first closing the engine pool's idle engines if it holds them; past `timeout_s` it
@@ -9,13 +9,21 @@ goes on. Only between modules: there the worker holds no engine of its own (the 
 fixtures are torn down), so two workers waiting at once leave each other the room. A wait
 before each test did not work: the memory a waiting worker waits for can be held by the other
 worker's module fixtures while that worker waits too (measured: both idle for minutes).
+
+A module that holds several engines at once for minutes (`@pytest.mark.memory_heavy`) also runs
+while no other such module does (`one_at_a_time`, a lock the two workers share): a wait before
+it cannot see what the other worker's module will still start. CI lost a run to that pair
+(tests/e2e/test_families_e2e.py beside a two-node Ray run: the worker was killed).
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
+import pathlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import psutil
 
@@ -46,3 +54,33 @@ def wait_for_room(
         sleep(poll_s)
         waited += poll_s
     return waited
+
+
+@contextlib.contextmanager
+def one_at_a_time(
+    path: pathlib.Path,
+    timeout_s: float,
+    sleep: Callable[[float], None] = time.sleep,
+    poll_s: float = 2.0,
+) -> Iterator[float]:
+    """Holds the lock file `path` (an exclusive `flock`, which the kernel releases if its holder
+    dies) for the body, and yields the seconds waited for it; past `timeout_s` the body runs
+    without it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as f:
+        waited, held = 0.0, False
+        while True:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                held = True
+                break
+            except BlockingIOError:
+                if waited >= timeout_s:
+                    break
+                sleep(poll_s)
+                waited += poll_s
+        try:
+            yield waited
+        finally:
+            if held:
+                fcntl.flock(f, fcntl.LOCK_UN)
