@@ -95,6 +95,14 @@ def test_a_started_engine_has_the_identity_known_before_it_started(vllm_engine):
     assert eng.identity == LazyEngine("vllm", preset).identity
 
 
+def test_the_engine_runs_the_kv_cache_its_preset_sets(vllm_engine):
+    """The test presets fix their KV cache at 256 MiB, and the suite unsets VLLM_CPU_KVCACHE_SPACE,
+    which vLLM's CPU build would take over it (tests/conftest.py)."""
+    preset, eng = vllm_engine
+    cache = eng.llm.llm_engine.vllm_config.cache_config
+    assert cache.kv_cache_memory_bytes == preset.engine_args["kv_cache_memory_bytes"] == 256 << 20
+
+
 def test_missing_model_directory_names_it_and_the_preset(tmp_path):
     preset = load_preset("tiny-qwen3-omni", path_override=tmp_path / "nowhere")
     for kind in ("vllm", "transformers"):
