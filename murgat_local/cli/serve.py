@@ -59,7 +59,7 @@ def serve(
             gpus = Gpus(gpus.memory_gib, len([d for d in device.split(",") if d.strip()]))
         p = lay_out(p, gpus)
         command = serve_command(p, host=host, port=port, extra=tuple(ctx.args))
-        env = serve_env(device=device, engine_args=p.engine_args)
+        env = serve_env(device=device, command=command)
     except (ModelNotFound, ValueError) as e:
         ui._fail(str(e))
     fingerprint = weights_fingerprint(p.require_path().resolve())

@@ -22,6 +22,7 @@ import ipaddress
 import json
 import os
 import sys
+from collections.abc import Sequence
 
 from ..engines.identity import effective_args, vllm_cpu_build
 from ..engines.presets import Preset
@@ -84,6 +85,17 @@ def option_named(arg: str) -> str | None:
         return None
     name = arg.split("=", 1)[0].split(".", 1)[0]
     return "--" + name[2:].replace("_", "-")
+
+
+# vLLM's flag for a KV cache of a fixed size, which VLLM_CPU_KVCACHE_SPACE overrides on the CPU build.
+KV_FLAG = "--kv-cache-memory-bytes"
+
+
+def _names_kv_cache_size(arg: str) -> bool:
+    """Whether vLLM's parser reads `arg` as --kv-cache-memory-bytes (spelled with underscores, with
+    `=`, or abbreviated past --kv-cache-m, where it stops being --kv-cache-dtype's prefix too)."""
+    name = option_named(arg)
+    return name is not None and name.startswith("--kv-cache-m") and KV_FLAG.startswith(name)
 
 
 def check_extra(extra: list[str] | tuple[str, ...]) -> None:
@@ -164,13 +176,14 @@ def serve_argv(
 
 
 def serve_env(
-    base: dict | None = None, *, device: str | None = None, engine_args: dict | None = None
+    base: dict | None = None, *, device: str | None = None, command: Sequence[str] = ()
 ) -> dict:
     """The server's environment: offline, loopback by default, media inline only, and on a GPU
     box the one device it may use (`device`, for one process per GPU). `VLLM_API_KEY` passes
     through from `base` (the caller's environment) untouched. On vLLM's CPU build the KV cache
-    is 2 GiB unless the caller's environment or the preset's `engine_args` size it (vLLM lets
-    VLLM_CPU_KVCACHE_SPACE override `kv_cache_memory_bytes`, so it is not set over a preset's)."""
+    is 2 GiB unless the caller's environment or the server's `command` size it (a preset's
+    `kv_cache_memory_bytes`, a run's override or a flag passed through: vLLM lets
+    VLLM_CPU_KVCACHE_SPACE override that flag, so the variable is not set over it)."""
     env = dict(os.environ if base is None else base)
     env.update(OFFLINE_ENV)
     env["VLLM_MEDIA_CONNECTOR"] = MEDIA_CONNECTOR
@@ -181,7 +194,7 @@ def serve_env(
         env.setdefault(key, value)
     if vllm_cpu_build():
         env.setdefault("VLLM_TARGET_DEVICE", "cpu")
-        if "kv_cache_memory_bytes" not in (engine_args or {}):
+        if not any(_names_kv_cache_size(arg) for arg in command):
             env.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
     if device is not None:
         env["CUDA_VISIBLE_DEVICES"] = device

@@ -46,9 +46,7 @@ class ServerProcess:
         self.command = serve_command(
             preset, host=host, port=self.port, overrides=overrides, extra=extra
         )
-        self.env = serve_env(
-            env, device=device, engine_args={**preset.engine_args, **(overrides or {})}
-        )
+        self.env = serve_env(env, device=device, command=self.command)
         check_exposure(host, self.env)
         self.proc: subprocess.Popen | None = None
 

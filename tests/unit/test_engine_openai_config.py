@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from support.paths import require_model
 
@@ -148,13 +150,26 @@ def test_the_server_is_told_to_take_media_inline_only():
 
 def test_a_preset_that_sizes_its_kv_cache_is_not_overridden_on_the_cpu_build(monkeypatch):
     """vLLM's CPU build lets VLLM_CPU_KVCACHE_SPACE override `kv_cache_memory_bytes`: the
-    server's 2 GiB default is set only where neither the caller nor the preset sizes the cache."""
+    server's 2 GiB default is set only where neither the caller nor the server's command (the
+    preset, a run's override, a flag passed through) sizes the cache."""
     from murgat_local.serving import launcher
 
+    require_model("smollm2-135m-instruct")
     monkeypatch.setattr(launcher, "vllm_cpu_build", lambda: True)
     assert launcher.serve_env({})["VLLM_CPU_KVCACHE_SPACE"] == "2"
-    sized = launcher.serve_env({}, engine_args={"kv_cache_memory_bytes": 1 << 28})
+    preset = load_preset("smollm2-135m-instruct")  # a test preset: 256 MiB
+    sized = launcher.serve_env({}, command=launcher.serve_command(preset))
     assert "VLLM_CPU_KVCACHE_SPACE" not in sized
+    bare = dataclasses.replace(
+        preset,
+        engine_args={k: v for k, v in preset.engine_args.items() if k != "kv_cache_memory_bytes"},
+    )
+    assert launcher.serve_env({}, command=launcher.serve_command(bare))["VLLM_CPU_KVCACHE_SPACE"]
+    for spelled in (["--kv_cache_memory_bytes=1"], ["--kv-cache-mem", "1"]):
+        command = launcher.serve_command(bare, extra=tuple(spelled))
+        assert "VLLM_CPU_KVCACHE_SPACE" not in launcher.serve_env({}, command=command), spelled
+    dtype = launcher.serve_command(bare, extra=("--kv-cache-dtype", "fp8"))
+    assert launcher.serve_env({}, command=dtype)["VLLM_CPU_KVCACHE_SPACE"] == "2"
     assert launcher.serve_env({"VLLM_CPU_KVCACHE_SPACE": "3"})["VLLM_CPU_KVCACHE_SPACE"] == "3"
     monkeypatch.setattr(launcher, "vllm_cpu_build", lambda: False)
     assert "VLLM_CPU_KVCACHE_SPACE" not in launcher.serve_env({})
