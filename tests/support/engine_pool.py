@@ -5,9 +5,9 @@ built exactly as the modules built their own); the same (engine, model, options)
 engine. At most `limits[engine]` engines of a kind are open: starting one more closes the least
 recently used (a later `get` starts it again), which bounds memory; so does a machine short of
 memory (idle engines are closed before a start while less than `min_available_gib` is free).
-The session closes them all together (`close_all`); so does a module that does not use the pool, before it runs (it may start
-engines of its own: tests/e2e/conftest.py), so the modules that share engines run one after
-another (test_engine_*). A module that needs an engine of its own says why where it makes it.
+The session closes them all together (`close_all`); so does a module that does not use the
+pool, before it runs (it may start engines of its own: tests/e2e/conftest.py), so the modules
+that share engines run one after another (test_engine_*). A module that needs an engine of its own says why where it makes it.
 """
 
 from __future__ import annotations
