@@ -34,22 +34,30 @@ usage() {
   cat <<'EOF'
 usage: scripts/gpu_check.sh [options]
 
-  --venv DIR            environment to use; created (docs/install.md, "GPU install") unless --skip-install
-                        (default .venv-gpu; with --cpu, .venv)
-  --wheels DIR          install offline from these wheels (pip --no-index --find-links DIR)
-  --skip-install        install nothing: use --venv's python, else any python that has vLLM
-  --models DIR          local test models (default $MURGAT_MODELS_DIR, else .local/models)
-  --models-only A,B     smoke only these models (default: every local test model present)
-  --engine E            auto (vllm when importable, else transformers), vllm or transformers
-  --out DIR             output folder (default $OUT, else .local/gpu-check)
-  --time-limit S        seconds for the whole run (default 540)
-  --bench-responses N   responses for the judge benchmark (default 40 on a GPU, 4 on the CPU)
-  --no-bench            skip scripts/bench.py
-  --routes              run the cross-route prompt test on the CPU fallback too (on CUDA it runs
-                        unless --no-routes)
-  --no-routes           skip the cross-route prompt test
-  --cpu                 force the CPU fallback (hide any GPU): for testing the script
-  -h, --help            this text
+  --venv DIR           environment to use; created unless --skip-install
+                       (docs/install.md, "GPU install"; default .venv-gpu,
+                       with --cpu .venv)
+  --wheels DIR         install offline from these wheels
+                       (pip --no-index --find-links DIR)
+  --skip-install       install nothing: use --venv's python, else any python
+                       that has vLLM
+  --models DIR         local test models (default $MURGAT_MODELS_DIR, else
+                       .local/models)
+  --models-only A,B    smoke only these models (default: every local test
+                       model present)
+  --engine E           auto (vllm when importable, else transformers), vllm
+                       or transformers
+  --out DIR            output folder (default $OUT, else .local/gpu-check)
+  --time-limit S       seconds for the whole run (default 540)
+  --bench-responses N  responses for the judge benchmark (default 40 on a
+                       GPU, 4 on the CPU)
+  --no-bench           skip scripts/bench.py
+  --routes             run the cross-route prompt test on the CPU fallback
+                       too (on CUDA it runs unless --no-routes)
+  --no-routes          skip the cross-route prompt test
+  --cpu                force the CPU fallback (hide any GPU): for testing
+                       the script
+  -h, --help           this text
 EOF
 }
 

@@ -118,6 +118,7 @@ def test_help():
     assert p.returncode == 0
     assert "--models-only" in p.stdout and "--time-limit" in p.stdout and "--cpu" in p.stdout
     assert "--routes" in p.stdout and "--no-routes" in p.stdout
+    assert max(map(len, p.stdout.splitlines())) <= 80  # read whole in an 80-column terminal
 
 
 def test_an_unknown_model_is_a_failed_row_and_exit_1(tmp_path):
