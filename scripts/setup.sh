@@ -92,11 +92,42 @@ fi
 logged "$PIP" uninstall -y -q torchaudio torchcodec || true
 logged "$VPY" scripts/patch_torchvision_cpu.py
 
-# 5. Local test models (offline) and the sample media.
+# 5. Local test models (offline) and the sample media: three independent builds, run side by
+#    side (on a fresh venv each is mostly one process importing torch or compiling librosa's
+#    numba code: together about a minute, not two). Each writes its own log, appended to the
+#    set-up log once all have ended, a failed build's last (the end of the log is what a failure
+#    prints); a failure stops the script with the first failed build's exit status.
 MODELS=${MURGAT_MODELS_DIR:-$ROOT/.local/models}
-say "local test models in $MODELS"
-logged "$VPY" scripts/build_tiny_models.py --out "$MODELS"
-logged "$VPY" scripts/build_text_models.py --out "$MODELS" --wheels "$ROOT/.local/pkgs"
-say "sample media"
-logged "$VPY" scripts/make_sample_media.py --out "$ROOT/.local/sample_media"
+say "local test models in $MODELS, sample media in $ROOT/.local/sample_media"
+BUILDS=(tiny text media)
+build() {
+  case $1 in
+    tiny) "$VPY" scripts/build_tiny_models.py --out "$MODELS" ;;
+    text) "$VPY" scripts/build_text_models.py --out "$MODELS" --wheels "$ROOT/.local/pkgs" ;;
+    media) "$VPY" scripts/make_sample_media.py --out "$ROOT/.local/sample_media" ;;
+  esac
+}
+declare -A BUILD_PID
+for b in "${BUILDS[@]}"; do
+  build "$b" > "$LOG.$b" 2>&1 &
+  BUILD_PID[$b]=$!
+done
+declare -A BUILD_STATUS
+FAILED=0
+for b in "${BUILDS[@]}"; do
+  BUILD_STATUS[$b]=0
+  wait "${BUILD_PID[$b]}" || BUILD_STATUS[$b]=$?
+  if [ "${BUILD_STATUS[$b]}" != 0 ] && [ "$FAILED" = 0 ]; then FAILED=${BUILD_STATUS[$b]}; fi
+done
+for b in "${BUILDS[@]}"; do
+  if [ "${BUILD_STATUS[$b]}" = 0 ]; then cat "$LOG.$b" >> "$LOG"; fi
+done
+for b in "${BUILDS[@]}"; do
+  if [ "${BUILD_STATUS[$b]}" != 0 ]; then
+    printf '[setup] failed: the %s build (exit %s)\n' "$b" "${BUILD_STATUS[$b]}" >> "$LOG"
+    cat "$LOG.$b" >> "$LOG"
+  fi
+  rm -f "$LOG.$b"
+done
+[ "$FAILED" = 0 ] || exit "$FAILED"
 say "ready: $VENV"

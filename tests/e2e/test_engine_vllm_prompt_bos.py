@@ -17,7 +17,8 @@ from murgat_local.engines.base import build_messages
 from murgat_local.engines.render import ChatRenderer, processor_inputs
 from murgat_local.judges import ImagePart, JudgeRequest, YesNo, load_preset
 
-BOS_MODELS = ["tiny-gemma4", "tiny-gemma3"]
+# Gemma 3 first: test_engine_vllm, which runs just before, ends on it (the pool keeps it).
+BOS_MODELS = ["tiny-gemma3", "tiny-gemma4"]
 TEXT = JudgeRequest("Claim: the ball is red.", YesNo, "Answer YES or NO.")
 IMAGE = JudgeRequest(
     "Claim: the picture is black.",

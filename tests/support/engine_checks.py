@@ -18,7 +18,11 @@ from murgat_local.judges import (
 from murgat_local.judges.smoke import probe_requests
 from support.paths import require_model
 
-MODELS = ["tiny-qwen3-omni", "tiny-gemma3", "smollm2-135m-instruct", "gemma3-270m"]
+# In the order the shared modules meet them (tests/support/suite_order.py): the engine contract's
+# SmolLM2 first and Gemma 3 last, which tests/e2e/test_engine_vllm_prompt_bos.py starts with, so
+# the session's pool (one vLLM engine on two workers) hands each module on the engine the last
+# one held rather than starting it again.
+MODELS = ["smollm2-135m-instruct", "gemma3-270m", "tiny-qwen3-omni", "tiny-gemma3"]
 # The newer families: under transformers here; under vLLM in tests/e2e/test_families_e2e.py, which
 # starts each once for its engine checks, generation and scoring together.
 FAMILIES = ["tiny-gemma4", "tiny-qwen3-vl", "tiny-qwen2-audio", "tiny-qwen2.5-omni"]
