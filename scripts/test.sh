@@ -5,24 +5,41 @@
 # checks still run first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh --environment
 BIN=.venv/bin
 CODE=(murgat_local scripts tests)
 
-# check NAME COMMAND...: runs one check; on a failure, stops the run with its own message.
+# The checks need only the environment: they run while the rest of set-up (the test models and
+# the sample media, scripts/setup.sh --data) is built beside them; their output is held until
+# set-up has ended, so the two do not interleave.
+bash scripts/setup.sh --data &
+DATA=$!
+CHECKS=$(mktemp)
+
+# check NAME COMMAND...: runs one check; on a failure, says which and returns 1.
 check() {
   local name=$1
   shift
   echo "[check] $name"
   if ! "$@"; then
-    echo "[check] failed: $name ($*)" >&2
-    exit 1
+    echo "[check] failed: $name ($*)"
+    return 1
   fi
 }
-check "ruff check" "$BIN/ruff" check "${CODE[@]}"
-check "ruff format" "$BIN/ruff" format --check "${CODE[@]}"
-check "mypy" "$BIN/mypy" --cache-dir .local/mypy-cache
-check "import layers" "$BIN/lint-imports" --no-logo --cache-dir .local/import-linter-cache
+checks() {
+  check "ruff check" "$BIN/ruff" check "${CODE[@]}" &&
+    check "ruff format" "$BIN/ruff" format --check "${CODE[@]}" &&
+    check "mypy" "$BIN/mypy" --cache-dir .local/mypy-cache &&
+    check "import layers" "$BIN/lint-imports" --no-logo --cache-dir .local/import-linter-cache
+}
+CHECKED=0
+checks > "$CHECKS" 2>&1 || CHECKED=$?
+SET_UP=0
+wait "$DATA" || SET_UP=$?
+cat "$CHECKS"
+rm -f "$CHECKS"
+[ "$SET_UP" = 0 ] || exit "$SET_UP"
+[ "$CHECKED" = 0 ] || exit 1
 # Two workers (pytest-xdist; MURGAT_TEST_WORKERS, 0 for one process): most of the suite's time
 # is engine starts, one core each. Modules that share engines run on one worker, each other
 # module on one worker (tests/support/suite_order.py); each worker's engines bind to its own cores.
