@@ -126,7 +126,8 @@ if [ ! -x "$VPY" ]; then
   exit 1
 fi
 MODELS=${MURGAT_MODELS_DIR:-$ROOT/.local/models}
-say "local test models in $MODELS, sample media in $ROOT/.local/sample_media"
+say "local test models in $MODELS"
+say "sample media in $ROOT/.local/sample_media"
 BUILDS=(tiny text media)
 build() {
   case $1 in
