@@ -3,6 +3,8 @@ watches file opens, exec, processes and sockets), against a fake toolset."""
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 from support.program_tools import FakeTools, no_side_effects
 
@@ -13,6 +15,9 @@ from murgat_local.generate.program import (
 )
 
 BIG = Limits(max_source_chars=10**7)
+# One refusal for a tree deeper than max_depth, whether Python's parser gave up on it first or not.
+NESTED = "program is nested too deeply (limit max_depth: 64 levels)"
+DEEP = ["x = " + "1+" * 10_000 + "1", "x = " + "not " * 3000 + "1", "x = " + "1+" * 300 + "1"]
 
 
 HOSTILE: list[tuple[str, str, Limits]] = [
@@ -50,10 +55,10 @@ HOSTILE: list[tuple[str, str, Limits]] = [
         BIG,
     ),
     ("x = " + "[" * 10_000 + "]" * 10_000, "syntax error: too many nested parentheses", BIG),
-    ("x = " + "1+" * 10_000 + "1", "nested too deeply to parse", BIG),
-    ("x = " + "-" * 100_000 + "1", "nested too deeply to parse", BIG),
-    ("x = " + "not " * 3000 + "1", "nested too deeply to parse", BIG),
-    ("x = " + "1+" * 300 + "1", "nested deeper than 64 levels (limit max_depth)", Limits()),
+    (DEEP[0], NESTED, BIG),
+    ("x = " + "-" * 100_000 + "1", NESTED, BIG),
+    (DEEP[1], NESTED, BIG),
+    (DEEP[2], NESTED, Limits()),
     (
         'x = "a" * 10**10',
         "more than 20000 characters in a string (limit max_string_chars)",
@@ -152,6 +157,19 @@ def test_hostile_logic_plans_are_refused_or_stopped(source, reason, limits):
     assert trace.limits is limits
     if trace.status == "refused":
         assert tools.log == [] and trace.calls == ()
+
+
+@pytest.mark.parametrize("recursion_limit", [1000, 5000])
+def test_a_deep_plan_is_refused_alike_whatever_the_recursion_limit(recursion_limit):
+    """How deep CPython's parser goes depends on the process's recursion limit (torch's compiler
+    and hypothesis raise it): a plan's refusal does not."""
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(recursion_limit)
+    try:
+        errors = [run_logic_source(s, FakeTools(), True, limits=BIG).error for s in DEEP]
+    finally:
+        sys.setrecursionlimit(before)
+    assert [(e.kind, e.reason, e.line) for e in errors] == [("refused", NESTED, None)] * len(DEEP)
 
 
 def test_tool_call_flood_makes_exactly_the_allowed_calls():

@@ -125,11 +125,14 @@ def parse_logic(
     except SyntaxError as e:
         return ProgramError("refused", f"syntax error: {e.msg}", e.lineno)
     except (RecursionError, MemoryError):
-        return ProgramError("refused", "program is nested too deeply to parse (limit max_depth)")
+        # How deep the parser goes depends on the process's recursion limit (torch's compiler
+        # raises it): the refusal is the one the depth check gives, the same either way.
+        return _too_deep(limits.max_depth)
     except ValueError as e:  # e.g. null bytes on some Python versions
         return ProgramError("refused", f"syntax error: {e}")
+    if _deeper_than(tree, limits.max_depth):
+        return _too_deep(limits.max_depth)
     try:
-        _check_depth(tree, limits.max_depth)
         body = _entry(tree)
         _Checker(imperative, limits, allow_times or not imperative).block(body, in_loop=False)
     except _Refuse as r:
@@ -137,18 +140,24 @@ def parse_logic(
     return LogicPlan(tuple(body), imperative, source, allow_times or not imperative)
 
 
-def _check_depth(tree: ast.AST, max_depth: int) -> None:
+def _too_deep(max_depth: int) -> ProgramError:
+    """No line: a tree the parser gave up on has none to name."""
+    return ProgramError(
+        "refused", f"program is nested too deeply (limit max_depth: {max_depth} levels)"
+    )
+
+
+def _deeper_than(tree: ast.AST, max_depth: int) -> bool:
     """Iterative, so a deep tree is refused here instead of overflowing a recursive walk."""
     stack: list[tuple[ast.AST, int]] = [(tree, 0)]
     while stack:
         node, depth = stack.pop()
         if depth > max_depth:
-            raise _Refuse(
-                f"program is nested deeper than {max_depth} levels (limit max_depth)", node
-            )
+            return True
         for child in ast.iter_child_nodes(node):
             if not isinstance(child, _CONTEXT):
                 stack.append((child, depth + 1))
+    return False
 
 
 def _is_main_call(node: ast.AST) -> bool:
@@ -211,7 +220,7 @@ def _entry(tree: ast.Module) -> list[ast.stmt]:
 
 
 class _Checker:
-    """Recursive whitelist walk; safe because `_check_depth` bounded the tree first."""
+    """Recursive whitelist walk; safe because `_deeper_than` bounded the tree first."""
 
     def __init__(self, imperative: bool, limits: Limits, times: bool) -> None:
         self.imperative = imperative
