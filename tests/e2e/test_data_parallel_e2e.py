@@ -15,6 +15,10 @@ from support.paths import ROOT, require_model
 from murgat_local.engines import LazyEngine, load_preset
 from murgat_local.judges import JudgeRequest
 
+pytestmark = pytest.mark.memory_heavy(
+    "four `vllm serve` replicas at once: two models, two replicas each, beside a scorer"
+)
+
 
 @pytest.mark.engine
 @pytest.mark.slow

@@ -22,7 +22,11 @@ from murgat_local.engines import load_preset, make_engine
 from murgat_local.engines.identity import vllm_cpu_build
 from murgat_local.judges.smoke import LOCAL_TEST_MODELS
 
-pytestmark = [pytest.mark.engine, pytest.mark.slow]
+pytestmark = [
+    pytest.mark.engine,
+    pytest.mark.slow,
+    pytest.mark.memory_heavy("a local Ray all module long, and each model's Ray replica"),
+]
 
 # Tokenizers whose BOS is the chat template's turn opener (SmolLM2's <|im_start|>): one per turn.
 BOS_OPENS_TURNS = {"smollm2-135m-instruct"}
