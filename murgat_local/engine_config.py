@@ -63,7 +63,7 @@ class RayConfig(BaseModel):
     """`[ray]`: the cluster the `ray` engine runs on (none: a local Ray started for the run)."""
 
     model_config = ConfigDict(extra="forbid")
-    address: str | None = None  # e.g. "ray://head:10001" or "auto"
+    address: str | None = None  # e.g. "ray://head:10001"; "auto": this machine's cluster
     replicas: int = Field(1, ge=1)  # vLLM replicas (one per GPU, or per bundle below)
     replica_resources: dict[str, float] | None = None  # one replica's bundle; CPU build: {"CPU": 1}
     rows_per_batch: int = Field(16, ge=1)

@@ -95,7 +95,8 @@ def _worker_env() -> dict:
 
 
 class RayEngine:
-    """Judges on a Ray cluster (`address`; none: a local Ray is started) with Ray Data LLM."""
+    """Judges on a Ray cluster (`address`; none: a local Ray of its own is started, whatever else
+    runs on the machine; "auto": the machine's own cluster) with Ray Data LLM."""
 
     def __init__(
         self,
@@ -132,8 +133,12 @@ class RayEngine:
         if self._own_ray:
             if address:
                 ray.init(address=address, runtime_env={"env_vars": env}, log_to_driver=False)
-            else:  # a local Ray; resources declared logically (fewer than 4 CPUs deadlocks it)
+            else:
+                # A Ray of this run's own, even where another runs on the machine or RAY_ADDRESS
+                # is set ("local"; with no address Ray joins those and then refuses these
+                # resources); its resources declared logically (fewer than 4 CPUs deadlocks it).
                 ray.init(
+                    address="local",
                     num_cpus=max(local_cpus, 4),
                     include_dashboard=False,
                     runtime_env={"env_vars": env},

@@ -162,3 +162,26 @@ def test_requests_are_fitted_on_the_cluster_as_in_process(cluster, media_root):
     here = RequestFitter(preset, engine._args, ChatRenderer(preset.path, preset)).fit(held)
     assert here.note == "frames reduced from 58 to 30 to fit max_model_len"
     assert by_ref.ok and by_ref.note == here.note, by_ref
+
+
+def test_no_address_starts_a_local_ray_even_beside_a_cluster_on_the_machine(cluster, monkeypatch):
+    """`[ray]` without an address starts a Ray of the run's own, as documented, though another
+    Ray runs on this machine and RAY_ADDRESS names it (Ray's `ray.init()` would join it and then
+    refuse the local Ray's resources); it stops with the engine, and the cluster goes on."""
+    from murgat_local.engines import load_preset
+    from murgat_local.engines.ray import RayEngine
+
+    require_model("smollm2-135m-instruct")
+    monkeypatch.setenv("RAY_ADDRESS", cluster.address)
+    engine = RayEngine(load_preset("smollm2-135m-instruct"), local_cpus=4)
+    try:
+        assert ray.get_runtime_context().gcs_address != cluster.address
+        nodes = [n for n in ray.nodes() if n["Alive"]]
+        assert len(nodes) == 1 and nodes[0]["Resources"]["CPU"] == 4, nodes
+        assert "vllm_slot" not in nodes[0]["Resources"]  # not a node of the cluster
+    finally:
+        engine.close()
+    assert not ray.is_initialized()
+    assert len(cluster.list_all_nodes()) == 2 and all(
+        n.any_processes_alive() for n in cluster.list_all_nodes()
+    )
