@@ -201,6 +201,7 @@ def smoke(
     options = {"base_url": base_url} if base_url else {}
     if verbose:
         os.environ["VLLM_LOGGING_LEVEL"] = "INFO"
+    ui.err.print(_machine_line(engine, presets), markup=False, soft_wrap=True)
     work = pathlib.Path(tempfile.mkdtemp(prefix="murgat-smoke-"))
     if reach:
         _reach(names, presets, engine, options, work, verbose)
@@ -220,6 +221,25 @@ def smoke(
         )
         ui.err.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)  # the path on one line
     raise typer.Exit(1 if failed else 0)
+
+
+def _machine_line(engine: str, presets: list) -> str:
+    """The CPU's model and instruction sets, and the dtype each model runs in on vLLM's CPU
+    build (chosen for this CPU unless a preset or the user pins one)."""
+    from ..engines.cpu import best_dtype, cpu_info
+    from ..engines.identity import effective_args, vllm_cpu_build
+
+    info = cpu_info()
+    line = f"CPU: {info.line()}"
+    if engine == "vllm" and vllm_cpu_build():
+        dtype, why = best_dtype(info)
+        line += f"; dtype on vLLM's CPU build: {dtype} ({why})"
+        pinned = {
+            p.name: d for p in presets if (d := effective_args("vllm", p, {})["dtype"]) != dtype
+        }
+        if pinned:
+            line += "; pinned: " + ", ".join(f"{n} {d}" for n, d in pinned.items())
+    return line
 
 
 @contextlib.contextmanager

@@ -152,6 +152,9 @@ class PresetFile(BaseModel):
     # Modalities vLLM's CPU build cannot run for this family, each with the reason: refused
     # there, with that reason, instead of taking the engine down.
     cpu_refuses: dict[str, str] = Field(default_factory=dict)
+    # The dtype on vLLM's CPU build, where it must not follow the CPU (`engines.cpu`): `[engine]
+    # dtype` is the GPU's. None: bfloat16 where the CPU has bf16 arithmetic, float32 elsewhere.
+    cpu_dtype: str | None = None
     fit: FitData | None = None
     download: DownloadData | None = None
 
@@ -169,6 +172,7 @@ class Preset:
     description: str = ""
     local_test: bool = False
     cpu_refuses: dict = field(default_factory=dict)
+    cpu_dtype: str | None = None  # `PresetFile.cpu_dtype`
     # Modalities this preset takes that the engine running it cannot, each with the reason.
     unavailable: dict = field(default_factory=dict)
     # What a folder without a preset was assumed to be (`folder.read_folder`); empty for a preset.
@@ -317,6 +321,7 @@ def load_preset(
             description=spec.description,
             local_test=spec.local_test,
             cpu_refuses=dict(spec.cpu_refuses),
+            cpu_dtype=spec.cpu_dtype,
             fit=spec.fit,
             download=spec.download,
         )

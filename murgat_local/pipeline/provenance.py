@@ -74,5 +74,16 @@ def provenance(runner, responses: pathlib.Path) -> dict:
         },
         "judges": judges,
         "versions": versions(),
+        "machine": machine(),
         "input": file_digest(pathlib.Path(responses)),
     }
+
+
+def machine() -> dict:
+    """The CPU the run's in-process engines ran on, and the dtype vLLM's CPU build chooses for it
+    (each judge's own dtype is in its identity, `judges.*.detail.engine_args`)."""
+    from ..engines.cpu import best_dtype, cpu_info
+
+    info = cpu_info()
+    dtype, why = best_dtype(info)
+    return {**info.as_dict(), "dtype": dtype, "dtype_why": why, "platform": platform.platform()}

@@ -29,6 +29,7 @@ SHARED_FIXTURES = ("engine_pool", "prompt_ledger")
 # The modules of (1). The workers' collection checks this list against the modules whose tests
 # ask for SHARED_FIXTURES (the controller that schedules them sees only test ids).
 SHARED_MODULES = (
+    "test_batching_pays",
     "test_engine_contract",
     "test_engine_transformers",
     "test_engine_transformers_reach",
