@@ -175,13 +175,26 @@ class RunConfig(_Run):
 
     def cascades(self) -> dict:
         """{stage: [judges.cascade.Step, ...]} for each stage `escalate_to` escalates: the stage's
-        own judge first, then each `--escalate-to` judge, with the threshold `[escalation]`
-        certified for it at that stage. ValueError naming what does not fit."""
+        own judge first, then each `--escalate-to` judge, with the thresholds `[escalation]`
+        certified for that cascade (`cascade_notes` says where there are none). ValueError
+        naming what does not fit."""
+        return self._resolve_cascades()[0]
+
+    def cascade_notes(self) -> dict[str, str]:
+        """Per stage, why its cascade runs without certified thresholds for its later judges."""
+        return self._resolve_cascades()[1]
+
+    def _resolve_cascades(self) -> tuple[dict, dict[str, str]]:
+        """The cascades and their notes. The model judges' thresholds are the certified
+        cascade's of the same order (`[[escalation.cascades]]`: each judge certified on what
+        the judges before it escalate); human labels are certain and take no part in the order
+        looked up. Without such a cascade the stage's own judge keeps its own threshold and the
+        later model judges keep nothing: what it escalates goes on to people, or is abstained."""
         from .judges.cascade import Step
         from .judges.human import is_human
 
         if not self.escalate_to:
-            return {}
+            return {}, {}
         if self.escalation is None:
             raise ValueError(
                 "escalate_to needs certified thresholds: a config with an [escalation] table "
@@ -193,7 +206,8 @@ class RunConfig(_Run):
         if self.entail_routes():
             raise ValueError("escalate_to with entailer_visual / entailer_audio is not supported")
         models = self.stage_models()
-        out = {}
+        out: dict = {}
+        notes: dict[str, str] = {}
         for stage in YES_NO:  # a cascade certifies the yes/no stages
             own = self.escalation.stage(stage)
             if own is None:
@@ -204,24 +218,33 @@ class RunConfig(_Run):
                     f"[escalation.{stage}] was certified for {own.judge!r}, but this run's "
                     f"{stage} judge is {first!r}"
                 )
-            steps = [Step(first, own.threshold, is_human(first))]
-            for m in self.escalate_to:
-                if m == first:  # nowhere further for this stage: its escalations are abstained
-                    continue
-                if is_human(m):
-                    steps.append(Step(m, None, certain=True))
-                    continue
-                table = self.escalation.judges.get(m)
-                if table is None:
-                    known = ", ".join(map(repr, self.escalation.judges)) or "none"
-                    raise ValueError(
-                        f"escalate_to {m!r}: [escalation.judges] certifies no threshold for it "
-                        f"(certified: {known}); give meta-eval a run judged by it"
-                    )
-                block = table.get(stage)
-                steps.append(Step(m, block.threshold if block else None))
-            out[stage] = steps
-        return out
+            # A judge is not asked again what it was not sure of: where it judges the stage
+            # itself, its escalations have nowhere further to go from it.
+            asked = [first] + [m for m in self.escalate_to if m != first]
+            order = [m for m in asked if not is_human(m)]
+            certified = self.escalation.cascade(stage, order) if len(order) > 1 else None
+            thresholds: dict[str, float | None] = {first: own.threshold}
+            if certified is not None:
+                thresholds = {s.judge: s.threshold for s in certified.steps}
+            elif len(order) == 1 and order[0] != first:  # after people: the judge alone
+                alone = self.escalation.judges.get(order[0], {}).get(stage)
+                thresholds = {order[0]: alone.threshold if alone else None}
+            elif len(order) > 1:
+                known = [
+                    " -> ".join(c.judges) for c in self.escalation.cascades if c.stage == stage
+                ]
+                listed = "; ".join(known[:5]) + (f"; {len(known) - 5} more" if known[5:] else "")
+                notes[stage] = (
+                    f"escalation {stage}: no certified cascade {' -> '.join(order)} in "
+                    f"[escalation.cascades] (certified: {listed or 'none'}): "
+                    f"{', '.join(order[1:])} keep nothing, what {order[0]} escalates goes on "
+                    "to people or is abstained"
+                )
+            out[stage] = [
+                Step(m, None, certain=True) if is_human(m) else Step(m, thresholds.get(m))
+                for m in asked
+            ]
+        return out, notes
 
     @model_validator(mode="after")
     def _routes_are_models(self):

@@ -88,9 +88,10 @@ class PanelConfig(PanelVote):
 
 class EscalationStage(BaseModel):
     """One stage's certified threshold, as `murgat meta-eval --certify` measured it: a verdict
-    whose confidence max(p_yes, 1 - p_yes) is at least `threshold` is kept, the others go to
-    people; with probability >= 1 - alpha the kept verdicts agree with people at least `target`
-    of the time. No threshold: nothing was certified, every verdict of the stage is escalated."""
+    whose confidence (the probability of the label it decoded) is at least `threshold` is kept,
+    the others go to people; with probability >= 1 - alpha the kept verdicts agree with people
+    at least `target` of the time. No threshold: nothing was certified, every verdict of the
+    stage is escalated."""
 
     model_config = ConfigDict(extra="forbid")
     threshold: float | None = Field(None, ge=0.5, le=1)
@@ -101,20 +102,89 @@ class EscalationStage(BaseModel):
     judge: str | None = None  # the judge it was certified for (a run's stage judge must be it)
 
 
+class EscalationSplit(BaseModel):
+    """How the labelled responses were divided: the judges chosen on `selection` of them (drawn
+    with `seed`, `fraction` of all), certified on the `certification` others."""
+
+    model_config = ConfigDict(extra="forbid")
+    seed: int
+    fraction: float = Field(gt=0, lt=1)
+    selection: int = Field(ge=0)
+    certification: int = Field(ge=0)
+
+
+class CascadeStep(BaseModel):
+    """One judge of a certified cascade: its threshold there (None: it keeps nothing, all it
+    sees goes on), certified on the `n` labelled verdicts that reached it, `coverage` of which
+    it keeps."""
+
+    model_config = ConfigDict(extra="forbid")
+    judge: str
+    threshold: float | None = Field(None, ge=0.5, le=1)
+    coverage: float = Field(ge=0, le=1)
+    n: int = Field(ge=0)
+
+
+class EscalationCascade(BaseModel):
+    """`[[escalation.cascades]]`: a cascade of judges for one stage, each certified on what the
+    judges before it escalate (`metrics.guarantees.certify_cascade`); `n` labelled verdicts
+    that every judge of it gave. What `murgat score --escalate-to` reads for this order."""
+
+    model_config = ConfigDict(extra="forbid")
+    stage: Literal["verifiable", "entail"]
+    judges: list[str] = Field(min_length=2)
+    target: float = Field(gt=0, lt=1)
+    alpha: float = Field(gt=0, lt=1)
+    n: int = Field(ge=0)
+    steps: list[CascadeStep]
+
+    @model_validator(mode="after")
+    def _steps_are_the_judges(self):
+        if [s.judge for s in self.steps] != self.judges:
+            raise ValueError(
+                f"escalation.cascades ({self.stage}): the steps' judges "
+                f"{[s.judge for s in self.steps]} are not judges {self.judges}"
+            )
+        if len(set(self.judges)) != len(self.judges):
+            raise ValueError(f"escalation.cascades ({self.stage}): a judge twice {self.judges}")
+        return self
+
+
 class EscalationConfig(BaseModel):
     """`[escalation]`: written by `murgat meta-eval --certify ... --select best.toml`. The
     stage tables hold the chosen judges' thresholds; `[escalation.judges."M".STAGE]` those of
-    every other judge the meta-eval measured, which `murgat score --escalate-to M` reads."""
+    every other judge the meta-eval measured, each alone; `[[escalation.cascades]]` the
+    cascades certified on what reaches each judge, which `murgat score --escalate-to` reads."""
 
     model_config = ConfigDict(extra="forbid")
     labels: str | None = None  # the human labels the thresholds were certified on
+    min_kept: int | None = Field(None, ge=1)  # `meta-eval --min-kept`
+    split: EscalationSplit | None = None  # None: one run, nothing chosen, every label certified
     verifiable: EscalationStage | None = None
     entail: EscalationStage | None = None
     judges: dict[str, dict[str, EscalationStage]] = Field(default_factory=dict)
+    cascades: list[EscalationCascade] = Field(default_factory=list)
 
     def stage(self, stage: Stage) -> EscalationStage | None:
         """`[escalation.STAGE]`: the chosen judge's threshold for a yes/no stage."""
         return {Stage.VERIFIABLE: self.verifiable, Stage.ENTAIL: self.entail}.get(stage)
+
+    def cascade(self, stage: str, judges: list[str]) -> EscalationCascade | None:
+        """The certified cascade of these judges, in this order, for `stage` (None: none)."""
+        return next(
+            (c for c in self.cascades if c.stage == stage and c.judges == list(judges)), None
+        )
+
+    @field_validator("cascades")
+    @classmethod
+    def _one_per_order(cls, v: list[EscalationCascade]) -> list[EscalationCascade]:
+        seen = set()
+        for c in v:
+            key = (c.stage, tuple(c.judges))
+            if key in seen:
+                raise ValueError(f"escalation.cascades: {c.stage} {c.judges} twice")
+            seen.add(key)
+        return v
 
     @field_validator("judges")
     @classmethod

@@ -57,6 +57,8 @@ def label_record(
     answers: Mapping[str, object],
     annotator: str,
     shown: Mapping[str, bool] | None = None,
+    *,
+    order: Mapping | None = None,
 ) -> tuple[dict | None, str | None]:
     """The labels line for `item`, or why none can be written yet.
 
@@ -65,6 +67,7 @@ def label_record(
         answers: its answers by question suffix ("s1.verifiable").
         annotator: written as `annotator`.
         shown: per suffix, whether the judges' proposals were shown when it was answered.
+        order: the random asking order it was asked in (`{"seed": S}`), written as `order`.
     """
     shown = shown or {}
     if open_questions(item, answers):
@@ -89,6 +92,8 @@ def label_record(
         "sentences": sentences,
         "judge_shown": any(shown.get(k, False) for k in answers),
     }
+    if order is not None:
+        record["order"] = dict(order)
     unsure = [k for k, v in answers.items() if v == UNSURE]
     if unsure:
         record["unsure"] = sorted(unsure)

@@ -35,10 +35,13 @@ def open_session(
     show_judge: bool = False,
     overlap: int | None = None,
     hold: bool = True,
+    order: str | None = None,
+    order_seed: int | None = None,
 ) -> Opened:
     """`annotator`'s session over `source` (a `murgat score` folder or a responses file), its
     answers in `store` (default: annotate.sqlite beside `labels`); `hold`: keep `labels` for
-    this session (serving), else only export. CannotOpen: nothing was opened."""
+    this session (serving), else only export; `order`, `order_seed`: the asking order
+    (`Session`). CannotOpen: nothing was opened."""
     try:
         src = load_source(source, media_root, responses=responses, abstained=abstained)
     except SourceError as e:
@@ -47,7 +50,15 @@ def open_session(
     db = Store(store_path)
     try:
         session = Session(
-            src, db, annotator, show_judge=show_judge, overlap=overlap, labels=labels, hold=hold
+            src,
+            db,
+            annotator,
+            show_judge=show_judge,
+            overlap=overlap,
+            labels=labels,
+            hold=hold,
+            order=order,
+            order_seed=order_seed,
         )
     except (StoreBusy, SessionError, LabelsBusy) as e:
         db.close()

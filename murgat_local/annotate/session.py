@@ -6,6 +6,14 @@ so finding the next question costs the current response's questions, not the sto
 cursor walks the responses in asking order and stays at the first one not finished (an undo
 moves it back).
 
+Responses are asked in a random order drawn with a seed (`--order-seed`, 0 by default), the
+same for every annotator of a store and whatever the source's order: by SHA-256 of the seed and
+the response's id. The seed is written into each labels line (`order: {"seed": S}`), so that
+`murgat meta-eval` knows labels taken from the start of it are a random sample of the responses
+(what its PPI estimates assume). `--order file` asks in the source's order and records none. The
+store keeps the order it was started with; a store with answers from before the order was
+recorded goes on in file order.
+
 With an overlap (`--overlap K`), K responses chosen by a hash of their ids (the same K whatever
 the source order) are asked of everyone, first; each other response goes to the first annotator
 who reaches it (a claim in the store) and is skipped by the others.
@@ -33,6 +41,20 @@ class SessionError(Exception):
     """A session that cannot start as asked (a usage error)."""
 
 
+ORDERS = ("random", "file")
+DEFAULT_SEED = 0
+
+
+def asking_order(ids: list[str], seed: int | None) -> list[str]:
+    """`ids` in the order they are asked: by SHA-256 of the seed and the id (None: as given)."""
+    if seed is None:
+        return list(ids)
+    return sorted(
+        ids,
+        key=lambda i: hashlib.sha256(f"{seed}\0{i}".encode("utf-8", "surrogatepass")).hexdigest(),
+    )
+
+
 def pick_overlap(ids: list[str], k: int) -> list[str]:
     """The `k` responses everyone labels: the first by SHA-256 of their id."""
     return sorted(
@@ -51,14 +73,19 @@ class Session(SessionPage):
         overlap: int | None = None,
         labels: pathlib.Path | None = None,
         hold: bool = True,
+        order: str | None = None,
+        order_seed: int | None = None,
     ):
+        """`order` "random" (the default for a new store) or "file", and `order_seed` (random
+        only; default 0): None keeps what the store was started with. SessionError when they
+        differ from it."""
         # The labels file is this session's alone, an export's too (LabelsBusy otherwise); an
         # export takes no annotator's lock on the store: it only reads, beside their server.
         self._labels_lock = LabelsLock(labels) if labels is not None else None
         try:
             if hold:
                 store.lock(annotator)
-            self._open(source, store, annotator, show_judge, overlap, labels)
+            self._open(source, store, annotator, show_judge, overlap, labels, order, order_seed)
         except BaseException:
             if self._labels_lock is not None:
                 self._labels_lock.release()
@@ -72,6 +99,8 @@ class Session(SessionPage):
         show_judge: bool,
         overlap: int | None,
         labels: pathlib.Path | None,
+        order: str | None = None,
+        order_seed: int | None = None,
     ) -> None:
         self.source, self.store, self.annotator = source, store, annotator
         self.show_judge, self.labels = show_judge, labels
@@ -79,9 +108,11 @@ class Session(SessionPage):
         self.items = source.items
         self.by_id = {it.id: it for it in self.items}
         self.shared = self._overlap(overlap)
-        first = [it for it in self.items if self.shared is None or it.id in self.shared]
+        self.order_seed = self._order(order, order_seed)
+        asked = [self.by_id[i] for i in asking_order([it.id for it in self.items], self.order_seed)]
+        first = [it for it in asked if self.shared is None or it.id in self.shared]
         self.order = first + [
-            it for it in self.items if self.shared is not None and it.id not in self.shared
+            it for it in asked if self.shared is not None and it.id not in self.shared
         ]
         self.position = {it.id: n for n, it in enumerate(self.order)}
         claims = store.claims()
@@ -140,6 +171,33 @@ class Session(SessionPage):
                     f"it cannot change (give --overlap {stored['k']}, or none)"
                 )
         return None if stored is None else set(stored["ids"])
+
+    def _order(self, order: str | None, seed: int | None) -> int | None:
+        """The seed of the asking order (None: file order), as the store keeps it."""
+        if order is not None and order not in ORDERS:
+            raise SessionError(f"--order takes {' or '.join(ORDERS)}, not {order!r}")
+        if order == "file" and seed is not None:
+            raise SessionError(
+                "--order-seed draws a random order: it does not go with --order file"
+            )
+        asked = order or "random"
+        want = {"order": asked, "seed": (DEFAULT_SEED if seed is None else seed)}
+        if asked == "file":
+            want["seed"] = None
+        stored: Any = self.store.get_meta("order")
+        if stored is None:
+            if order is None and seed is None and self.store.count():
+                # answers given before the order was recorded were asked in file order
+                want = {"order": "file", "seed": None}
+            stored = self.store.set_meta_once("order", want)
+        given = order is not None or seed is not None
+        if given and (stored["order"] != asked or (seed is not None and stored["seed"] != seed)):
+            was = "file" if stored["seed"] is None else f"random, --order-seed {stored['seed']}"
+            raise SessionError(
+                f"the store {self.store.path} was started with --order {was}; it cannot change "
+                "(give the same, or neither)"
+            )
+        return stored["seed"]
 
     def _is_mine(self, item: Item) -> bool:
         if self.shared is None or item.id in self.shared or item.id in self.mine:
@@ -261,7 +319,10 @@ class Session(SessionPage):
     # ------------------------------------------------------------ labels
 
     def _finish(self, item: Item) -> None:
-        record, why = label_record(item, self.answers[item.id], self.annotator, self.shown[item.id])
+        order = {"seed": self.order_seed} if self.order_seed is not None else None
+        record, why = label_record(
+            item, self.answers[item.id], self.annotator, self.shown[item.id], order=order
+        )
         self.finished[item.id] = (
             (None, f"{item.id}: {why}") if record is None else (dumps_record(record), None)
         )
@@ -322,8 +383,10 @@ class Session(SessionPage):
 __all__ = [
     "Session",
     "SessionError",
+    "ORDERS",
     "agreement_report",
     "answers_of",
+    "asking_order",
     "human_views",
     "pick_overlap",
 ]

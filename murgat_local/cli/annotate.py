@@ -60,6 +60,15 @@ def annotate(
         "--abstained",
         help="ask exactly the verdicts SOURCE (a `murgat score --escalate-to` run) abstained on",
     ),
+    order: str | None = typer.Option(
+        None,
+        "--order",
+        help="random (a new store's default: a seeded random order, the seed written into the "
+        "labels) or file (the source's order); fixed when the store starts",
+    ),
+    order_seed: int | None = typer.Option(
+        None, "--order-seed", help="the seed of the random order (default 0)"
+    ),
 ) -> None:
     """Label responses: verifiability, atomic facts, entailment and necessity of each citation."""
     from ..annotate.open import CannotOpen, open_session
@@ -78,6 +87,8 @@ def annotate(
             show_judge=show_judge,
             overlap=overlap,
             hold=not export,
+            order=order,
+            order_seed=order_seed,
         )
     except CannotOpen as e:
         ui._fail(str(e))

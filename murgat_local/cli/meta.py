@@ -38,6 +38,22 @@ def meta_eval(
     alpha: float = typer.Option(
         0.1, "--alpha", help="--certify's risk: the guarantee holds with probability 1 - alpha"
     ),
+    min_kept: int = typer.Option(
+        50,
+        "--min-kept",
+        help="--certify tests thresholds from the strictest that keeps at least this many verdicts",
+    ),
+    split_seed: int = typer.Option(
+        0,
+        "--split-seed",
+        help="with --certify and several runs: the seed of the random split of the labelled "
+        "responses into a part that chooses the judge and a part that certifies it",
+    ),
+    select_fraction: float = typer.Option(
+        0.5,
+        "--select-fraction",
+        help="the share of the labelled responses that chooses; the others certify",
+    ),
 ) -> None:
     """Measure each judge run against human labels: subtasks 1-3 and score correlations."""
     from ..meta.meta_eval import Options, Unusable
@@ -49,8 +65,13 @@ def meta_eval(
         cli._fail(f"--certify takes the agreement to certify, in (0, 1), not {certify}")
     if not 0 < alpha < 1:
         cli._fail(f"--alpha takes a probability in (0, 1), not {alpha}")
+    if min_kept < 1:
+        cli._fail(f"--min-kept takes a number of verdicts, 1 or more, not {min_kept}")
+    if not 0 < select_fraction < 1:
+        cli._fail(f"--select-fraction takes a share in (0, 1), not {select_fraction}")
+    options = Options(resamples, seed, certify, alpha, min_kept, split_seed, select_fraction)
     try:
-        result = measure(runs, human, out, Options(resamples, seed, certify, alpha), select)
+        result = measure(runs, human, out, options, select)
     except Unusable as e:
         cli._fail(str(e))
     for problem in result.label_problems:
@@ -72,6 +93,18 @@ def _show(result) -> None:
 
     report = result.report
     cli.console.print(meta_table(report))
+    split = report.get("split")
+    if split is not None:
+        cli.console.print(
+            (
+                f"chosen on {split['selection']} labelled responses, certified on "
+                f"{split['certification']} others (--split-seed {split['seed']}, "
+                f"--select-fraction {split['fraction']:g})"
+                if "seed" in split
+                else f"{split['note']}"
+            ),
+            markup=False,
+        )
     for stage, c in (report.get("certification") or {}).items():
         who = c.get("judge") or c.get("run")
         cli.console.print(
@@ -83,6 +116,20 @@ def _show(result) -> None:
             ),
             markup=False,
         )
+    for stage in ("verifiable", "entail"):
+        mine = [c for c in report.get("cascades") or () if c["stage"] == stage]
+        if mine:
+            some = sum(1 for c in mine if all(s["threshold"] is not None for s in c["steps"]))
+            orders = f"{len(mine)} order{'s' if len(mine) != 1 else ''}"
+            cli.console.print(
+                f"cascades {stage}: {orders} after {mine[0]['judges'][0]}, each judge certified "
+                f"on what reaches it; {some} with a threshold for every judge "
+                "(meta_eval.json `cascades`)",
+                markup=False,
+            )
+    sampling = report.get("labels_sampling") or {}
+    if not sampling.get("random"):
+        cli.console.print(f"no PPI estimate: {sampling.get('note')}", markup=False)
     if result.select is not None:
         cli.console.print(choices_table(report["selection"]))
         cli.console.print(correlation_table(report))

@@ -2,8 +2,9 @@
 
 `murgat meta-eval --certify` finds, per judge and per yes/no stage, the lowest confidence
 threshold at which that judge's verdicts agree with people often enough (Trust or Escalate).
-`murgat score --escalate-to M` then asks the run's judge first; a verdict whose confidence
-max(p_yes, 1 - p_yes) is under the judge's threshold goes to the next judge, and so on. What
+`murgat score --escalate-to M` then asks the run's judge first; a verdict whose confidence (the
+probability of the label it decoded: p_yes for a YES, 1 - p_yes for a NO) is under the judge's
+threshold goes to the next judge, and so on. What
 no judge keeps is *abstained*: it decides nothing and is never read as YES or NO.
 
 A verdict is kept when the judge gave one (parsed, with a p_yes) and its confidence reaches
@@ -19,13 +20,17 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-# Bumped when the keep rule changes: part of every cascade's identity.
-RULES = "cascade/1"
+# Bumped when the keep rule changes: part of every cascade's identity. 2: the confidence is the
+# decoded label's probability (a YES spelt in two tokens can decode with p_yes under 0.5).
+RULES = "cascade/2"
 
 
-def confidence(p_yes: float | None) -> float | None:
-    """How sure a yes/no verdict is: max(p_yes, 1 - p_yes); None without a p_yes."""
-    return None if p_yes is None else max(p_yes, 1.0 - p_yes)
+def confidence(yes: bool | None, p_yes: float | None) -> float | None:
+    """How sure a yes/no verdict is: the probability of the label it decoded, p_yes for a YES and
+    1 - p_yes for a NO (what `murgat meta-eval --certify` certifies); None without either."""
+    if yes is None or p_yes is None:
+        return None
+    return p_yes if yes else 1.0 - p_yes
 
 
 @dataclass(frozen=True)
@@ -43,7 +48,7 @@ class Step:
             return False
         if self.certain:
             return True
-        c = confidence(p_yes)
+        c = confidence(yes, p_yes)
         return self.threshold is not None and c is not None and c >= self.threshold
 
     def as_dict(self) -> dict:

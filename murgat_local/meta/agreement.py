@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ..metrics.agreement import cohen_kappa, krippendorff_alpha
 from ..metrics.stats import correlation
@@ -99,6 +100,19 @@ def binary(pairs: Sequence[tuple[bool, bool]]) -> dict:
     return out
 
 
+class Judgement(NamedTuple):
+    """One yes/no judgement paired with a person's label: the judge's p_yes (None: not
+    recorded), the person's label, the judge's decoded verdict (which may disagree with
+    p_yes >= 0.5: a label spelt in two tokens), and the item it is about, the same in every run
+    of these responses: (response id, sentence index) for `verifiable`, plus the index of the
+    person's fact for `entail`, plus the citation's index for `precise`."""
+
+    p_yes: float | None
+    truth: bool
+    verdict: bool
+    key: tuple
+
+
 @dataclass
 class Aligned:
     """What the judge and the truth both annotated, paired: (truth, judge) labels per yes/no
@@ -115,10 +129,10 @@ class Aligned:
     truth_facts: int = 0
     matched: int = 0
     misaligned: dict[str, str] = field(default_factory=dict)
-    # (the judge's p_yes or None, the truth's label) per yes/no judgement paired above, by stage:
-    # verifiable (subtask 1), entail (subtask 3), precise (a citation of a fact both call
-    # entailed, when a judgement decided it: `views.precise_p_yes`)
-    confidence: dict[str, list[tuple[float | None, bool]]] = field(
+    # Each yes/no judgement paired above, by stage: verifiable (subtask 1), entail (subtask 3),
+    # precise (a citation of a fact both call entailed, when a judgement decided it:
+    # `views.precise_p_yes`)
+    confidence: dict[str, list[Judgement]] = field(
         default_factory=lambda: {Stage.VERIFIABLE: [], Stage.ENTAIL: [], Stage.PRECISE: []}
     )
 
@@ -133,10 +147,12 @@ def align(judge: Mapping[str, ResponseView], truth: Mapping[str, ResponseView]) 
         if why:
             out.misaligned[rid] = why
             continue
-        for js, ts in zip(j.sentences, t.sentences):
+        for n, (js, ts) in enumerate(zip(j.sentences, t.sentences)):
             if js.verifiable is not None and ts.verifiable is not None:
                 out.subtask1.append((ts.verifiable, js.verifiable))
-                out.confidence[Stage.VERIFIABLE].append((js.verifiable_p, ts.verifiable))
+                out.confidence[Stage.VERIFIABLE].append(
+                    Judgement(js.verifiable_p, ts.verifiable, js.verifiable, (rid, n))
+                )
             if js.facts is None or ts.facts is None:
                 continue
             out.n_sentences += 1
@@ -149,7 +165,9 @@ def align(judge: Mapping[str, ResponseView], truth: Mapping[str, ResponseView]) 
                 if jf.entailed is None or tf.entailed is None:
                     continue
                 out.subtask3.append((tf.entailed, jf.entailed))
-                out.confidence[Stage.ENTAIL].append((jf.entailed_p, tf.entailed))
+                out.confidence[Stage.ENTAIL].append(
+                    Judgement(jf.entailed_p, tf.entailed, jf.entailed, (rid, n, k))
+                )
                 if tf.entailed and jf.entailed and len(tf.precise) == len(jf.precise):
                     out.precise.extend(
                         (a, b)
@@ -158,7 +176,9 @@ def align(judge: Mapping[str, ResponseView], truth: Mapping[str, ResponseView]) 
                     )
                     judged = zip(tf.precise, jf.precise, jf.precise_p, jf.precise_judged)
                     out.confidence[Stage.PRECISE].extend(
-                        (p, a) for a, b, p, j in judged if a is not None and b is not None and j
+                        Judgement(p, a, b, (rid, n, k, c))
+                        for c, (a, b, p, j) in enumerate(judged)
+                        if a is not None and b is not None and j
                     )
     return out
 

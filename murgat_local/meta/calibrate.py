@@ -9,21 +9,33 @@ Per yes/no stage (the judgements paired with a person's label by `agreement.alig
               decides without a judgement (unusable, or the only usable one) is not counted
 - `calibration`: `metrics.calibration` of p_yes against the label, and how many paired judgements
   carry no p_yes (left out);
-- `certification`: `metrics.certify` (Trust or Escalate) for the stages a threshold can be applied
-  to (`CERTIFIED`: the stages `murgat score` runs; the precision judgements are entail calls);
-- `ppi`: `metrics.ppi` for MURGAT-S, coverage and F1 over a run's responses, people's scores on
-  the labelled ones.
+- `certification`: `metrics.guarantees.certify` (Trust or Escalate) for the stages a threshold
+  can be applied to (`CERTIFIED`: the stages `murgat score` runs), on the decoded verdicts: the
+  confidence is the probability of the label the judge gave (`judges.cascade.confidence`, the
+  keep rule of `murgat score --escalate-to`), agreement is that label against the person's;
+- choosing, then certifying: whatever chooses a judge by its agreement with people (the best
+  run, `--select`) chooses on one part of the labelled responses and certifies on the other
+  (`split_responses`, `metrics.guarantees.split_items`);
+- cascades: `metrics.guarantees.certify_cascade`, each judge certified on what the judges
+  before it escalate (`cascade_certificates`);
+- `ppi`: `metrics.guarantees.ppi_mean` for MURGAT-S, coverage and F1 over a run's responses,
+  people's scores on the labelled ones, only when the labels were drawn at random
+  (`views.label_sampling`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 
+from ..judges.cascade import confidence
 from ..metrics.calibration import calibration
-from ..metrics.certify import ALPHA, TARGET, certify
+from ..metrics.certify import ALPHA, MIN_KEPT, TARGET
+from ..metrics.guarantees import certify, certify_cascade, ppi_mean, split_items
 from ..metrics.ppi import corrected_mean
 from ..stages import YES_NO, Stage
-from .agreement import Aligned
+from .agreement import Aligned, Judgement, binary
 from .views import ResponseView
 
 # The yes/no judgements calibrated: the yes/no stages, and the citations' necessity.
@@ -34,12 +46,19 @@ PPI_ASSUMES = (
     "the labelled responses are a uniform random sample of the run's responses; "
     "otherwise no estimate here is unbiased"
 )
+# The subtask a certified stage's judges are ranked by (`meta_eval.RANK_BY`: balanced accuracy).
+SUBTASK = {Stage.VERIFIABLE: "subtask1", Stage.ENTAIL: "subtask3"}
+SELECT_FRACTION = 0.5
+# Cascades certified per stage: the chosen judge first, then orders of the others up to this
+# many judges in all, at most `MAX_CASCADES` of them (the best-ranked others first).
+CASCADE_LENGTH = 3
+MAX_CASCADES = 24
 
 
 def _pairs(aligned: Aligned, stage: str) -> tuple[list, list, int]:
     """(p_yes, label) of the stage's paired judgements that carry a p_yes, and how many do not."""
     rows = aligned.confidence[stage]
-    kept = [(p, y) for p, y in rows if p is not None]
+    kept = [(j.p_yes, j.truth) for j in rows if j.p_yes is not None]
     return [p for p, _ in kept], [bool(y) for _, y in kept], len(rows) - len(kept)
 
 
@@ -70,40 +89,159 @@ def stage_calibration(aligned: Aligned, *, resamples: int = 10_000, seed: int = 
     return out
 
 
-def stage_certification(aligned: Aligned, *, target: float = TARGET, alpha: float = ALPHA) -> dict:
-    """Per certified stage: `metrics.certify`'s block (threshold, target, alpha, coverage, n, ...)
-    plus `missing_p_yes`. A judgement without a p_yes has no confidence: it is left out here,
-    and a judge that escalates by confidence would escalate it."""
+def _rows(aligned: Aligned, stage: str, ids: Collection[str] | None) -> list[Judgement]:
+    """The stage's paired judgements about the responses `ids` (None: all of them)."""
+    rows = aligned.confidence[stage]
+    return rows if ids is None else [j for j in rows if j.key[0] in ids]
+
+
+def decoded_confidence(j: Judgement) -> float | None:
+    """The probability of the label the judge decoded (None without a p_yes)."""
+    return confidence(j.verdict, j.p_yes)
+
+
+def stage_certification(
+    aligned: Aligned,
+    *,
+    target: float = TARGET,
+    alpha: float = ALPHA,
+    min_kept: int = MIN_KEPT,
+    ids: Collection[str] | None = None,
+) -> dict:
+    """Per certified stage: `metrics.guarantees.certify`'s block (threshold, target, alpha,
+    coverage, n, min_kept, ...) plus `missing_p_yes`, over the judgements about the responses
+    `ids` (None: all). A judgement without a p_yes has no confidence: it is left out here, and a
+    judge that escalates by confidence would escalate it."""
     out = {}
     for stage in CERTIFIED:
-        p, y, missing = _pairs(aligned, stage)
-        block = certify(p, y, target=target, alpha=alpha)
-        block["missing_p_yes"] = missing
-        note = _missing_note(missing, len(aligned.confidence[stage]))
+        rows = _rows(aligned, stage, ids)
+        rated = [j for j in rows if j.p_yes is not None]
+        block = certify(
+            [decoded_confidence(j) for j in rated],
+            [j.verdict == j.truth for j in rated],
+            target=target,
+            alpha=alpha,
+            min_kept=min_kept,
+        ).as_dict()
+        block["missing_p_yes"] = len(rows) - len(rated)
+        note = _missing_note(block["missing_p_yes"], len(rows))
         if note:
             block["note"] = f"{block['note']}; {note}" if block["note"] else note
         out[stage] = block
     return out
 
 
+@dataclass(frozen=True)
+class Split:
+    """The labelled responses divided at random: a choice is made on `selection`, its
+    certificate on `certification`, which the choice never saw."""
+
+    seed: int
+    fraction: float
+    selection: frozenset[str]
+    certification: frozenset[str]
+
+    def as_dict(self, *, ids: bool = True) -> dict:
+        out: dict = {
+            "seed": self.seed,
+            "fraction": self.fraction,
+            "selection": len(self.selection),
+            "certification": len(self.certification),
+        }
+        if ids:
+            out["selection_ids"] = sorted(self.selection)
+            out["certification_ids"] = sorted(self.certification)
+        return out
+
+    def says(self) -> str:
+        return (
+            f"chosen on {len(self.selection)} labelled responses, certified on "
+            f"{len(self.certification)} others (--split-seed {self.seed}, --select-fraction "
+            f"{self.fraction:g})"
+        )
+
+
+def split_responses(ids: Collection[str], *, seed: int = 0, fraction: float = SELECT_FRACTION):
+    """`ids` (the labelled responses) split by `metrics.guarantees.split_items`."""
+    ordered = sorted(ids)
+    select, rest = split_items(ordered, seed=seed, fraction=fraction)
+    return Split(
+        seed,
+        fraction,
+        frozenset(ordered[i] for i in select),
+        frozenset(ordered[i] for i in rest),
+    )
+
+
+def _restricted(truth: Mapping[str, ResponseView], ids: Collection[str]) -> dict:
+    return {rid: v for rid, v in truth.items() if rid in ids}
+
+
+def ranking_score(aligned: Aligned, stage: str, ids: Collection[str] | None) -> float | None:
+    """The balanced accuracy of a run's `stage` verdicts on the responses `ids` (what meta-eval
+    ranks the runs by for that stage's subtask)."""
+    rows = _rows(aligned, stage, ids)
+    return binary([(j.truth, j.verdict) for j in rows])["balanced_accuracy"]
+
+
+def _best(scores: Mapping[str, float | None]) -> str | None:
+    scored = [(s, name) for name, s in scores.items() if s is not None]
+    return max(scored)[1] if scored else None
+
+
 def corrected_means(
     judge: Mapping[str, ResponseView],
     truth: Mapping[str, ResponseView],
     *,
+    sampling: Mapping | None = None,
     confidence_level: float = 0.95,
 ) -> dict:
     """Per metric (MURGAT-S, coverage, F1): the judge-only mean over every response the run
-    scored, the human-only mean over those people labelled, and the PPI++ estimate."""
+    scored, the human-only mean over those people labelled, and the PPI++ estimate
+    (`metrics.guarantees.ppi_mean`, a t interval), only when `sampling` (`views.label_sampling`)
+    says the labels were drawn in a random order; otherwise `ppi` carries a note saying why."""
     ids = sorted(judge)
+    random = bool(sampling and sampling.get("random"))
     out: dict = {
         "responses": len(ids),
         "labelled": sum(1 for rid in ids if rid in truth),
         "assumes": PPI_ASSUMES,
+        "sampling": dict(sampling) if sampling else None,
     }
+    refused = None
+    if not random:
+        refused = (
+            "no PPI estimate: "
+            + ((sampling or {}).get("note") or "the labels record no random order")
+            + "; PPI needs labels on responses drawn at random (`murgat annotate` asks in a "
+            "seeded random order and records it)"
+        )
     for metric in PPI_METRICS:
         f = [judge[rid].scores.get(metric) for rid in ids]
         h = [truth[rid].scores.get(metric) if rid in truth else None for rid in ids]
-        out[metric] = corrected_mean(f, h, confidence_level=confidence_level)
+        block = corrected_mean(f, h, confidence_level=confidence_level)
+        block["ppi"] = _ppi(f, h, confidence_level, refused)
+        out[metric] = block
+    return out
+
+
+def _ppi(f: Sequence, h: Sequence, level: float, refused: str | None) -> dict:
+    """The `ppi` entry of one metric: responses without a judge score left out (as for the
+    judge-only and human-only means)."""
+    pairs = [(a, b) for a, b in zip(f, h) if a is not None]
+    y = [b for a, b in pairs if b is not None]
+    f_l = [a for a, b in pairs if b is not None]
+    f_u = [a for a, b in pairs if b is None]
+    out: dict = {"n": len(y), "n_unlabelled": len(f_u), "mean": None, "ci": None, "note": None}
+    if refused:
+        out["note"] = refused
+    elif len(y) < 2:
+        out["note"] = f"{len(y)} labelled response(s) with a judge score: an interval needs 2"
+    else:
+        est, low, high = ppi_mean(y, f_l, f_u, level=level)
+        out.update(mean=est, ci=[low, high], interval="t")
+        if not f_u:
+            out["note"] = "every scored response is labelled: the human-only mean"
     return out
 
 
@@ -116,27 +254,50 @@ def judged_by_people(
     seed: int = 0,
     certify_target: float | None = None,
     alpha: float = ALPHA,
+    min_kept: int = MIN_KEPT,
+    sampling: Mapping | None = None,
 ) -> dict:
-    """A run's `calibration` and `ppi` blocks, and its `certification` when a target is given."""
+    """A run's `calibration` and `ppi` blocks, and its `certification` when a target is given
+    (on every labelled response: nothing is chosen for one run's own block)."""
     out = {
         "calibration": stage_calibration(aligned, resamples=resamples, seed=seed),
-        "ppi": corrected_means(judge, truth),
+        "ppi": corrected_means(judge, truth, sampling=sampling),
     }
     if certify_target is not None:
-        out["certification"] = stage_certification(aligned, target=certify_target, alpha=alpha)
+        out["certification"] = stage_certification(
+            aligned, target=certify_target, alpha=alpha, min_kept=min_kept
+        )
     return out
 
 
-def certify_best(results: Mapping[str, Mapping], best: Mapping[str, str | None]) -> dict:
-    """Per certified stage, the certification of the run ranked best on its subtask (`best`:
-    subtask -> run, as meta-eval ranks them), with `run` naming it."""
-    subtask = {Stage.VERIFIABLE: "subtask1", Stage.ENTAIL: "subtask3"}
+def certify_best(
+    aligned: Mapping[str, Aligned],
+    split: Split | None,
+    *,
+    target: float = TARGET,
+    alpha: float = ALPHA,
+    min_kept: int = MIN_KEPT,
+) -> dict:
+    """Per certified stage, the run ranked best on its subtask (balanced accuracy) on the
+    split's selection part, certified on its certification part, with `run` naming it and
+    `chosen_on` the split; `split` None (one run: nothing is chosen): certified on every
+    labelled response. `aligned`: each run's judgements paired with the labels."""
     out = {}
     for stage in CERTIFIED:
-        run = best.get(subtask[stage])
-        if run is not None and "certification" in results[run]:
-            out[stage] = {**results[run]["certification"][stage], "run": run}
+        pick = None if split is None else split.selection
+        run = _best({name: ranking_score(a, stage, pick) for name, a in aligned.items()})
+        if run is None:
+            continue
+        ids = None if split is None else split.certification
+        block = stage_certification(
+            aligned[run], target=target, alpha=alpha, min_kept=min_kept, ids=ids
+        )[stage]
+        out[stage] = {**block, "run": run, "chosen_on": _chosen_on(split)}
     return out
+
+
+def _chosen_on(split: Split | None) -> dict | None:
+    return None if split is None else split.as_dict(ids=False)
 
 
 def certify_combination(
@@ -146,10 +307,13 @@ def certify_combination(
     *,
     target: float = TARGET,
     alpha: float = ALPHA,
+    min_kept: int = MIN_KEPT,
+    split: Split | None = None,
 ) -> dict:
     """Per certified stage, the certification of the combination `--select` chose (`chosen`:
     stage -> `combine.Judge`), on its verdicts as combined from the runs' records (`records`:
-    run -> id -> record), with `judge` naming the stage's judge."""
+    run -> id -> record), with `judge` naming the stage's judge; on the split's certification
+    part when the choice was made on its selection part (None: every labelled response)."""
     from .agreement import align
     from .combine import combine_all
     from .views import from_record
@@ -158,8 +322,128 @@ def certify_combination(
         records, chosen[Stage.VERIFIABLE], chosen[Stage.DECOMPOSE].home, chosen[Stage.ENTAIL]
     )
     views = {rid: v for rid, rec in combined.items() if (v := from_record(rec)) is not None}
-    block = stage_certification(align(views, truth), target=target, alpha=alpha)
-    return {stage: {**c, "judge": chosen[stage].model} for stage, c in block.items()}
+    if split is not None:
+        truth = _restricted(truth, split.certification)
+    block = stage_certification(align(views, truth), target=target, alpha=alpha, min_kept=min_kept)
+    return {
+        stage: {**c, "judge": chosen[stage].model, "chosen_on": _chosen_on(split)}
+        for stage, c in block.items()
+    }
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One run's stage judges (summary.json's `models`) and its judgements paired with labels."""
+
+    judges: Mapping[str, str]
+    aligned: Aligned
+
+
+def _judge_rows(runs: Mapping[str, Measured], stage: str) -> dict[str, dict[tuple, Judgement]]:
+    """Per model judging `stage` in some run: its judgements by item, from the run that pairs
+    the most of them with a p_yes (the first such run in order on a tie)."""
+    best: dict[str, tuple[int, dict[tuple, Judgement]]] = {}
+    for m in runs.values():
+        model = m.judges.get(stage)
+        if not model:
+            continue
+        rows = m.aligned.confidence[stage]
+        rated = sum(1 for j in rows if j.p_yes is not None)
+        if model not in best or rated > best[model][0]:
+            best[model] = (rated, {j.key: j for j in rows})
+    return {model: rows for model, (_, rows) in best.items()}
+
+
+def _balanced(rows, ids: Collection[str] | None) -> float:
+    """Balanced accuracy of judgements about the responses `ids` (None: all); -1 when none."""
+    pairs = [(j.truth, j.verdict) for j in rows if ids is None or j.key[0] in ids]
+    value = binary(pairs)["balanced_accuracy"]
+    return -1.0 if value is None else value
+
+
+def _orders(first: str, others: Sequence[str]) -> list[tuple[str, ...]]:
+    out = []
+    for size in range(1, CASCADE_LENGTH):
+        for rest in itertools.permutations(others, size):
+            out.append((first, *rest))
+            if len(out) == MAX_CASCADES:
+                return out
+    return out
+
+
+def cascade_certificates(
+    runs: Mapping[str, Measured],
+    first: Mapping[str, str | None],
+    *,
+    ids: Collection[str] | None = None,
+    rank_ids: Collection[str] | None = None,
+    target: float = TARGET,
+    alpha: float = ALPHA,
+    min_kept: int = MIN_KEPT,
+    seed: int = 0,
+) -> list[dict]:
+    """Certificates of the cascades `murgat score --escalate-to` can ask, per certified stage:
+    `first[stage]` (the chosen judge; None: no cascade for the stage) then each order of the
+    other judges measured on that stage, up to `CASCADE_LENGTH` judges and `MAX_CASCADES`
+    orders (the others ranked by balanced accuracy on `rank_ids`). Each is certified by
+    `metrics.guarantees.certify_cascade` on the labelled items every judge of the cascade
+    judged (aligned by item across runs) among the responses `ids` (None: all); an item a judge
+    gave no p_yes for has no confidence there (never kept by it, as `murgat score` would not).
+    Each entry: {stage, judges, target, alpha, min_kept, seed, n, steps: [{judge, threshold
+    (None: keeps nothing), coverage, n, kept, note}]}: `[[escalation.cascades]]`."""
+    out: list[dict] = []
+    for stage in CERTIFIED:
+        head = first.get(stage)
+        judged = _judge_rows(runs, stage)
+        if head is None or head not in judged:
+            continue
+        rank = {m: _balanced(rows.values(), rank_ids) for m, rows in judged.items()}
+        others = sorted((m for m in judged if m != head), key=lambda m: (-rank[m], m))
+        for order in _orders(head, others):
+            keys = set.intersection(*(set(judged[m]) for m in order))
+            items = sorted(k for k in keys if ids is None or k[0] in ids)
+            judges = [
+                (
+                    [decoded_confidence(judged[m][k]) for k in items],
+                    [judged[m][k].verdict for k in items],
+                )
+                for m in order
+            ]
+            human = [judged[head][k].truth for k in items]
+            if items:
+                certs = certify_cascade(
+                    judges, human, target=target, alpha=alpha, seed=seed, min_kept=min_kept
+                )
+                steps = [
+                    {
+                        "judge": m,
+                        "threshold": c.threshold,
+                        "coverage": c.coverage,
+                        "n": c.n,
+                        "kept": c.kept,
+                        "note": c.note,
+                    }
+                    for m, c in zip(order, certs)
+                ]
+            else:
+                steps = [
+                    {"judge": m, "threshold": None, "coverage": 0.0, "n": 0, "kept": 0}
+                    for m in order
+                ]
+                steps[0]["note"] = "no labelled item judged by every judge of the cascade"
+            out.append(
+                {
+                    "stage": str(stage),
+                    "judges": list(order),
+                    "target": target,
+                    "alpha": alpha,
+                    "min_kept": min_kept,
+                    "seed": seed,
+                    "n": len(items),
+                    "steps": steps,
+                }
+            )
+    return out
 
 
 def _block(c: Mapping) -> dict:
@@ -172,7 +456,8 @@ def _block(c: Mapping) -> dict:
 def judge_thresholds(results: Mapping[str, Mapping]) -> dict[str, dict[str, dict]]:
     """Per judge and certified stage, the certification of the run it judged that stage in
     (`results`: meta-eval's per-run blocks, each naming its `judges`); of several such runs, the
-    one certified on the most verdicts. What `murgat score --escalate-to M` reads for M."""
+    one certified on the most verdicts. Each judge alone, on every labelled response (nothing
+    chosen); a cascade reads `cascade_certificates`, not these."""
     out: dict[str, dict[str, dict]] = {}
     for r in results.values():
         for stage, c in (r.get("certification") or {}).items():
@@ -185,36 +470,66 @@ def judge_thresholds(results: Mapping[str, Mapping]) -> dict[str, dict[str, dict
     return out
 
 
+def _cascade_entry(c: Mapping) -> dict:
+    keep = ("threshold", "coverage", "n")
+    return {
+        "stage": c["stage"],
+        "judges": list(c["judges"]),
+        "target": c["target"],
+        "alpha": c["alpha"],
+        "n": c["n"],
+        "steps": [{"judge": s["judge"], **{k: s[k] for k in keep}} for s in c["steps"]],
+    }
+
+
 def escalation_section(
     certification: Mapping[str, Mapping],
     labels: str | None = None,
     judges: Mapping[str, Mapping] | None = None,
+    *,
+    cascades: Sequence[Mapping] = (),
+    split: Split | None = None,
+    min_kept: int | None = None,
 ) -> dict:
     """best.toml's `[escalation]` table from a certification (per stage): what `murgat score
     --escalate-to` reads. A stage with no certified threshold has no `threshold` key: every one
     of its verdicts is escalated. `judges` (`judge_thresholds`) adds every other measured
-    judge's thresholds, for a cascade. Validated as `panel_config.EscalationConfig`."""
+    judge's own thresholds; `cascades` (`cascade_certificates`) the cascades certified on what
+    reaches each judge, `[[escalation.cascades]]`; `split` how the labelled responses were
+    divided between choosing and certifying. Validated as `panel_config.EscalationConfig`."""
     from ..panel_config import EscalationConfig
 
     out: dict = {"labels": labels} if labels else {}
+    if min_kept is not None:
+        out["min_kept"] = min_kept
+    if split is not None:
+        out["split"] = split.as_dict(ids=False)
     for stage, c in certification.items():
         out[stage] = _block(c)
     if judges:
         out["judges"] = {m: dict(stages) for m, stages in judges.items()}
+    if cascades:
+        out["cascades"] = [_cascade_entry(c) for c in cascades]
     EscalationConfig.model_validate(out)
     return out
 
 
 __all__ = [
     "CERTIFIED",
-    "certify_best",
-    "certify_combination",
-    "judged_by_people",
+    "Measured",
     "PPI_METRICS",
     "STAGES",
+    "Split",
+    "cascade_certificates",
+    "certify_best",
+    "certify_combination",
     "corrected_means",
+    "decoded_confidence",
     "escalation_section",
     "judge_thresholds",
+    "judged_by_people",
+    "ranking_score",
+    "split_responses",
     "stage_calibration",
     "stage_certification",
 ]

@@ -1,7 +1,8 @@
 """A run configuration written as TOML (what `tomllib`, and so `murgat score --config`, reads).
 
-Only the shapes a resolved configuration has: strings, numbers, booleans, lists of those, and
-tables of them (nested). None is left out: it means "the default".
+Only the shapes a resolved configuration has: strings, numbers, booleans, lists of those, tables
+of them (nested) and lists of tables (arrays of tables). None is left out: it means "the
+default".
 """
 
 from __future__ import annotations
@@ -40,21 +41,31 @@ def _value(v: Any) -> str:
     raise ValueError(f"{type(v).__name__} has no TOML form")
 
 
+def _tables(v: Any) -> bool:
+    """A non-empty list of tables: written as an array of tables (`[[name]]`)."""
+    return isinstance(v, (list, tuple)) and bool(v) and all(isinstance(x, Mapping) for x in v)
+
+
+def _plain(v: Any) -> bool:
+    return v is not None and not isinstance(v, Mapping) and not _tables(v)
+
+
 def dumps(data: Mapping[str, Any], _prefix: tuple[str, ...] = ()) -> str:
-    """TOML text for `data`: its plain values first, then each table under its header."""
-    lines = [
-        f"{_key(k)} = {_value(v)}"
-        for k, v in data.items()
-        if v is not None and not isinstance(v, Mapping)
-    ]
+    """TOML text for `data`: its plain values first, then each table under its header, and
+    each list of tables as an array of tables."""
+    lines = [f"{_key(k)} = {_value(v)}" for k, v in data.items() if _plain(v)]
     out = "\n".join(lines) + ("\n" if lines else "")
     for k, v in data.items():
+        path = (*_prefix, k)
+        name = ".".join(_key(p) for p in path)
         if isinstance(v, Mapping) and v:
-            path = (*_prefix, k)
             body = dumps(v, path)
-            has_plain = any(x is not None and not isinstance(x, Mapping) for x in v.values())
-            header = f"[{'.'.join(_key(p) for p in path)}]\n" if has_plain else ""
+            has_plain = any(_plain(x) for x in v.values())
+            header = f"[{name}]\n" if has_plain else ""
             out += ("\n" if out else "") + header + body
+        elif _tables(v):
+            for item in v:
+                out += ("\n" if out else "") + f"[[{name}]]\n" + dumps(item, path)
     return out
 
 

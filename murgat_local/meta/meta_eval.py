@@ -10,20 +10,27 @@ import pathlib
 from dataclasses import dataclass, field
 
 from ..jsonl import dumps_record
+from ..metrics.certify import MIN_KEPT
 from ..reports.reliability import write_diagrams
 from ..results import ReadError, layout, read_score_records, read_summary
+from ..stages import YES_NO
 from .agreement import align, evaluate, with_chance_agreement
 from .calibrate import (
+    SELECT_FRACTION,
+    Measured,
+    Split,
+    cascade_certificates,
     certify_best,
     certify_combination,
     escalation_section,
     judge_thresholds,
     judged_by_people,
+    split_responses,
 )
 from .config_file import dumps as dumps_toml
 from .select import Run, best_config
 from .select import select as select_judges
-from .views import from_record, label_views
+from .views import from_record, label_sampling, label_views
 
 # The statistic each subtask's judges are ranked by (higher is better).
 RANK_BY = {
@@ -101,6 +108,11 @@ class Options:
     seed: int = 0
     certify: float | None = None  # the agreement to certify per yes/no stage
     alpha: float = 0.1
+    min_kept: int = MIN_KEPT  # certification starts where at least this many verdicts are kept
+    # Choosing a judge (the best run, --select) is done on `select_fraction` of the labelled
+    # responses drawn with `split_seed`; its certificate on the others.
+    split_seed: int = 0
+    select_fraction: float = SELECT_FRACTION
 
 
 def meta_eval(
@@ -123,7 +135,9 @@ def meta_eval(
         truths.append(views)
     results: dict[str, dict] = {}
     selectable: dict = {}  # run name -> its records, judges and configuration (for --select)
+    measured: dict[str, Measured] = {}  # run name -> its judges and paired judgements
     bad: list[ReadError] = []
+    sampling = label_sampling(human[0])
     for run in runs:
         judge, records = _read_run(run, select is not None, bad)
         name = run.name if run.is_dir() else run.parent.name
@@ -142,10 +156,13 @@ def meta_eval(
                 seed=o.seed,
                 certify_target=o.certify,
                 alpha=o.alpha,
+                min_kept=o.min_kept,
+                sampling=sampling,
             )
         )
         judges, config = _run_info(run)
         results[name]["judges"] = judges  # what weights_from reads: each stage's judge
+        measured[name] = Measured(judges or {}, aligned)
         if select is not None:
             if judges is None:
                 raise Unusable(
@@ -159,18 +176,39 @@ def meta_eval(
         "human": [str(p) for p in human],
         "resamples": o.resamples,
         "seed": o.seed,
+        "labels_sampling": sampling,
     }
     if len(truths) == 2:
         # the second annotator against the first, with kappa and alpha as `murgat annotate` gives them
         report["inter_annotator"] = with_chance_agreement(
             truths[0], truths[1], resamples=o.resamples, seed=o.seed
         )
+    # A choice among several runs is made on one part of the labelled responses and certified
+    # on the other; one run is no choice: its certificate may use every label.
+    split = _split(truths[0], o) if len(measured) > 1 and o.certify is not None else None
     if o.certify is not None:
-        report["certification"] = certify_best(results, report["best"])
+        report["split"] = (
+            split.as_dict()
+            if split is not None
+            else {"note": "one run: nothing is chosen, every labelled response certifies"}
+        )
+        report["min_kept"] = o.min_kept
+        report["certification"] = certify_best(
+            {n: m.aligned for n, m in measured.items()},
+            split,
+            target=o.certify,
+            alpha=o.alpha,
+            min_kept=o.min_kept,
+        )
+        first = {
+            stage: measured[c["run"]].judges.get(stage)
+            for stage, c in report["certification"].items()
+        }
+        report["cascades"] = _cascades(measured, first, split, o)
     result = MetaEvalResult(report, out / "meta_eval.json", label_problems=problems, bad=bad)
     if select is not None:
         try:
-            _select(report, results, selectable, truths[0], human[0], o, select)
+            _select(report, results, selectable, truths[0], human[0], o, select, measured, split)
             result.select = select
         except ValueError as e:
             result.error = str(e)
@@ -181,19 +219,74 @@ def meta_eval(
     return result
 
 
-def _select(report, results, selectable, truth, labels, o: Options, select: pathlib.Path) -> None:
+def _split(truth: dict, o: Options) -> Split:
+    return split_responses(list(truth), seed=o.split_seed, fraction=o.select_fraction)
+
+
+def _split_says(split: Split | None, labelled: int) -> str:
+    if split is not None:
+        return split.says()
+    return f"one run: nothing chosen, certified on all {labelled} labelled responses"
+
+
+def _cascades(
+    measured: dict[str, Measured], first: dict, split: Split | None, o: Options
+) -> list[dict]:
+    """The cascades `--escalate-to` can ask after `first` (stage -> judge), certified on the
+    certification part (the first judge was chosen on the other)."""
+    assert o.certify is not None
+    return cascade_certificates(
+        measured,
+        first,
+        ids=None if split is None else split.certification,
+        rank_ids=None if split is None else split.selection,
+        target=o.certify,
+        alpha=o.alpha,
+        min_kept=o.min_kept,
+        seed=o.split_seed,
+    )
+
+
+def _select(
+    report,
+    results,
+    selectable,
+    truth,
+    labels,
+    o: Options,
+    select: pathlib.Path,
+    measured: dict[str, Measured],
+    split: Split | None,
+) -> None:
     """The best judge per stage (a run's, or a panel of them) as a configuration file at
-    `select`, its choices in `report["selection"]`. ValueError: no choice can be made."""
-    selection = select_judges(selectable, truth, resamples=o.resamples, seed=o.seed)
+    `select`, its choices in `report["selection"]`: chosen on the split's selection part,
+    certified on its certification part (no split: on every labelled response). ValueError: no
+    choice can be made."""
+    chosen_on = truth if split is None else {r: v for r, v in truth.items() if r in split.selection}
+    selection = select_judges(selectable, chosen_on, resamples=o.resamples, seed=o.seed)
     chosen = selection.pop("chosen")
     config = best_config(selectable, chosen)
     if o.certify is not None:
         records = {name: r.records for name, r in selectable.items()}
         report["certification"] = certify_combination(
-            records, chosen, truth, target=o.certify, alpha=o.alpha
+            records,
+            chosen,
+            truth,
+            target=o.certify,
+            alpha=o.alpha,
+            min_kept=o.min_kept,
+            split=split,
         )
+        # A panel's vote carries no p_yes: no cascade starts with it.
+        first = {s: chosen[s].model if chosen[s].rule is None else None for s in YES_NO}
+        report["cascades"] = _cascades(measured, first, split, o)
         config["escalation"] = escalation_section(
-            report["certification"], str(labels), judge_thresholds(results)
+            report["certification"],
+            str(labels),
+            judge_thresholds(results),
+            cascades=report["cascades"],
+            split=split,
+            min_kept=o.min_kept,
         )
     select.parent.mkdir(parents=True, exist_ok=True)
 
@@ -201,9 +294,15 @@ def _select(report, results, selectable, truth, labels, o: Options, select: path
         return "# " + " ".join(str(text).split()) + "\n"
 
     header = comment(f"murgat meta-eval --select: the best judge per stage against {labels}")
+    if o.certify is not None:
+        header += comment(_split_says(split, len(truth)))
     header += "".join(
         comment(f"{stage}: {row['model']} ({row['statistic']} {row['value']:.4f} on {row['n']})")
         for stage, row in selection["stages"].items()
     )
     select.write_text(f"{header}\n{dumps_toml(config)}", encoding="utf-8")
-    report["selection"] = {**selection, "config": str(select)}
+    report["selection"] = {
+        **selection,
+        "config": str(select),
+        "chosen_on": None if split is None else split.as_dict(ids=False),
+    }

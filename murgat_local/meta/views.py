@@ -163,3 +163,30 @@ def label_views(path) -> tuple[dict[str, ResponseView], list[str]]:
         {rid: from_labels(r) for rid, r in labels.items() if isinstance(r, LabelledResponse)},
         reasons,
     )
+
+
+def label_sampling(path) -> dict:
+    """Whether a label file's responses were drawn at random: {"random", "seed" (the order's,
+    when random), "labelled", "note" (why not, when not)}. Random when every labelled response
+    records the same random asking order (`order: {"seed": S}`, as `murgat annotate` writes
+    it); labels asked in file order, or written otherwise, carry no such order."""
+    labels, _ = read_labels(path)
+    full = [r for r in labels.values() if isinstance(r, LabelledResponse)]
+    seeds = {r.order_seed for r in full}
+    out: dict = {"random": False, "seed": None, "labelled": len(full), "note": None}
+    if not full:
+        out["note"] = "no labelled responses"
+    elif None in seeds:
+        missing = sum(1 for r in full if r.order_seed is None)
+        out["note"] = (
+            f"{missing} of {len(full)} labelled responses record no random asking order "
+            "(asked in file order, `murgat annotate --order file`, or written by other means)"
+        )
+    elif len(seeds) > 1:
+        out["note"] = (
+            f"the labelled responses were asked in {len(seeds)} random orders (seeds "
+            f"{', '.join(map(str, sorted(s for s in seeds if s is not None)))}), not one"
+        )
+    else:
+        out.update(random=True, seed=seeds.pop())
+    return out

@@ -2,6 +2,11 @@
 thresholds with exact binomial tests, as in Trust or Escalate, Jung et al., ICLR 2025,
 arXiv 2407.18370). Pure functions: no I/O; scipy is imported when a test runs.
 
+The grid and the vectorised test live here; `metrics.guarantees.certify` is the test on decoded
+verdicts (the confidence of the label the judge gave), and `guarantees.certify_p_yes` the same
+test read from p_yes alone, a legacy path: where the decoded label and p_yes >= 0.5 differ (a label spelt
+in two tokens), it certifies a verdict other than the one scored.
+
 A verdict is YES when p_yes >= 0.5; its confidence is max(p_yes, 1 - p_yes); at threshold t the
 judge keeps the verdicts with confidence >= t and escalates the others to people. Its risk at t
 is the share of kept verdicts that disagree with the human label. The certified threshold is the
@@ -12,24 +17,24 @@ sets, the risk at t is at most 1 - target:
   * at each, H0: risk > 1 - target is tested with the exact binomial test: with n kept and k
     disagreeing, p-value = P(Binomial(n, 1 - target) <= k), rejected when <= alpha (the same as
     the one-sided Clopper-Pearson upper bound at level 1 - alpha being <= 1 - target);
-  * a threshold that keeps too few verdicts for any test to reject (target^n > alpha: fewer
-    than 22 at target 0.9, alpha 0.1) is passed over, not failed: which thresholds are testable
-    depends on the confidences only, never on the labels;
+  * the sequence starts at the strictest threshold that keeps at least `min_kept` verdicts
+    (`MIN_KEPT`, 50): stricter ones, and any that keeps too few for a test to reject at all
+    (target^n > alpha: fewer than 22 at target 0.9, alpha 0.1), are passed over, not failed, so
+    one early disagreement among a handful of verdicts does not stop the sequence; which
+    thresholds are skipped depends on the confidences only, never on the labels;
   * the first failed test stops the sequence; the certified threshold is the last one rejected.
     None rejected: no threshold, every verdict is escalated (coverage 0).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
 
-from .calibration import labelled_pairs
-
 TARGET = 0.9
 ALPHA = 0.1
+MIN_KEPT = 50
 THRESHOLDS = tuple([round(0.5 + k / 100, 2) for k in range(50)] + [0.995, 0.999])
 
 
@@ -71,16 +76,17 @@ def fixed_sequence(
     *,
     target: float = TARGET,
     alpha: float = ALPHA,
+    min_kept: int = MIN_KEPT,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The fixed-sequence test over `thresholds` (any order; tested strictest first) given their
     counts (last axis: thresholds). Returns (index of the certified threshold or -1 per row,
-    p-values, NaN where untestable)."""
+    p-values, NaN where skipped: fewer than `min_kept` kept, or too few to reject)."""
     from scipy.stats import binom
 
     t = np.asarray(thresholds, np.float64)
     order = np.argsort(-t, kind="stable")
     kept, wrong = np.asarray(kept)[..., order], np.asarray(wrong)[..., order]
-    testable = target**kept <= alpha
+    testable = (kept >= min_kept) & (target**kept <= alpha)
     pvalue = np.where(testable, binom.cdf(wrong, np.maximum(kept, 1), 1 - target), np.nan)
     failed = testable & (pvalue > alpha)
     passed = testable & ~failed
@@ -92,81 +98,3 @@ def fixed_sequence(
     pvalues = np.empty_like(pvalue)
     pvalues[..., order] = pvalue
     return certified, pvalues
-
-
-def certify(
-    p_yes: Sequence,
-    human: Sequence,
-    *,
-    target: float = TARGET,
-    alpha: float = ALPHA,
-    thresholds: Sequence[float] = THRESHOLDS,
-) -> dict:
-    """The certified confidence threshold of one yes/no stage on a calibration set (p_yes, human
-    label; pairs with None left out).
-
-    Returns {"threshold" (None: none certified), "target", "alpha", "n" (calibration pairs),
-    "coverage" (share of them kept at the threshold; 0.0 with none), "kept", "agreement" (share
-    of kept verdicts that agree), "risk_upper" (one-sided Clopper-Pearson upper bound of the risk
-    at 1 - alpha), "tests" (per threshold tried, strictest first: threshold, kept, disagree,
-    p_value, result "rejected" / "failed" / "too few" / "not reached"), "note"}.
-    """
-    if not (0 < target < 1 and 0 < alpha < 1):
-        raise ValueError(f"target and alpha must lie in (0, 1), got {target}, {alpha}")
-    p, y = labelled_pairs(p_yes, human)
-    n = int(p.size)
-    out: dict = {
-        "threshold": None,
-        "target": target,
-        "alpha": alpha,
-        "n": n,
-        "coverage": 0.0,
-        "kept": 0,
-        "agreement": None,
-        "risk_upper": None,
-        "tests": [],
-        "note": None,
-    }
-    if n == 0:
-        out["note"] = "no labelled pairs: nothing certified, every verdict escalated"
-        return out
-    kept, wrong = verdict_counts(p, y, thresholds)
-    certified, pvalues = fixed_sequence(kept, wrong, thresholds, target=target, alpha=alpha)
-    best = int(certified)
-    stopped = False
-    for i in sorted(range(len(thresholds)), key=lambda j: -thresholds[j]):
-        pv = pvalues[i]
-        if stopped:
-            result = "not reached"
-        elif math.isnan(pv):
-            result = "too few"
-        elif pv <= alpha:
-            result = "rejected"
-        else:
-            result, stopped = "failed", True
-        out["tests"].append(
-            {
-                "threshold": float(thresholds[i]),
-                "kept": int(kept[i]),
-                "disagree": int(wrong[i]),
-                "p_value": None if math.isnan(pv) else float(pv),
-                "result": result,
-            }
-        )
-    if best < 0:
-        reason = (
-            "no threshold keeps enough verdicts to test"
-            if not stopped
-            else "the strictest testable threshold failed"
-        )
-        out["note"] = f"nothing certified ({reason}): every verdict escalated"
-        return out
-    k, m = int(wrong[best]), int(kept[best])
-    out.update(
-        threshold=float(thresholds[best]),
-        coverage=m / n,
-        kept=m,
-        agreement=1 - k / m,
-        risk_upper=clopper_pearson(k, m, confidence_level=1 - alpha, alternative="less")[1],
-    )
-    return out

@@ -111,6 +111,7 @@ class Escalated:
 
     def __init__(self, config: RunConfig):
         self.stages = config.cascades()
+        self.notes = config.cascade_notes()
         self.escalation = config.escalation
         self.counts: dict[str, dict] = {
             s: {"decided_by": dict.fromkeys((x.judge for x in steps), 0), "abstained": 0}
@@ -141,6 +142,8 @@ class Escalated:
                 "target": own.target,
                 "alpha": own.alpha,
                 "labels": escalation.labels,
+                # the thresholds are a certified cascade's (False: later judges keep nothing)
+                "certified": stage not in self.notes,
             }
         return out
 
@@ -360,7 +363,8 @@ class Runner:
         summary["models"] = self.config.stage_models()
         if self.config.entail_routes():  # each route's calls: summary["stages"]["entail"]["routes"]
             summary["entail_routes"] = self.config.entail_routes()
-        summary["warnings"] = judge_warnings(self.judges, summary["models"], totals.models)
+        warnings = judge_warnings(self.judges, summary["models"], totals.models)
+        summary["warnings"] = warnings + list(self.config.cascade_notes().values())
         summary["segments_decoded"] = self.cutter.decoded
         summary["cache"] = {
             "path": str(self.cache.path),

@@ -11,7 +11,10 @@ match the printed text after whitespace normalization (`compare_sentences`). `fa
 decomposition) may be given for a verifiable sentence that has citations, and only there. Per
 fact, `entailed`: whether the sentence's citations together support it; `precise`: one boolean
 per citation of the sentence, whether that citation is needed (read when `entailed` is true,
-which requires it). Other keys are ignored.
+which requires it). `order` (written by `murgat annotate`): `{"seed": S}` when the response was
+asked in the random order drawn with seed S; absent when it was asked in file order or the line
+was written otherwise (`murgat meta-eval` gives PPI estimates only on randomly drawn labels).
+Other keys are ignored.
 
 A line with `abstained` in place of `sentences` holds people's answers to the verdicts a run
 abstained on (`murgat annotate RUN --abstained`): partial labels (`text/partial_labels.py`).
@@ -22,6 +25,7 @@ line and, when known, its id; the other lines are read. A duplicate id keeps the
 
 from __future__ import annotations
 
+import json
 import pathlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -59,6 +63,7 @@ class LabelledResponse:
     sentences: tuple[LabelledSentence, ...]
     annotator: str | None = None
     source: str = ""  # "line 3"
+    order_seed: int | None = None  # asked in the random order of this seed (None: not recorded)
 
 
 @dataclass(frozen=True)
@@ -189,7 +194,18 @@ def _response(obj: dict, source: str) -> LabelledResponse:
         tuple(_sentence(s, k) for k, s in enumerate(sentences, start=1)),
         annotator,
         source,
+        _order_seed(obj),
     )
+
+
+def _order_seed(obj: dict) -> int | None:
+    order = obj.get("order")
+    if order is None:
+        return None
+    seed = order.get("seed") if isinstance(order, dict) else None
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise _Bad(f"field 'order' must be {{\"seed\": <integer>}}, not {json.dumps(order)[:80]}")
+    return seed
 
 
 def read_labels(

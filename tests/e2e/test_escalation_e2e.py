@@ -53,10 +53,13 @@ def _run(cfg, media_root, out, responses, engines):
 
 
 def _split(values):
-    """A threshold some of `values` reach and some do not."""
+    """A threshold some of `values` reach and some do not (thresholds start at 0.5; a decoded
+    label's confidence may lie under it)."""
     values = sorted(set(values))
     assert len(values) >= 2, values
-    return statistics.median_high(values) if len(values) > 2 else values[-1]
+    above = [v for v in values if v >= 0.5]
+    assert above, values
+    return statistics.median_high(above) if len(above) > 2 else above[-1]
 
 
 def test_an_escalated_run_and_its_abstained_questions(tmp_path, media_root, engines):
@@ -76,7 +79,7 @@ def test_an_escalated_run_and_its_abstained_questions(tmp_path, media_root, engi
     for rec in recs:
         for stage, _, v in yes_no_verdicts(rec):
             if v.get("p_yes") is not None:
-                sure[stage].append(confidence(v["p_yes"]))
+                sure[stage].append(confidence(v["value"], v["p_yes"]))
     cut = {stage: _split(c) for stage, c in sure.items()}
     block = "target = 0.9\nalpha = 0.1\ncoverage = 0.5\nn = 50\n"
     best = tmp_path / "best.toml"
@@ -88,8 +91,16 @@ def test_an_escalated_run_and_its_abstained_questions(tmp_path, media_root, engi
             '[escalation]\nlabels = "people.jsonl"\n'
             f'[escalation.verifiable]\nthreshold = {cut["verifiable"]}\njudge = "{SMALL}"\n{block}'
             f'[escalation.entail]\nthreshold = {cut["entail"]}\njudge = "{OMNI}"\n{block}'
-            # the thinker keeps every verifiability verdict it gives
+            # after SmolLM2 the thinker keeps every verifiability verdict whose decoded label it
+            # gives 0.5 or more: the cascade `--escalate-to` reads (its own threshold alone is
+            # not used in a cascade)
             f'[escalation.judges."{OMNI}".verifiable]\nthreshold = 0.5\n{block}'
+            '[[escalation.cascades]]\nstage = "verifiable"\n'
+            f'judges = ["{SMALL}", "{OMNI}"]\ntarget = 0.9\nalpha = 0.1\nn = 50\n'
+            f'[[escalation.cascades.steps]]\njudge = "{SMALL}"\nthreshold = {cut["verifiable"]}\n'
+            "coverage = 0.5\nn = 25\n"
+            f'[[escalation.cascades.steps]]\njudge = "{OMNI}"\nthreshold = 0.5\n'
+            "coverage = 1.0\nn = 25\n"
         )
 
     write_best()
@@ -101,7 +112,7 @@ def test_an_escalated_run_and_its_abstained_questions(tmp_path, media_root, engi
     # judges, and the run is made again, every verdict now from the cache.
     cut["entail"] = _split(
         [
-            confidence(v["cascade"][0]["p_yes"])
+            confidence(v["cascade"][0]["value"], v["cascade"][0]["p_yes"])
             for rec in probed
             for stage, _, v in yes_no_verdicts(rec)
             if stage == "entail" and v["cascade"][0]["p_yes"] is not None
@@ -124,7 +135,7 @@ def test_an_escalated_run_and_its_abstained_questions(tmp_path, media_root, engi
             steps = [(c["judge"], c["threshold"]) for c in v["cascade"]]
             assert steps == cascade[stage][: len(steps)]
             kept = [
-                c["value"] is not None and confidence(c["p_yes"]) >= c["threshold"]
+                c["value"] is not None and confidence(c["value"], c["p_yes"]) >= c["threshold"]
                 for c in v["cascade"]
             ]
             assert not any(kept[:-1])  # asked the next only when the one before escalated
@@ -157,7 +168,7 @@ def test_an_escalated_run_and_its_abstained_questions(tmp_path, media_root, engi
         assert (c["target"], c["alpha"]) == (0.9, 0.1)
         assert [j["judge"] for j in c["judges"]] == judges
     prov = result.summary["provenance"]["judges"]["verifiable"]
-    assert prov["identity"].startswith("cascade/1:")
+    assert prov["identity"].startswith("cascade/2:")
     assert [j["threshold"] for j in prov["detail"]["judges"]] == [cut["verifiable"], 0.5]
     # The first judge's verdicts came from the cache; the thinker was asked only escalations.
     members = result.summary["stages"]["verifiable"]["members"]

@@ -3,7 +3,9 @@ sentences and facts with hand-chosen verdicts (TRUTH): what the meta-eval tests 
 
 from __future__ import annotations
 
+import copy
 import json
+import shutil
 
 from murgat_local.config import RunConfig
 from murgat_local.metrics.run_summary import RunSummary
@@ -96,3 +98,38 @@ TRUTH = {
 def write(path, lines):
     path.write_text("".join(json.dumps(l) + "\n" for l in lines))
     return path
+
+
+def _confidence(value: bool, agrees: bool) -> float:
+    """A judge sure where it agrees with people and unsure where it does not."""
+    c = 0.96 if agrees else 0.62
+    return c if value else 1 - c
+
+
+def with_p_yes(records: dict, truth: dict, copies: int) -> tuple[dict, dict]:
+    """The records, repeated `copies` times, with p_yes on every verifiable and joint verdict."""
+    out, labels = {}, {}
+    for k in range(copies):
+        for rid, rec in records.items():
+            new = copy.deepcopy(rec)
+            new["id"] = f"{rid}-{k}"
+            for s, (verifiable, facts) in zip(new["trace"]["sentences"], truth[rid]):
+                v = s["verifiable"]
+                v["p_yes"] = _confidence(v["value"], v["value"] == verifiable)
+                for f, t in zip(s.get("facts") or [], facts or []):
+                    f["joint"]["p_yes"] = _confidence(
+                        f["joint"]["value"], f["joint"]["value"] == t[0]
+                    )
+                for f in s.get("facts") or []:  # the precision judgements: sure of everything
+                    for v in [*f["alone"].values(), *f["without"].values()]:
+                        v["p_yes"] = 0.9 if v["value"] else 0.1
+            out[new["id"]] = new
+            labels[new["id"]] = truth[rid]
+    return out, labels
+
+
+def run_folder(src, dst, records: dict):
+    dst.mkdir()
+    shutil.copy(src / "summary.json", dst / "summary.json")
+    (dst / "scores.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records.values()))
+    return dst

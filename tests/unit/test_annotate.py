@@ -327,3 +327,76 @@ def test_usage_errors_exit_2(tmp_path, media_root):
     assert run(SAMPLE, *base, "--overlap", "2")[0] == 0
     code, out = run(SAMPLE, *base, "--overlap", "3")
     assert code == 2 and "--overlap 2" in out
+
+
+def _responses_asked(asked: list[str]) -> list[str]:
+    return list(dict.fromkeys(k.rpartition("#")[0] for k in asked))
+
+
+def test_responses_are_asked_in_a_seeded_random_order_written_into_the_labels(tmp_path, media_root):
+    import hashlib
+
+    from murgat_local.meta.views import label_sampling
+
+    src = load_source(SAMPLE, media_root)
+    ids = [it.id for it in src.items]
+
+    def labelled(name, **order):
+        labels = tmp_path / f"{name}.jsonl"
+        session = Session(src, Store(tmp_path / f"{name}.sqlite"), "ann", labels=labels, **order)
+        asked = _responses_asked(_label_all(session))
+        session.close()
+        return asked, labels
+
+    first, labels = labelled("a", order_seed=5)
+    again, _ = labelled("b", order_seed=5)
+    # the order is the seed's: by SHA-256 of seed and id, whatever the source's order
+    want = sorted(ids, key=lambda i: hashlib.sha256(f"5\0{i}".encode()).hexdigest())
+    assert first == again == want != ids
+    other, _ = labelled("c", order_seed=6)
+    assert sorted(other) == sorted(ids) and other != first
+    default, default_labels = labelled("d")  # seed 0 unless told
+    assert default == sorted(ids, key=lambda i: hashlib.sha256(f"0\0{i}".encode()).hexdigest())
+    # each labels line records the order it was asked in; the file keeps the source's order
+    records = [json.loads(line) for line in labels.read_text().splitlines()]
+    assert [r["id"] for r in records] == ids and all(r["order"] == {"seed": 5} for r in records)
+    got, errors = read_labels(labels)
+    assert errors == [] and {r.order_seed for r in got.values()} == {5}
+    assert label_sampling(labels) == {"random": True, "seed": 5, "labelled": 6, "note": None}
+    # --order file: the source's order, and no random order claimed
+    asked, file_labels = labelled("f", order="file")
+    assert asked == ids
+    assert all("order" not in json.loads(line) for line in file_labels.read_text().splitlines())
+    sampling = label_sampling(file_labels)
+    assert sampling["random"] is False and "6 of 6 labelled responses record no" in sampling["note"]
+
+
+def test_a_store_keeps_the_order_it_was_started_with(tmp_path, media_root):
+    src = load_source(SAMPLE, media_root)
+    db = tmp_path / "s.sqlite"
+    Session(src, Store(db), "ann", order_seed=3).release()
+    for bad in ({"order": "file"}, {"order_seed": 4}):
+        store = Store(db)
+        with pytest.raises(SessionError, match="started with --order random, --order-seed 3"):
+            Session(src, store, "ann", **bad)
+        store.close()  # as `open_session` does
+    kept = Session(src, Store(db), "ann")  # nothing said: the store's order
+    assert kept.order_seed == 3
+    kept.release()
+    store = Store(tmp_path / "t.sqlite")
+    with pytest.raises(SessionError, match="does not go with --order file"):
+        Session(src, store, "ann", order="file", order_seed=1)
+    store.close()
+    # A store with answers from before the order was recorded was asked in file order: it
+    # goes on so, and its labels claim no random order.
+    old = tmp_path / "old.sqlite"
+    session = Session(src, Store(old), "ann", order="file")
+    q = session.next()["question"]
+    assert session.answer(q["key"], scripted(q))[0] == 200
+    session.store.db.execute("DELETE FROM meta WHERE name = 'order'")
+    session.release()
+    resumed = Session(src, Store(old), "ann")
+    assert resumed.order_seed is None and [it.id for it in resumed.order] == [
+        it.id for it in src.items
+    ]
+    resumed.release()

@@ -11,11 +11,11 @@ from scipy import stats
 
 from murgat_local.metrics.certify import (
     THRESHOLDS,
-    certify,
     clopper_pearson,
     fixed_sequence,
     verdict_counts,
 )
+from murgat_local.metrics.guarantees import certify_p_yes as certify
 
 
 def _set(groups):
@@ -49,7 +49,13 @@ def test_the_binomial_test_rejects_exactly_when_the_upper_bound_is_below_the_ris
 def test_fixed_sequence_certifies_the_lowest_threshold_before_the_first_failure():
     # confidence 0.95: 30 all agree; 0.75: 30 more, 2 disagree; 0.55: 40 more, 17 disagree
     p, y = _set([(0.95, 30, 0), (0.75, 30, 2), (0.55, 40, 17)])
-    got = certify(p, y, thresholds=(0.9, 0.7, 0.5))
+    # min_kept 1: from the first threshold that can reject; the default (50) skips 0.9's 30
+    assert [t["result"] for t in certify(p, y, thresholds=(0.9, 0.7, 0.5))["tests"]] == [
+        "too few",
+        "rejected",
+        "failed",
+    ]
+    got = certify(p, y, thresholds=(0.9, 0.7, 0.5), min_kept=1)
     assert [t["result"] for t in got["tests"]] == ["rejected", "rejected", "failed"]
     assert got["tests"][1] == {
         "threshold": 0.7,
@@ -78,7 +84,7 @@ def test_a_failure_stops_the_sequence_even_when_a_lower_threshold_would_pass():
     p, y = _set(
         [(0.95, 25, 2), (0.75, 75, 0)]
     )  # 0.9: 2 of 25 wrong fails; 0.7: 2 of 100 would pass
-    got = certify(p, y, thresholds=(0.9, 0.7))
+    got = certify(p, y, thresholds=(0.9, 0.7), min_kept=1)
     assert [t["result"] for t in got["tests"]] == ["failed", "not reached"]
     assert stats.binom.cdf(2, 100, 0.1) <= 0.1  # the one not reached
     assert got["threshold"] is None and got["coverage"] == 0.0 and "failed" in got["note"]
@@ -105,7 +111,7 @@ def test_no_verdict_agreement_with_no_verdicts_and_no_labels():
         and empty["note"]
     )
     # NO verdicts count by their own confidence: p_yes 0.02 is a NO at confidence 0.98
-    got = certify([0.02] * 40 + [None], [0] * 40 + [1], thresholds=(0.97, 0.5))
+    got = certify([0.02] * 40 + [None], [0] * 40 + [1], thresholds=(0.97, 0.5), min_kept=1)
     assert got["n"] == 40 and got["threshold"] == 0.5 and got["tests"][0]["kept"] == 40
     with pytest.raises(ValueError):
         certify([0.5], [1], target=1.0)

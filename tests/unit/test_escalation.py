@@ -19,10 +19,14 @@ from murgat_local.pipeline.records import _verdict, certification_counts
 
 
 def test_the_keep_rule():
-    assert confidence(0.2) == pytest.approx(0.8) and confidence(None) is None
+    assert confidence(False, 0.2) == pytest.approx(0.8) and confidence(True, None) is None
+    # the probability of the label decoded, not of the likelier one: a YES spelt in two tokens
+    # can decode with p_yes 0.45, and is a YES at confidence 0.45, not a NO at 0.55
+    assert confidence(True, 0.45) == 0.45 and confidence(None, 0.9) is None
     first = Step("a", 0.8)
     assert first.keeps(True, 0.85) and first.keeps(False, 0.2)  # confidence 0.8: kept
     assert not first.keeps(True, 0.7)  # under the threshold
+    assert not first.keeps(True, 0.15) and not Step("c", 0.5).keeps(True, 0.45)
     assert not first.keeps(True, None)  # no p_yes: nothing to certify
     assert not first.keeps(None, 0.99)  # no verdict
     assert not Step("b", None).keeps(True, 1.0)  # nothing certified: everything escalates
@@ -127,58 +131,98 @@ def test_a_human_member_is_certain_and_its_refusals_are_not_failed_calls():
     assert h.counters.failed == 1 and cascade.counters.failed == 0
 
 
+def _stage(threshold, n=40):
+    return {"threshold": threshold, "target": 0.9, "alpha": 0.1, "coverage": 0.5, "n": n}
+
+
+def _cascade(stage, steps):
+    return {
+        "stage": stage,
+        "judges": [j for j, _ in steps],
+        "target": 0.9,
+        "alpha": 0.1,
+        "n": 60,
+        "steps": [{"judge": j, "threshold": t, "coverage": 0.5, "n": 30} for j, t in steps],
+    }
+
+
 def _config(**kw):
     escalation = {
         "labels": "people.jsonl",
-        "verifiable": {"threshold": 0.8, "target": 0.9, "alpha": 0.1, "coverage": 0.5, "n": 40},
-        "entail": {"threshold": None, "target": 0.9, "alpha": 0.1, "coverage": 0.0, "n": 30},
-        "judges": {
-            "big": {
-                "verifiable": {
-                    "threshold": 0.7,
-                    "target": 0.9,
-                    "alpha": 0.1,
-                    "coverage": 0.8,
-                    "n": 40,
-                }
-            }
-        },
+        "verifiable": _stage(0.8),
+        "entail": _stage(None, 30),
+        "judges": {"big": {"verifiable": _stage(0.7)}},
+        # big after small, certified on what small escalates: its own threshold alone (0.7) is
+        # not what holds there
+        "cascades": [_cascade("verifiable", [("small", 0.83), ("big", 0.91)])],
     }
     return RunConfig(judge="small", escalation=escalation, **kw)
 
 
-def test_the_config_resolves_each_judges_threshold_per_stage():
-    cascades = _config(escalate_to=["big", "human:p.jsonl"]).cascades()
+def test_the_config_takes_each_judges_threshold_from_the_certified_cascade():
+    config = _config(escalate_to=["big", "human:p.jsonl"])
+    cascades = config.cascades()
     assert cascades["verifiable"] == [
-        Step("small", 0.8),
-        Step("big", 0.7),
+        Step("small", 0.83),
+        Step("big", 0.91),
         Step("human:p.jsonl", None, True),
     ]
-    # big has no certified entailment threshold: it escalates every entailment it sees.
+    # No cascade small -> big certified for entailment: small keeps what its own certificate
+    # keeps (none here), big keeps nothing, people decide, and the run says so.
     assert cascades["entail"] == [
         Step("small", None),
         Step("big", None),
         Step("human:p.jsonl", None, True),
     ]
-    assert _config().cascades() == {}
+    notes = config.cascade_notes()
+    assert list(notes) == ["entail"]
+    assert "no certified cascade small -> big" in notes["entail"]
+    assert "big keep nothing" in notes["entail"]
+    assert _config().cascades() == {} and _config().cascade_notes() == {}
+    # People only after the judge: its own threshold, nothing to look up.
+    alone = _config(escalate_to=["human:p.jsonl"])
+    assert alone.cascades()["verifiable"] == [Step("small", 0.8), Step("human:p.jsonl", None, True)]
+    assert alone.cascade_notes() == {}
     # A judge is not asked again what it was not sure of: where it judges the stage itself, its
     # uncertain verdicts have nowhere further to go.
     own = _config(entailer="big", escalate_to=["big"]).cascades()
-    assert own["verifiable"] == [Step("small", 0.8), Step("big", 0.7)]
+    assert own["verifiable"] == [Step("small", 0.83), Step("big", 0.91)]
     assert own["entail"] == [Step("big", None)]
+    # An order with no certificate (another judge, or these in another order): later judges
+    # keep nothing.
+    other = _config(escalate_to=["other"])
+    assert other.cascades()["verifiable"] == [Step("small", 0.8), Step("other", None)]
+    assert "certified: small -> big" in other.cascade_notes()["verifiable"]
 
 
 @pytest.mark.parametrize(
     "kw, words",
     [
-        ({"escalate_to": ["other"]}, "certifies no threshold for it (certified: 'big')"),
         ({"escalate_to": ["big", "big"]}, "names big twice"),
         ({"escalate_to": ["big"], "entailer_audio": "x"}, "not supported"),
     ],
 )
-def test_the_config_refuses_a_cascade_it_cannot_certify(kw, words):
+def test_the_config_refuses_a_cascade_it_cannot_run(kw, words):
     with pytest.raises(ValueError, match=words.replace("(", r"\(").replace(")", r"\)")):
         _config(**kw)
+
+
+def test_cascade_tables_are_validated():
+    from murgat_local.panel_config import EscalationConfig
+
+    ok = _cascade("verifiable", [("a", 0.8), ("b", None)])
+    assert EscalationConfig.model_validate({"cascades": [ok]}).cascade("verifiable", ["a", "b"])
+    for bad in (
+        {**ok, "judges": ["a", "c"]},  # steps for other judges
+        {**ok, "judges": ["a"], "steps": ok["steps"][:1]},  # one judge is no cascade
+        _cascade("verifiable", [("a", 0.8), ("a", 0.9)]),
+        _cascade("decompose", [("a", 0.8), ("b", 0.9)]),
+        _cascade("entail", [("a", 0.4), ("b", 0.9)]),  # under 0.5
+    ):
+        with pytest.raises(ValueError):
+            EscalationConfig.model_validate({"cascades": [bad]})
+    with pytest.raises(ValueError, match="twice"):
+        EscalationConfig.model_validate({"cascades": [ok, ok]})
 
 
 def test_escalation_needs_thresholds_certified_for_this_judge():
@@ -208,3 +252,42 @@ def test_the_cli_refuses_escalation_without_thresholds_before_any_engine(tmp_pat
         + ["--judge", "nowhere", "--escalate-to", "big"],
     )
     assert res.exit_code == 2 and "needs certified thresholds" in res.output
+
+
+def test_a_run_whose_cascade_no_certificate_covers_says_so(tmp_path, media_root):
+    from support.fakes import OracleEngine
+    from support.meta_runs import RESPONSES
+
+    from murgat_local.metrics.run_summary import RunSummary
+    from murgat_local.pipeline.runner import Runner
+
+    rows = tmp_path / "r.jsonl"
+    rows.write_text(
+        "".join(
+            json.dumps({"id": i, "video": "colors", "model_generation": g}) + "\n"
+            for i, g in RESPONSES[:2]
+        )
+    )
+    config = RunConfig(
+        judge="oracle",
+        decontextualize=False,
+        bootstrap_resamples=0,
+        escalation={"verifiable": _stage(0.8)},
+        escalate_to=["other"],
+    )
+    engines = {"oracle": OracleEngine(), "other": OracleEngine("other")}
+    runner = Runner(config, media_root, tmp_path / "out", engines=engines, summary=RunSummary)
+    try:
+        summary = runner.run(rows).summary
+    finally:
+        runner.close()
+    assert [w for w in summary["warnings"] if "no certified cascade oracle -> other" in w]
+    cert = summary["certification"]["verifiable"]
+    assert cert["certified"] is False
+    assert cert["judges"] == [
+        {"judge": "oracle", "threshold": 0.8},
+        {"judge": "other", "threshold": None},
+    ]
+    # the oracle gives no p_yes, so it keeps nothing; other keeps nothing uncertified: abstained
+    assert cert["decided_by"] == {"oracle": 0, "other": 0}
+    assert cert["abstained"] == cert["verdicts"] > 0
