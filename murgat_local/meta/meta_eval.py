@@ -17,17 +17,14 @@ from ..stages import YES_NO
 from .agreement import align, evaluate, with_chance_agreement
 from .calibrate import (
     SELECT_FRACTION,
-    Measured,
     Split,
-    cascade_certificates,
     certify_best,
     certify_combination,
-    escalation_section,
-    judge_thresholds,
     judged_by_people,
     split_responses,
 )
 from .config_file import dumps as dumps_toml
+from .escalation import Measured, cascade_certificates, escalation_section, judge_thresholds
 from .select import Run, best_config
 from .select import select as select_judges
 from .views import from_record, label_sampling, label_views
