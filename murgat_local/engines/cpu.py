@@ -64,7 +64,7 @@ class CpuInfo:
 
 def parse_cpuinfo(text: str, cores: int | None = None, emulate: str | None = None) -> CpuInfo:
     """A CpuInfo from the text of /proc/cpuinfo (the first processor's model name and flags)."""
-    model, flags = "", set()
+    model, flags = "", set[str]()
     for line in text.splitlines():
         key, _, value = line.partition(":")
         key = key.strip()
