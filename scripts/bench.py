@@ -7,8 +7,11 @@
 3. a re-run served from the cache vs the cold run;
 4. peak RSS of a scoring run at N and 10N responses.
 
-Prints ratios; asserts nothing. Needs the local test models and sample media
-(scripts/setup.sh). Usage: python scripts/bench.py [--responses 60] [--citations 300]
+Prints the machine first (CPU model, cores, the instruction sets that decide vLLM's CPU
+kernels), then each part's figures as soon as it is measured, then all of them; asserts nothing.
+p_yes's cost (batched judging with and without it) is measured only when asked: `--only p_yes`.
+Needs the local test models and sample media (scripts/setup.sh).
+Usage: python scripts/bench.py [--responses 60] [--citations 300] [--only judges|segments|cache|p_yes]
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from murgat_local import offline
 offline.enforce()  # engines built here, outside the `murgat` command, stay offline too
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+EMULATION = ROOT / "scripts" / "cpu_emulation"
 MEDIA = ROOT / ".local" / "sample_media"
 
 SUBJECTS = ["screen", "background", "frame", "picture", "panel", "display"]
@@ -184,9 +188,10 @@ def bench_judges(
     engine_args: dict | None = None,
     one_at_a_time: bool = True,
     p_yes_repeats: int = 3,
+    with_p_yes: bool = False,
 ) -> dict:
-    """The pipeline batched vs one request at a time, then p_yes's cost (`bench_p_yes`);
-    `one_at_a_time=False` (`--only p_yes`) leaves the slow one-at-a-time pass out."""
+    """The pipeline batched vs one request at a time; with `with_p_yes` (`--only p_yes`), then
+    p_yes's cost (`bench_p_yes`), and `one_at_a_time=False` leaves the slow pass out."""
     from murgat_local.config import RunConfig
     from murgat_local.judges import LazyEngine, load_preset
     from murgat_local.metrics.run_summary import RunSummary
@@ -228,7 +233,7 @@ def bench_judges(
         for req in e.rec.requests if one_at_a_time else ():
             e.rec.engine.judge([req])
     t_single = time.perf_counter() - t0 if one_at_a_time else math.nan
-    p_yes_cost = bench_p_yes(engines, p_yes_repeats)
+    p_yes_cost = bench_p_yes(engines, p_yes_repeats) if with_p_yes else None
     for e in engines.values():
         e.close()
     runner.cache.close()
@@ -480,9 +485,25 @@ def main() -> None:
         metavar="KEY=VALUE",
         help="a vLLM engine argument for the judge benchmark (an int, or text), e.g. block_size=128",
     )
+    ap.add_argument(
+        "--emulate",
+        choices=["avx2"],
+        help="hide AVX-512 and AMX from the kernels (scripts/bench_engine.py --help)",
+    )
     args = ap.parse_args()
+    if args.emulate:
+        from murgat_local.engines.cpu import EMULATE_ENV, emulation_env
+
+        if os.environ.get(EMULATE_ENV) != args.emulate:
+            env = emulation_env(args.emulate, str(EMULATION), dict(os.environ))
+            os.execve(sys.executable, [sys.executable, *sys.argv], env)
     only = set(args.only or ["judges", "segments", "cache"])
-    results = {}
+    from murgat_local.engines.cpu import cpu_info
+
+    info = cpu_info()
+    print(f"machine: {info.line()}", flush=True)
+    print(f"date: {time.strftime('%Y-%m-%d')}", flush=True)
+    results: dict = {"machine": info.as_dict()}
     with tempfile.TemporaryDirectory() as tmp:
         work = pathlib.Path(tmp)
         (work / "small.toml").write_text("chunk_size = 64\n")
@@ -497,7 +518,9 @@ def main() -> None:
             results["judges"] = bench_judges(work, args.responses, extra)
             print(json.dumps({"judges": results["judges"]}), flush=True)
         elif "p_yes" in only:
-            judged = bench_judges(work, args.responses, extra, one_at_a_time=False, p_yes_repeats=5)
+            judged = bench_judges(
+                work, args.responses, extra, one_at_a_time=False, p_yes_repeats=5, with_p_yes=True
+            )
             results["p_yes"] = judged["p_yes"]
             print(json.dumps({"p_yes": results["p_yes"]}), flush=True)
         if "cache" in only:

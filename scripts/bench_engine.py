@@ -13,7 +13,8 @@ engine as murgat starts it. `--emulate avx2` hides AVX-512 (and AMX) from torch,
 vLLM's kernel choice, to measure an AVX2-only machine's kernels on one that has more.
 
 Usage: python scripts/bench_engine.py [--n 500] [--model smollm2-135m-instruct]
-       [--compare default --compare dtype=float32 ...] [--one-at-a-time N] [--emulate avx2]
+       [--compare default --compare dtype=float32 ...] [--one-at-a-time N] [--interleave R]
+       [--emulate avx2]
 """
 
 from __future__ import annotations
@@ -30,15 +31,12 @@ EMULATION = pathlib.Path(__file__).resolve().parent / "cpu_emulation"
 
 
 def _emulate(kind: str) -> None:
-    """Re-runs this script with the AVX2 emulation in the environment of every process."""
-    if os.environ.get("MURGAT_EMULATE_CPU") == kind:
-        return
-    env = dict(os.environ)
-    env["MURGAT_EMULATE_CPU"] = kind
-    env["ONEDNN_MAX_CPU_ISA"] = "AVX2"
-    env["ATEN_CPU_CAPABILITY"] = "avx2"
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(EMULATION), env.get("PYTHONPATH")]))
-    os.execve(sys.executable, [sys.executable, *sys.argv], env)
+    """Re-runs this script with the emulation in the environment of every process."""
+    from murgat_local.engines.cpu import EMULATE_ENV, emulation_env
+
+    if os.environ.get(EMULATE_ENV) != kind:
+        env = emulation_env(kind, str(EMULATION), dict(os.environ))
+        os.execve(sys.executable, [sys.executable, *sys.argv], env)
 
 
 def requests(n: int):
@@ -73,8 +71,9 @@ def parse_config(text: str) -> tuple[dict, dict]:
     return args, env
 
 
-def measure(model: str, reqs: list, config: str, one_at_a_time: int) -> dict:
-    """One configuration: start its engine, warm it, then one at a time and one batch."""
+def start(model: str, config: str):
+    """(engine, seconds to start) for one configuration, its environment set only for the start
+    (the engine's processes inherit it)."""
     from murgat_local.judges import load_preset, make_engine
 
     args, env = parse_config(config)
@@ -83,46 +82,95 @@ def measure(model: str, reqs: list, config: str, one_at_a_time: int) -> dict:
     try:
         t0 = time.perf_counter()
         engine = make_engine("vllm", load_preset(model), **args)
-        start_s = time.perf_counter() - t0
+        return engine, time.perf_counter() - t0
     finally:
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-    try:
-        dtype = engine._engine_args.get("dtype")  # what the engine chose (the CPU's, or given)
-        engine.judge(reqs[:8])  # warm-up: grammar compilation, first-batch allocations
-        single_reqs = reqs[:one_at_a_time]
-        t0 = time.perf_counter()
-        single = [engine.judge([r])[0] for r in single_reqs]
-        t_single = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        batched = engine.judge(reqs)
-        t_batch = time.perf_counter() - t0
-    finally:
-        engine.close()
-    one_rate = len(single_reqs) / t_single
-    batch_rate = len(reqs) / t_batch
+
+
+def passes(engine, reqs: list, one_at_a_time: int) -> tuple[float, float, list, list]:
+    """(one-at-a-time seconds, batch seconds, their results) on a warm engine."""
+    single_reqs = reqs[:one_at_a_time]
+    t0 = time.perf_counter()
+    single = [engine.judge([r])[0] for r in single_reqs]
+    t_single = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    batched = engine.judge(reqs)
+    return t_single, time.perf_counter() - t0, single, batched
+
+
+def row(model, config, engine, start_s, reqs, n_single, times, single, batched) -> dict:
+    """One configuration's figures; `times`: (one-at-a-time s, batch s) per round, the median
+    round's rates reported."""
+    one = sorted(n_single / t for t, _ in times)[len(times) // 2]
+    batch = sorted(len(reqs) / t for _, t in times)[len(times) // 2]
     return {
+        "model": model,
         "config": config,
-        "dtype": dtype,
+        "dtype": engine._engine_args.get("dtype"),  # what the engine chose (the CPU's, or given)
         "start_s": round(start_s, 1),
-        "one_at_a_time_requests": len(single_reqs),
-        "one_at_a_time_calls_per_s": round(one_rate, 2),
+        "rounds": len(times),
+        "one_at_a_time_requests": n_single,
+        "one_at_a_time_calls_per_s": round(one, 2),
         "batch_requests": len(reqs),
-        "one_batch_calls_per_s": round(batch_rate, 2),
-        "speedup": round(batch_rate / one_rate, 2),
+        "one_batch_calls_per_s": round(batch, 2),
+        "speedup": round(batch / one, 2),
         "parsed_single": sum(r.ok for r in single),
         "parsed_batch": sum(r.ok for r in batched),
         "same_verdicts": sum(a.raw == b.raw for a, b in zip(single, batched)),
     }
 
 
+def measure(model: str, reqs: list, config: str, one_at_a_time: int) -> dict:
+    """One configuration on its own: start its engine, warm it, one at a time, one batch."""
+    engine, start_s = start(model, config)
+    try:
+        engine.judge(reqs[:8])  # warm-up: grammar compilation, first-batch allocations
+        t1, t2, single, batched = passes(engine, reqs, one_at_a_time)
+        return row(model, config, engine, start_s, reqs, one_at_a_time, [(t1, t2)], single, batched)
+    finally:
+        engine.close()
+
+
+def interleaved(model: str, reqs: list, configs: list, one_at_a_time: int, rounds: int) -> list:
+    """Every configuration's engine up at once, then `rounds` rounds in which each is measured
+    in turn (the order rotating), so load that comes and goes falls on all of them alike."""
+    from murgat_local.engines import close_all
+
+    engines = []
+    try:
+        for config in configs:
+            engine, start_s = start(model, config)
+            engine.judge(reqs[:8])
+            engines.append((config, engine, start_s))
+        times: dict[str, list] = {c: [] for c in configs}
+        last: dict[str, tuple] = {}
+        for r in range(rounds):
+            for config, engine, _ in engines[r % len(engines) :] + engines[: r % len(engines)]:
+                t1, t2, single, batched = passes(engine, reqs, one_at_a_time)
+                times[config].append((t1, t2))
+                last[config] = (single, batched)
+                print(
+                    f"round {r + 1} {config}: {one_at_a_time / t1:.2f} one at a time, "
+                    f"{len(reqs) / t2:.2f} batched (calls/s)",
+                    flush=True,
+                )
+        return [row(model, c, e, s, reqs, one_at_a_time, times[c], *last[c]) for c, e, s in engines]
+    finally:
+        close_all([e for _, e, _ in engines])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=500, help="requests in the batch")
-    ap.add_argument("--model", default="smollm2-135m-instruct")
+    ap.add_argument(
+        "--model",
+        action="append",
+        help="preset(s) to measure, each with every configuration (default smollm2-135m-instruct)",
+    )
     ap.add_argument(
         "--compare",
         action="append",
@@ -135,6 +183,14 @@ def main() -> None:
         default=None,
         metavar="N",
         help="send only the first N requests one at a time (the rate is per request; default all)",
+    )
+    ap.add_argument(
+        "--interleave",
+        type=int,
+        default=0,
+        metavar="ROUNDS",
+        help="start every configuration's engine at once and measure them in turn, ROUNDS times "
+        "(medians reported): side by side on a machine whose load varies",
     )
     ap.add_argument("--emulate", choices=["avx2"], help="hide AVX-512 and AMX from the kernels")
     args = ap.parse_args()
@@ -152,13 +208,19 @@ def main() -> None:
     reqs = requests(args.n)
     single = min(args.one_at_a_time or args.n, args.n)
     results = []
-    for config in args.compare or ["default"]:
-        row = measure(args.model, reqs, config, single)
-        results.append(row)
-        print(json.dumps({"model": args.model, **row}), flush=True)
-    print(
-        json.dumps({"machine": info.as_dict(), "model": args.model, "results": results}, indent=2)
-    )
+    for model in args.model or ["smollm2-135m-instruct"]:
+        configs = args.compare or ["default"]
+        if args.interleave:
+            rows = interleaved(model, reqs, configs, single, args.interleave)
+            for r in rows:
+                print(json.dumps(r), flush=True)
+            results.extend(rows)
+            continue
+        for config in configs:
+            r = measure(model, reqs, config, single)
+            results.append(r)
+            print(json.dumps(r), flush=True)
+    print(json.dumps({"machine": info.as_dict(), "results": results}, indent=2))
 
 
 if __name__ == "__main__":

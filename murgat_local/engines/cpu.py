@@ -102,4 +102,17 @@ def best_dtype(info: CpuInfo) -> tuple[str, str]:
     return "float32", "no bf16 arithmetic on this CPU (AVX2 only): bfloat16 converts at every step"
 
 
-__all__ = ["CpuInfo", "best_dtype", "cpu_info", "parse_cpuinfo"]
+def emulation_env(kind: str, sitecustomize_dir: str, env: dict) -> dict:
+    """`env` for processes that see an AVX2-only CPU (`kind` "avx2"): oneDNN and ATen dispatch
+    no further than AVX2, and the folder holding the benchmarks' `sitecustomize.py` (which
+    makes torch's ISA queries answer no, so vLLM loads its AVX2 kernels) goes first on
+    PYTHONPATH. A measuring aid for the benchmarks, never set by murgat itself."""
+    if kind != "avx2":
+        raise ValueError(f"can emulate avx2 only, not {kind!r}")
+    out = dict(env)
+    out.update({EMULATE_ENV: kind, "ONEDNN_MAX_CPU_ISA": "AVX2", "ATEN_CPU_CAPABILITY": "avx2"})
+    out["PYTHONPATH"] = os.pathsep.join(filter(None, [sitecustomize_dir, env.get("PYTHONPATH")]))
+    return out
+
+
+__all__ = ["CpuInfo", "best_dtype", "cpu_info", "emulation_env", "parse_cpuinfo"]

@@ -83,3 +83,37 @@ def test_a_verdict_is_never_reused_across_dtypes(monkeypatch):
         monkeypatch.setattr(cpu_mod, "cpu_info", lambda text=text: parse_cpuinfo(text, cores=2))
         ids.add(LazyEngine("vllm", preset).identity)
     assert len(ids) == 2
+
+
+def test_the_benchmarks_avx2_emulation_reaches_the_kernels_and_the_choice():
+    from murgat_local.engines.cpu import emulation_env
+
+    env = emulation_env("avx2", "/x/cpu_emulation", {"PYTHONPATH": "/y"})
+    assert env["ONEDNN_MAX_CPU_ISA"] == "AVX2" and env["ATEN_CPU_CAPABILITY"] == "avx2"
+    assert env["PYTHONPATH"].split(":") == ["/x/cpu_emulation", "/y"]
+    with pytest.raises(ValueError, match="avx2"):
+        emulation_env("sse4", "/x", {})
+
+
+def test_under_the_emulation_torch_and_vllm_see_no_avx512(tmp_path):
+    """The emulation's sitecustomize, in a fresh interpreter: torch's own ISA queries (which
+    vLLM's CPU platform asks to pick its kernels) answer no."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("torch")
+    from murgat_local.engines.cpu import emulation_env
+
+    folder = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "cpu_emulation"
+    env = emulation_env("avx2", str(folder), dict(os.environ))
+    code = (
+        "import torch, json; from murgat_local.engines.cpu import cpu_info, best_dtype; "
+        "print(json.dumps([torch.cpu._is_avx512_supported(), torch.cpu._is_avx512_bf16_supported(),"
+        " best_dtype(cpu_info())[0]]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == '[false, false, "float32"]'
