@@ -2,7 +2,8 @@
 # One prepared, unattended check for the day a GPU machine is at hand (issue 27, item 6).
 #
 #   1. install the CUDA route of docs/install.md's "GPU install" (or use an existing environment);
-#   2. record the device: nvidia-smi -L, the driver, python, torch, vLLM, transformers;
+#   2. record the device: nvidia-smi -L, the driver, python, torch, vLLM, transformers; on a GPU,
+#      check the driver as install.sh and `murgat smoke` read it against what torch's CUDA needs;
 #   3. `murgat smoke --model M` for every local test model (vLLM engine, on CUDA);
 #   4. on CUDA (on the CPU fallback only with --routes): the cross-route prompt test
 #      (tests/test_serve_prompt_routes.py) for the same models: in-process vLLM, `vllm serve`,
@@ -344,6 +345,29 @@ EOF
 } > "$OUTDIR/device.txt"
 if [ "$GPU" = 1 ] && ! grep -q "torch.cuda.is_available() True" "$OUTDIR/device.txt"; then
   DEVICE_LINE="$DEVICE_LINE; but torch in $PY does not see it"
+fi
+
+# --- 2b. the NVIDIA driver, as install.sh and `murgat smoke` read it (issue 45) --------------
+# nvidia-smi's version, the one /proc/driver/nvidia/version names, and the series the installed
+# torch's CUDA release needs (murgat_local/bundle/drivers.toml): the reads agree and the driver
+# is new enough, else the step fails.
+if [ "$GPU" = 1 ]; then
+  step driver - - "$OUTDIR/device.txt" 60 "$PY" -c '
+import pathlib, subprocess
+from murgat_local.bundle import box
+have, where = box.read_driver()
+smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                     capture_output=True, text=True, timeout=60).stdout
+proc = box.PROC_VERSION.read_text() if box.PROC_VERSION.is_file() else ""
+cuda = box.installed_torch_cuda()
+need = box.needed_driver(cuda) if cuda else None
+print(f"--- driver: {have} ({where}); nvidia-smi {box.parse_nvidia_smi(smi)}; "
+      f"/proc {box.parse_proc_version(proc)}; torch for CUDA {cuda}, needs {need}")
+assert have and have == box.parse_nvidia_smi(smi), "the driver read differs from nvidia-smi"
+assert not proc or box.parse_proc_version(proc) == have, "/proc names another driver"
+problem = box.driver_problem(cuda, need, have, where) if cuda and need else None
+raise SystemExit(problem)
+'
 fi
 
 # --- 3. the models ---------------------------------------------------------------------------

@@ -6,6 +6,8 @@
 #                   torchaudio and torchcodec are left out (locks/cpu-exclude.txt).
 #   locks/cuda.txt  a GPU box: vLLM 0.32.0's CUDA build and the torch it pins, with this package's
 #                   dependencies and its hf extra; Python 3.12, manylinux_2_28 x86_64.
+#   locks/cuda-py311.txt  the same for Python 3.11; resolved with locks/cuda.txt's pins as
+#                   constraints, so both Pythons get the same versions wherever both can.
 #
 # The resolver is uv (`uv pip compile`), installed into its own venv (never the project's). uv
 # reads no pip configuration, so the package sources pip is configured with here (index-url,
@@ -22,6 +24,7 @@
 # release. To move pins:
 #   bash scripts/lock.sh --upgrade                        # everything to the newest allowed
 #   bash scripts/lock.sh --upgrade-package transformers   # one package (repeatable)
+#   bash scripts/lock.sh --only cuda-py311                # one lock (repeatable)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -64,11 +67,13 @@ for path in get("constraint"):
 ')
 mapfile -t PIP_ARGS <<< "$PIP_ARGS_TEXT"
 SOURCES=()
+INDEXES=()  # the CUDA locks' sources: no find-links folder (here it holds only a CPU torch)
 CONSTRAINTS=()
 for arg in "${PIP_ARGS[@]}"; do
   case "$arg" in
     --constraint=*) CONSTRAINTS+=("$arg") ;;
-    *) SOURCES+=("$arg") ;;
+    --find-links=*) SOURCES+=("$arg") ;;
+    *) SOURCES+=("$arg"); INDEXES+=("$arg") ;;
   esac
 done
 echo "[lock] sources: ${SOURCES[*]}" >&2
@@ -76,11 +81,13 @@ echo "[lock] constraints (CPU lock): ${CONSTRAINTS[*]:-none}" >&2
 
 UPGRADE=0
 UPGRADE_PACKAGES=()
+ONLY=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --upgrade|-U) UPGRADE=1 ;;
     --upgrade-package|-P) UPGRADE_PACKAGES+=("$2"); shift ;;
-    *) echo "usage: bash scripts/lock.sh [--upgrade] [--upgrade-package NAME ...]" >&2; exit 2 ;;
+    --only) ONLY+=("$2"); shift ;;
+    *) echo "usage: bash scripts/lock.sh [--upgrade] [--upgrade-package NAME ...] [--only LOCK ...]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -88,16 +95,20 @@ done
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 COMMON=(--no-config --index-strategy unsafe-best-match --generate-hashes
-        --custom-compile-command "bash scripts/lock.sh" --quiet "${SOURCES[@]}")
+        --custom-compile-command "bash scripts/lock.sh" --quiet)
 
-# compile NAME ARGS...: resolve into $WORK, keeping locks/NAME.txt's pins unless upgraded, then
-# drop the pins file from the "# via" notes and replace the lock.
+# compile NAME SEED ARGS...: resolve into $WORK, keeping locks/NAME.txt's pins (else SEED's, a
+# lock whose versions a new one should share) unless upgraded, then drop the pins file from the
+# "# via" notes and replace the lock.
 compile() {
-  local name=$1 start pins=()
-  shift
+  local name=$1 seed=$2 start pins=() keep
+  shift 2
+  if [ ${#ONLY[@]} -gt 0 ] && [[ " ${ONLY[*]} " != *" $name "* ]]; then return; fi
   start=$(date +%s)
-  if [ -f "locks/$name.txt" ] && [ "$UPGRADE" = 0 ]; then
-    "$UV_VENV/bin/python" - "locks/$name.txt" "$WORK/$name.pins" "${UPGRADE_PACKAGES[@]}" <<'PY'
+  keep="locks/$name.txt"
+  [ -f "$keep" ] || keep=$seed
+  if [ -n "$keep" ] && [ -f "$keep" ] && [ "$UPGRADE" = 0 ]; then
+    "$UV_VENV/bin/python" - "$keep" "$WORK/$name.pins" "${UPGRADE_PACKAGES[@]}" <<'PY'
 import re, sys
 lock, out, *upgrade = sys.argv[1:]
 norm = lambda name: re.sub(r"[-_.]+", "-", name).lower()
@@ -131,10 +142,13 @@ PY
   echo "[lock] locks/$name.txt: $(grep -c '^[A-Za-z0-9]' "locks/$name.txt") packages ($(( $(date +%s) - start )) s)" >&2
 }
 
-compile cpu "${CONSTRAINTS[@]}" \
+compile cpu "" "${SOURCES[@]}" "${CONSTRAINTS[@]}" \
   pyproject.toml locks/cpu.in --extra test --extra hf --extra scale --extra dev \
   --excludes locks/cpu-exclude.txt \
   --python-version 3.11 --python-platform x86_64-manylinux_2_28
-compile cuda \
+compile cuda "" "${INDEXES[@]}" \
   pyproject.toml locks/cuda.in --extra hf \
   --python-version 3.12 --python-platform x86_64-manylinux_2_28
+compile cuda-py311 locks/cuda.txt "${INDEXES[@]}" \
+  pyproject.toml locks/cuda.in --extra hf \
+  --python-version 3.11 --python-platform x86_64-manylinux_2_28

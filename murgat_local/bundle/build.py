@@ -2,11 +2,14 @@
 
     OUT/wheels/          every wheel the target's lock pins, and this project's wheel
     OUT/requirements.txt the lock itself (pins and hashes: what install.sh installs)
-    OUT/tools/           check.py (the box's checks, standard library only) and set-up's patches
+    OUT/tools/           check.py and box.py (the box's checks, standard library only) and
+                         set-up's patches
     OUT/models/NAME/     the model folders named, and with --test-models the local test models
     OUT/install.sh       `bash OUT/install.sh VENV` on the box (from install.sh.in)
-    OUT/MANIFEST.json    every other file with its size and sha256; target, Python, platform,
-                         this project's version and commit, when
+    OUT/MANIFEST.json    every other file with its size and sha256; target, Python, the oldest
+                         glibc every wheel allows, the CUDA release of torch and the NVIDIA
+                         driver it needs, the space the wheels take installed, this project's
+                         version and commit, when
 
 A second run into the same OUT copies nothing that is already there with the right sha256, and
 removes from wheels/ and models/ what this bundle no longer holds.
@@ -21,13 +24,23 @@ import shutil
 import subprocess
 import tempfile
 import tomllib
+import zipfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import resources
 
 from ..engines import manifest as manifests
 from ..engines.presets import PACKAGE_ROOT, ModelNotFound, available_presets, load_preset
-from .wheels import BundleError, build_project_wheel, from_wheelhouse, pip_download, read_lock
+from . import box
+from .wheels import (
+    BundleError,
+    Pin,
+    Target,
+    build_project_wheel,
+    from_wheelhouse,
+    pip_download,
+    read_lock,
+)
 
 OnBytes = Callable[[int], None]
 _BLOCK = 1 << 22
@@ -39,6 +52,7 @@ class Bundle:
     target: str
     python: str
     platform: str
+    cuda: dict | None = None  # the CUDA release of torch and the driver series it needs
     wheels: int = 0
     models: list[dict] = field(default_factory=list)
     copied: int = 0  # files written this run
@@ -136,6 +150,7 @@ def resolve_models(names: Iterable[str], test_models: bool) -> list[dict]:
             "source": preset.path.resolve(),
             "preset": preset.name if is_preset else None,
             "test": test,
+            "modalities": sorted(preset.modalities),
         }
         for other in chosen:
             if other["source"] == entry["source"]:
@@ -206,13 +221,18 @@ def build_bundle(
     spec = known[target]
     python = python or f"{sys.version_info.major}.{sys.version_info.minor}"
     checkout = checkout_root()
-    lock = checkout / spec["lock"]
-    if python != spec["python"]:
+    if python not in spec["locks"]:
+        served = ", ".join(spec["locks"])
         raise BundleError(
-            f"{spec['lock']} is resolved for Python {spec['python']}, not {python}: pass "
-            f"--python {spec['python']} (the box then needs python{spec['python']}), or "
-            "regenerate the lock (scripts/lock.sh) and targets.toml for that version"
+            f"--target {target} has locks for Python {served}, not {python}: pass --python "
+            f"with one of those (the box then needs that python), or add a lock for it "
+            "(scripts/lock.sh) and name it in murgat_local/bundle/targets.toml"
         )
+    lock_name = spec["locks"][python]
+    lock = checkout / lock_name
+    glibc = tuple(int(x) for x in spec["glibc"].split("."))
+    box_for = Target(python=python, machine=spec["machine"], glibc=(glibc[0], glibc[1]))
+    rank = box_for.ranker()
     chosen = resolve_models(models, test_models)  # a missing model stops us before any download
     pins = read_lock(lock)
     if wheelhouses is None:
@@ -222,36 +242,55 @@ def build_bundle(
     placer = _Placer(out, on_bytes)
     log = pathlib.Path(tempfile.mkstemp(prefix="murgat-bundle-", suffix=".log")[1])
 
-    # Wheels: from the wheelhouse where it has them, pip download for the rest.
+    # Wheels: from the wheelhouse where it has them for the target, pip download for the rest.
     wheels = out / "wheels"
     wheels.mkdir(exist_ok=True)
-    step(f"wheels: {len(pins)} pinned in {spec['lock']}")
-    have = from_wheelhouse(pins, [pathlib.Path(w) for w in wheelhouses], placer.sha256)
+    step(
+        f"wheels: {len(pins)} pinned in {lock_name}, for CPython {python} on {box_for.platforms[0]}"
+    )
+    have, refused = from_wheelhouse(
+        pins, [pathlib.Path(w) for w in wheelhouses], placer.sha256, rank
+    )
+    if refused:
+        step(
+            f"{len(refused)} wheels of the wheelhouse are not for CPython {python} on glibc "
+            f"{spec['glibc']} ({', '.join(p.name for p in refused[:3])}, ...): fetched instead"
+        )
     for path in have.values():
         placer.place(path, wheels / path.name)
     missing = [p for p in pins if p.key not in have]
     if missing:
         step(f"pip download: {len(missing)} wheels (pip's configured sources; log {log})")
         before = {p.name for p in wheels.iterdir()}
-        pip_download(missing, wheels, python, spec["platforms"], log)
+        pip_download(missing, wheels, python, box_for.platforms, log)
         placer.copied += len({p.name for p in wheels.iterdir()} - before)
     step("this project's wheel")
     project_wheel = build_project_wheel(checkout, pathlib.Path(tempfile.mkdtemp()), log)
     placer.place(project_wheel, wheels / project_wheel.name)
     shutil.rmtree(project_wheel.parent, ignore_errors=True)
-    keep = {wheels / project_wheel.name}
-    keep.update(wheels / path.name for path in have.values())
+    if rank(project_wheel.name) is None:
+        raise BundleError(f"{project_wheel.name}: not a wheel CPython {python} takes")
+    chosen_wheels = {wheels / path.name for path in have.values()}
     for pin in missing:  # what pip fetched or found already there
-        keep.update(p for p in wheels.glob("*.whl") if _matches(p.name, pin.key, pin.version))
+        chosen_wheels.add(_best_fit(wheels, pin, rank, placer.sha256, python))
+    keep = {wheels / project_wheel.name, *chosen_wheels}
+    names = sorted(p.name for p in keep)
+    try:
+        need = box.floor(names)
+    except ValueError as e:
+        raise BundleError(f"the wheels are not for one platform: {e}") from None
+    platform = box.platform_name(need)
+    cuda = _torch_cuda(sorted(chosen_wheels))
+    installed = sum(_unpacked_size(p) for p in keep)
 
     # The lock, the box's checks and set-up's patches.
     placer.place(lock, out / "requirements.txt")
     keep.add(out / "requirements.txt")
     tools = out / "tools"
-    check = resources.files(__package__).joinpath("check.py")
-    with resources.as_file(check) as path:
-        placer.place(path, tools / "check.py")
-    keep.add(tools / "check.py")
+    for tool in ("check.py", "box.py"):  # the box's checks, run before anything is installed
+        with resources.as_file(resources.files(__package__).joinpath(tool)) as path:
+            placer.place(path, tools / tool)
+        keep.add(tools / tool)
     for patch in spec.get("patches", []):
         placer.place(checkout / patch, tools / pathlib.Path(patch).name)
         keep.add(tools / pathlib.Path(patch).name)
@@ -268,8 +307,7 @@ def build_bundle(
     _remove_strays(out, keep)
 
     # install.sh and the manifest.
-    platform = spec["platforms"][0]
-    model_rows = [{"folder": e["folder"], "preset": e["preset"], "test": e["test"]} for e in chosen]
+    model_rows = [{k: e[k] for k in ("folder", "preset", "test", "modalities")} for e in chosen]
     script = out / "install.sh"
     script.write_text(
         render_install(
@@ -300,9 +338,11 @@ def build_bundle(
             "target": target,
             "python": python,
             "platform": platform,
+            "cuda": cuda,
+            "installed_bytes": installed,
             "project": {"name": "murgat-local", "version": _version(), "commit": _commit(checkout)},
             "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-            "lock": spec["lock"],
+            "lock": lock_name,
             "project_wheel": f"wheels/{project_wheel.name}",
             "models": model_rows,
             "libraries": spec.get("libraries", []),
@@ -319,6 +359,7 @@ def build_bundle(
         target=target,
         python=python,
         platform=platform,
+        cuda=cuda,
         wheels=sum(1 for e in entries if e["path"].startswith("wheels/")),
         models=model_rows,
         copied=placer.copied,
@@ -327,10 +368,59 @@ def build_bundle(
     )
 
 
-def _matches(filename: str, key: str, version: str) -> bool:
+def _best_fit(
+    wheels: pathlib.Path,
+    pin: Pin,
+    rank: Callable[[str], int | None],
+    sha256: Callable[[pathlib.Path], str],
+    python: str,
+) -> pathlib.Path:
+    """The wheel of `pin` in `wheels` that the target's pip would take (what pip download just
+    chose; an earlier bundle's other builds are left to be removed)."""
     from .wheels import _wheel_key
 
-    return _wheel_key(filename) == (key, version)
+    fits = []
+    for path in wheels.glob("*.whl"):
+        if _wheel_key(path.name) == (pin.key, pin.version):
+            place = rank(path.name)
+            if place is not None and sha256(path) in pin.hashes:
+                fits.append((place, path.name, path))
+    if not fits:
+        raise BundleError(f"no wheel of {pin.name}=={pin.version} for CPython {python} here")
+    return min(fits)[2]
+
+
+def _torch_cuda(wheels: list[pathlib.Path]) -> dict | None:
+    """{"version": the CUDA release the bundle's torch is built for, "driver": the NVIDIA driver
+    series it needs}; None for a CPU torch or none."""
+    from .wheels import _wheel_key
+
+    for path in wheels:
+        key = _wheel_key(path.name)
+        if key is None or key[0] != "torch":
+            continue
+        with zipfile.ZipFile(path) as zf:
+            try:
+                text = zf.read("torch/version.py").decode("utf-8")
+            except KeyError:
+                raise BundleError(f"{path.name}: no torch/version.py inside") from None
+        release = box.torch_cuda(text)
+        if release is None:
+            return None
+        driver = box.needed_driver(release)
+        if driver is None:
+            raise BundleError(
+                f"{path.name} is built for CUDA {release}, which murgat_local/bundle/"
+                "drivers.toml does not list: add the driver series it needs (NVIDIA's table)"
+            )
+        return {"version": release, "driver": driver, "from": path.name}
+    return None
+
+
+def _unpacked_size(path: pathlib.Path) -> int:
+    """What a wheel takes once installed: its files unpacked."""
+    with zipfile.ZipFile(path) as zf:
+        return sum(info.file_size for info in zf.infolist())
 
 
 def _remove_strays(out: pathlib.Path, keep: set[pathlib.Path]) -> None:

@@ -1,10 +1,13 @@
-"""A bundle's checks on the box, before anything is installed: `python3.X tools/check.py OUT`.
+"""A bundle's checks on the box, before anything is installed:
+`python3.X tools/check.py OUT [--venv VENV] [--allow-no-gpu]`.
 
-Standard library only (it runs before the environment exists). Refuses, naming what is wrong,
-a Python or platform the bundle was not made for and any file missing from the bundle or
-different from its MANIFEST.json; names the Debian package of each shared library the wheels
-need that the box lacks, and the features a missing program takes away. Exit 0 when the
-bundle can be installed here, 1 otherwise (every problem printed, not only the first).
+Standard library only (it runs before the environment exists; box.py lies beside it). Refuses,
+naming what is wrong, a Python or glibc the bundle was not made for, a wheel whose tags this
+Python does not take, an NVIDIA driver older than the bundle's CUDA needs (or none, unless
+--allow-no-gpu), too little free space for the venv and the models, and any file missing from
+the bundle or different from its MANIFEST.json; names the Debian package of each shared library
+the wheels need that the box lacks, and the features a missing program takes away. Exit 0 when
+the bundle can be installed here, 1 otherwise (every problem printed, not only the first).
 """
 
 from __future__ import annotations
@@ -20,6 +23,14 @@ import shutil
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
+
+try:
+    from . import box
+except ImportError:  # run as tools/check.py on the box, box.py beside it
+    import importlib
+
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+    box = importlib.import_module("box")
 
 _BLOCK = 1 << 22
 
@@ -47,19 +58,117 @@ def check_runtime(info: dict) -> list[str]:
                 f"{sys.platform} on {platform.machine()}"
             )
         else:
-            libc, version = platform.libc_ver()
-            parts = tuple(int(x) for x in re.findall(r"\d+", version)[:2])
-            if libc != "glibc" or len(parts) < 2 or parts < glibc_need:
+            glibc = box.glibc_version()
+            if glibc is None or glibc < glibc_need:
+                shown = f"glibc {glibc[0]}.{glibc[1]}" if glibc else "no glibc"
                 problems.append(
-                    f"this bundle is for Linux with glibc {glibc_need[0]}.{glibc_need[1]} or "
-                    f"newer ({info['platform']}); this box has {libc or 'no glibc'} {version}"
+                    f"this bundle's wheels need glibc {glibc_need[0]}.{glibc_need[1]} or newer "
+                    f"({info['platform']}); this box has {shown}"
                 )
     return problems
 
 
-def check_libraries(info: dict) -> list[str]:
+def check_wheel_tags(root: pathlib.Path, entries: list[dict]) -> list[str]:
+    """Every wheel of the bundle is one this Python on this box installs (its tags)."""
+    takes = box.box_tags()
+    problems = []
+    for e in entries:
+        if not (e["path"].startswith("wheels/") and e["path"].endswith(".whl")):
+            continue
+        name = e["path"].rsplit("/", 1)[1]
+        try:
+            tags = box.wheel_tags(name)
+        except ValueError as err:
+            problems.append(str(err))
+            continue
+        if not tags & takes:
+            shown = ", ".join(sorted("-".join(t) for t in tags)[:3])
+            problems.append(
+                f"{root / e['path']}: built for {shown}; this box's Python "
+                f"{sys.version_info.major}.{sys.version_info.minor} takes none of its tags"
+            )
+    return problems
+
+
+def check_driver(info: dict, allow_no_gpu: bool) -> list[str]:
+    """A CUDA bundle's NVIDIA driver: the series its torch needs, or newer."""
+    cuda = info.get("cuda")
+    if not cuda:
+        return []
+    have, where = box.read_driver()
+    problem = box.driver_problem(cuda["version"], int(cuda["driver"]), have, where)
+    if problem is None:
+        say(f"NVIDIA driver {have} ({where}): CUDA {cuda['version']} needs {cuda['driver']}+")
+        return []
+    if have is None:
+        advice = (
+            "this box can run the CPU route only (a bundle made with `murgat bundle OUT "
+            f"--target cpu`), or install NVIDIA driver {cuda['driver']} or newer"
+        )
+        if allow_no_gpu:
+            say(f"note: {problem}; installing anyway (--allow-no-gpu): no engine starts here")
+            return []
+        return [f"{problem}: {advice}; --allow-no-gpu installs it anyway"]
+    return [problem]
+
+
+def models_root(env: dict) -> pathlib.Path:
+    """Where the installed murgat keeps models (engines.presets' rule, outside a checkout)."""
+    if env.get("MURGAT_MODELS_DIR"):
+        return pathlib.Path(env["MURGAT_MODELS_DIR"])
+    data_home = env.get("XDG_DATA_HOME") or pathlib.Path.home() / ".local" / "share"
+    return pathlib.Path(data_home) / "murgat-local" / "models"
+
+
+def _existing(path: pathlib.Path) -> pathlib.Path:
+    path = path.absolute()
+    while not path.exists():
+        path = path.parent
+    return path
+
+
+def check_space(
+    info: dict, entries: list[dict], venv: pathlib.Path, root: pathlib.Path
+) -> list[str]:
+    """Free space for the unpacked wheels (in the venv) and the model files not yet in the
+    models root, summed where both lie on one filesystem."""
+    needs: dict[int, list] = {}
+
+    def need(where: pathlib.Path, what: str, n: int) -> None:
+        place = _existing(where)
+        row = needs.setdefault(place.stat().st_dev, [place, 0, []])
+        row[1] += n
+        row[2].append(f"{what} {n / 1e9:.1f} GB")
+
+    if not (venv / "bin" / "python").exists():
+        need(venv, f"the venv {venv}", int(info.get("installed_bytes", 0)))
+    models = 0
+    for e in entries:
+        if e["path"].startswith("models/"):
+            there = root / e["path"][len("models/") :]
+            if not (there.is_file() and there.stat().st_size == e["size"]):
+                models += e["size"]
+    if models:
+        need(root, f"the models in {root}", models)
+    problems = []
+    for place, total, parts in needs.values():
+        free = shutil.disk_usage(place).free
+        if free < total:
+            problems.append(
+                f"not enough free space on the filesystem of {place}: {total / 1e9:.1f} GB "
+                f"needed ({', '.join(parts)}), {free / 1e9:.1f} GB free; "
+                f"{(total - free) / 1e9:.1f} GB missing"
+            )
+    return problems
+
+
+def check_libraries(info: dict, without_driver: bool = False) -> list[str]:
+    """The shared libraries the wheels link to; `without_driver`: not those the NVIDIA driver
+    brings (a CUDA bundle installed on a box with no GPU, --allow-no-gpu)."""
     problems = []
     for lib in info.get("libraries", []):
+        if without_driver and lib.get("driver"):
+            continue
         try:
             ctypes.CDLL(lib["soname"])
         except OSError:
@@ -137,7 +246,14 @@ def check_files(root: pathlib.Path, entries: list[dict]) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    root = pathlib.Path(argv[0] if argv else pathlib.Path(__file__).parent.parent).resolve()
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="check.py")
+    parser.add_argument("root", nargs="?", default=pathlib.Path(__file__).parent.parent)
+    parser.add_argument("--venv", type=pathlib.Path, help="where the venv goes (free space)")
+    parser.add_argument("--allow-no-gpu", action="store_true")
+    args = parser.parse_args(argv)
+    root = pathlib.Path(args.root).resolve()
     try:
         data = json.loads((root / "MANIFEST.json").read_text(encoding="utf-8"))
         info = data["bundle"]
@@ -150,7 +266,11 @@ def main(argv: list[str]) -> int:
             say(f"error: the manifest names a file outside the bundle: {entry['path']}")
             return 1
     problems = check_runtime(info)
-    problems += check_libraries(info)
+    problems += check_wheel_tags(root, entries)
+    problems += check_driver(info, args.allow_no_gpu)
+    problems += check_libraries(info, without_driver=args.allow_no_gpu)
+    if args.venv is not None:
+        problems += check_space(info, entries, args.venv, models_root(dict(os.environ)))
     if not problems:
         problems = check_files(root, entries)
     for problem in problems:

@@ -1,9 +1,12 @@
 """install.sh's model step, run by the installed package: `python -m murgat_local.bundle.place
-OUT`. Copies the bundle's model folders into the models root that the installed `murgat` reads
-(MURGAT_MODELS_DIR where set, else its default: under VENV or HOME, so no variable is needed),
-keeps their manifest entries in that root's MANIFEST.json (merged with what earlier bundles put
-there), and prints, one a line, what names each folder (its preset, else its path) for
-`murgat models --verify`. A file already there with the manifest's size and sha256 is kept.
+OUT --plan FILE`. Copies the bundle's model folders into the models root that the installed
+`murgat` reads (MURGAT_MODELS_DIR where set, else its default: under VENV or HOME, so no variable
+is needed), keeps their manifest entries in that root's MANIFEST.json (merged with what earlier
+bundles put there), and writes install.sh's plan to FILE, one `KIND NAME` a line: `verify` what
+names each folder (its preset, else its path) for `murgat models --verify`, `smoke` the fewest
+test models that cover every modality the test models accept, `test` every test model, `judge`
+the model the closing command names. A file already there with the manifest's size and sha256
+is kept.
 """
 
 from __future__ import annotations
@@ -74,11 +77,44 @@ def place(bundle: pathlib.Path) -> tuple[pathlib.Path, list[str]]:
     return root, names
 
 
+def smoke_cover(models: list[dict]) -> list[str]:
+    """The fewest test models (greedily, in the bundle's order) whose modalities together are
+    all that the test models accept: one engine start per modality at most."""
+    tests = [(m["preset"], set(m.get("modalities", ["text"]))) for m in models if m["test"]]
+    tests = [(name, kinds) for name, kinds in tests if name]
+    left = set().union(*(kinds for _, kinds in tests)) if tests else set()
+    chosen: list[str] = []
+    while left:
+        name, kinds = max(tests, key=lambda t: len(t[1] & left))  # the first of the best
+        chosen.append(name)
+        left -= kinds
+    return chosen
+
+
+def plan(info: dict, root: pathlib.Path) -> list[tuple[str, str]]:
+    """install.sh's plan (see the module's docstring)."""
+    models = info["models"]
+    rows = [("verify", m["preset"] or str(root / m["folder"])) for m in models]
+    rows += [("smoke", name) for name in smoke_cover(models)]
+    tests = [m["preset"] for m in models if m["test"] and m["preset"]]
+    rows += [("test", name) for name in tests]
+    own = [m["preset"] or str(root / m["folder"]) for m in models if not m["test"]]
+    judge = (own or [t for t in tests if t == "tiny-qwen3-omni"] or tests or ["MODEL"])[0]
+    return [*rows, ("judge", judge)]
+
+
 def main(argv: list[str]) -> int:
-    root, names = place(pathlib.Path(argv[0]).resolve())
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m murgat_local.bundle.place")
+    parser.add_argument("bundle", type=pathlib.Path)
+    parser.add_argument("--plan", type=pathlib.Path, required=True)
+    args = parser.parse_args(argv)
+    bundle = args.bundle.resolve()
+    root, _ = place(bundle)
     print(f"[install] models root: {root}", file=sys.stderr)
-    for name in names:
-        print(name)
+    info = json.loads((bundle / manifests.MANIFEST).read_text(encoding="utf-8"))["bundle"]
+    args.plan.write_text("".join(f"{kind} {name}\n" for kind, name in plan(info, root)))
     return 0
 
 

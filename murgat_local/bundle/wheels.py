@@ -2,9 +2,11 @@
 this project's own wheel.
 
 A wheel already in a local wheelhouse (scripts/setup.sh keeps what it downloads in
-`.local/wheels`) whose sha256 the lock allows is copied from there; the rest are fetched by
-`pip download` with pip's own configuration (its indexes, find-links folders and constraints),
-so the bundle sees the package sources set-up sees.
+`.local/wheels`) whose tags the target takes and whose sha256 the lock allows is copied from
+there; the rest are fetched by `pip download` for the target's Python and platforms, with pip's
+own configuration (its indexes, find-links folders and constraints), so the bundle sees the
+package sources set-up sees. The lock lists the hashes of every build of a version, so a hash
+alone would let a Python 3.11 wheel into a 3.12 bundle: the tags decide.
 """
 
 from __future__ import annotations
@@ -16,7 +18,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
+
+from . import box
 
 _REQUIREMENT = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?==([^\s;\\]+)\s*(;[^\\]*)?")
 _HASH = re.compile(r"--hash=sha256:([0-9a-fA-F]{64})")
@@ -77,32 +82,89 @@ def _wheel_key(filename: str) -> tuple[str, str] | None:
     return (normalize(parts[0]), parts[1]) if len(parts) >= 5 else None
 
 
+@dataclass(frozen=True)
+class Target:
+    """The box a bundle is for: CPython `python` ("3.12") on Linux on `machine` with glibc
+    `glibc` or newer."""
+
+    python: str
+    machine: str
+    glibc: tuple[int, int]
+
+    @property
+    def platforms(self) -> list[str]:
+        """pip download's --platform tags, the most preferred first."""
+        return box.manylinux_platforms(self.glibc, self.machine)
+
+    def tags(self) -> list[box.Tag]:
+        """Every tag this box's pip takes, in pip's order of preference (`packaging.tags`)."""
+        from packaging import tags
+
+        major, minor = (int(x) for x in self.python.split("."))
+        cp = f"cp{major}{minor}"
+        found = [
+            *tags.cpython_tags(python_version=(major, minor), abis=[cp], platforms=self.platforms),
+            *tags.compatible_tags(
+                python_version=(major, minor), interpreter=cp, platforms=self.platforms
+            ),
+        ]
+        return [(t.interpreter, t.abi, t.platform) for t in found]
+
+    def ranker(self) -> Callable[[str], int | None]:
+        """rank(wheel file name): the place of its best tag in pip's preference (lower is
+        better), None when the target takes none of its tags."""
+        order: dict[box.Tag, int] = {}
+        for i, tag in enumerate(self.tags()):
+            order.setdefault(tag, i)
+
+        def rank(filename: str) -> int | None:
+            try:
+                places = [order[t] for t in box.wheel_tags(filename) if t in order]
+            except ValueError:
+                return None
+            return min(places) if places else None
+
+        return rank
+
+
 def from_wheelhouse(
-    pins: list[Pin], wheelhouses: list[pathlib.Path], sha256
-) -> dict[str, pathlib.Path]:
-    """For each pin, a wheel in the wheelhouses whose sha256 the lock allows: {key: path}.
-    `sha256(path)` hashes a file (the caller's, with its progress)."""
+    pins: list[Pin],
+    wheelhouses: list[pathlib.Path],
+    sha256: Callable[[pathlib.Path], str],
+    rank: Callable[[str], int | None],
+) -> tuple[dict[str, pathlib.Path], list[pathlib.Path]]:
+    """For each pin, the wheel in the wheelhouses that the target takes (`rank` not None), with
+    a sha256 the lock allows, and the best rank among such: ({key: path}, the wheels of a pinned
+    version the target does not take). `sha256(path)` hashes a file (the caller's, with its
+    progress)."""
     wanted = {(p.key, p.version): p for p in pins}
-    found: dict[str, pathlib.Path] = {}
+    found: dict[str, tuple[int, pathlib.Path]] = {}
+    refused: list[pathlib.Path] = []
     for folder in wheelhouses:
         if not folder.is_dir():
             continue
         for path in sorted(folder.iterdir()):
             key = _wheel_key(path.name)
             pin = wanted.get(key) if key else None
-            if pin is None or pin.key in found:
+            if pin is None:
+                continue
+            place = rank(path.name)
+            if place is None:
+                refused.append(path)
+                continue
+            if pin.key in found and found[pin.key][0] <= place:
                 continue
             if sha256(path) in pin.hashes:
-                found[pin.key] = path
-    return found
+                found[pin.key] = (place, path)
+    return {key: path for key, (_, path) in found.items()}, refused
 
 
 def pip_download(
     pins: list[Pin], dest: pathlib.Path, python: str, platforms: list[str], log: pathlib.Path
 ) -> None:
     """`pip download` of `pins` (hashes required, no dependencies: the lock is the whole set) for
-    `python` on `platforms`, with pip's configuration, into `dest`. A file already in `dest` with
-    an allowed hash is not fetched again."""
+    `python` on `platforms` (most preferred first), with pip's configuration, into `dest`. A
+    file already in `dest` with an allowed hash is not fetched again."""
     if not pins:
         return
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as fh:

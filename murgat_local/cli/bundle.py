@@ -23,7 +23,7 @@ def bundle(
         ..., "--target", help="cpu (vLLM's CPU build) or cuda (vLLM's CUDA build)"
     ),
     python: str | None = typer.Option(
-        None, "--python", help="X.Y of the box's Python; default: this one's"
+        None, "--python", help="X.Y of the box's Python (cuda: 3.11 or 3.12); default: this one's"
     ),
     models: list[str] = typer.Option(
         None, "--models", help="presets or model folders to carry (repeatable)"
@@ -34,8 +34,9 @@ def bundle(
 ) -> None:
     """Stage everything an air-gapped box needs into one folder, on a connected machine.
 
-    Downloads every wheel the target's lock (locks/cpu.txt, locks/cuda.txt) pins for the
-    target's Python and platform, with pip's configured sources, builds this project's wheel,
+    Downloads every wheel the target's lock for that Python (murgat_local/bundle/targets.toml)
+    pins, in the build that Python takes on the target's platform (set-up's wheelhouse first,
+    then pip's configured sources), builds this project's wheel,
     copies the model folders named, and writes MANIFEST.json (every file's size and sha256) and
     install.sh. On the box: `bash OUT/install.sh VENV`. A second run into the same OUT copies
     nothing already there with the right sha256."""
@@ -79,8 +80,13 @@ def _done(made, seconds: float) -> None:
     from ..bundle import human
 
     names = ", ".join(m["preset"] or m["folder"] for m in made.models) or "none"
+    cuda = (
+        f"torch for CUDA {made.cuda['version']} (NVIDIA driver {made.cuda['driver']} or newer); "
+        if made.cuda
+        else ""
+    )
     ui.console.print(
-        f"bundle {made.out}: {made.target}, Python {made.python}, {made.platform}; "
+        f"bundle {made.out}: {made.target}, Python {made.python}, {made.platform}; {cuda}"
         f"{made.wheels} wheels, models: {names}; {human(made.bytes)} "
         f"({made.copied} files written, {made.kept} already there) in {seconds:.0f} s\n"
         f"On the box: bash {made.out}/install.sh VENV",

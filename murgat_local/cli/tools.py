@@ -198,6 +198,9 @@ def smoke(
         ui._fail("--base-url goes with --engine openai, and --engine openai needs it")
     if as_json and reach:
         ui._fail("--json prints the probes' rows; --reach has its own table and record")
+    if engine == "vllm" and (refusal := _cuda_driver_refusal()):
+        ui._error(refusal)
+        raise typer.Exit(1)
     options = {"base_url": base_url} if base_url else {}
     if verbose:
         os.environ["VLLM_LOGGING_LEVEL"] = "INFO"
@@ -221,6 +224,28 @@ def smoke(
         )
         ui.err.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)  # the path on one line
     raise typer.Exit(1 if failed else 0)
+
+
+def _cuda_driver_refusal() -> str | None:
+    """Why vLLM's CUDA build cannot start here: no NVIDIA driver, or one older than the series
+    the installed torch's CUDA needs (drivers.toml); None on vLLM's CPU build or a good driver."""
+    from ..bundle import box
+    from ..engines.identity import vllm_cpu_build
+
+    if vllm_cpu_build():
+        return None
+    cuda = box.installed_torch_cuda()
+    need = box.needed_driver(cuda) if cuda else None
+    if cuda is None or need is None:
+        return None
+    have, where = box.read_driver()
+    problem = box.driver_problem(cuda, need, have, where)
+    if problem and have is None:
+        problem += (
+            ": vLLM's CUDA build needs a GPU; run on a box with one, or use vLLM's CPU build "
+            "(a bundle made with --target cpu)"
+        )
+    return problem
 
 
 def _machine_line(engine: str, presets: list) -> str:

@@ -85,13 +85,18 @@ def _kv_need(
     kv_cache_dtype: str,
 ) -> int:
     import torch
-    from vllm.config import CacheConfig, ParallelConfig, SchedulerConfig, VllmConfig
+    from vllm.config import CacheConfig, DeviceConfig, ParallelConfig, SchedulerConfig, VllmConfig
+    from vllm.platforms import current_platform
     from vllm.utils.torch_utils import STR_DTYPE_TO_TORCH_DTYPE
     from vllm.v1.core.kv_cache_utils import max_memory_usage_bytes
     from vllm.v1.kv_cache_interface import FullAttentionSpec, SlidingWindowSpec
 
     parallel = ParallelConfig(tensor_parallel_size=tensor_parallel_size)
+    # vLLM's CUDA build on a box with no GPU (a bundle checked before it travels) finds no
+    # platform and cannot guess the device: the sizing is for a GPU, so name it.
+    device = DeviceConfig(device="auto" if current_platform.device_type else "cuda")
     vllm_config = VllmConfig(
+        device_config=device,
         model_config=model,
         parallel_config=parallel,
         cache_config=CacheConfig(

