@@ -30,13 +30,24 @@ def _reach_status(preset) -> dict:
 
 
 def _fit_models(
-    names: list[str], gpu: str, gpus: int, gpu_mem: float | None, as_json: bool
+    names: list[str],
+    gpu: str,
+    gpus: int,
+    gpu_mem: float | None,
+    as_json: bool,
+    kv_cache_bytes: int | None = None,
+    max_model_len: int | None = None,
 ) -> None:
     """`murgat models --fit`: one line (or JSON object) per preset or named model folder; exit 0
-    whether or not they fit."""
+    whether or not they fit. With `kv_cache_bytes`: each model's KV token capacity instead."""
     from ..engines import available_presets, load_preset
     from ..engines.fit import GPUS, fit_preset, gpu_for_memory
 
+    if kv_cache_bytes is not None or gpu == "cpu":
+        _capacities(names, gpu, gpu_mem, as_json, kv_cache_bytes, max_model_len)
+        return
+    if max_model_len is not None:
+        ui._fail("--max-model-len goes with --kv-cache-bytes")
     if gpu_mem is not None:
         kind, card = f"{gpu_mem:g} GiB", gpu_for_memory(gpu_mem)
     elif gpu in GPUS:
@@ -55,6 +66,45 @@ def _fit_models(
         return
     for f in fits:
         ui.console.print(f.line(), markup=False, soft_wrap=True)
+
+
+def _capacities(
+    names: list[str],
+    gpu: str,
+    gpu_mem: float | None,
+    as_json: bool,
+    kv_cache_bytes: int | None,
+    max_model_len: int | None,
+) -> None:
+    """`murgat models --fit --kv-cache-bytes B`: the tokens such a cache holds per model."""
+    from ..engines import available_presets, load_preset
+    from ..engines.fit import GPUS, capacity, gpu_for_memory
+
+    if kv_cache_bytes is None:
+        ui._fail(
+            "--gpu cpu goes with --kv-cache-bytes (the CPU build's cache is given, not shared)"
+        )
+    if gpu != "cpu" and gpu not in GPUS and gpu_mem is None:
+        ui._fail(f"--gpu takes {', '.join(GPUS)} or cpu, not {gpu!r} (or give --gpu-mem GIB)")
+    card = gpu_for_memory(gpu_mem) if gpu_mem is not None else GPUS.get(gpu)
+    try:
+        presets = [load_preset(n) for n in names or available_presets()]
+    except ValueError as e:
+        ui._fail(str(e))
+    options = {"max_model_len": max_model_len} if max_model_len else {}
+    device = "cpu" if gpu == "cpu" else "cuda"
+    found = _quietly(
+        lambda: [
+            c
+            for c in (capacity(p, kv_cache_bytes, device, card, options) for p in presets)
+            if c is not None
+        ]
+    )
+    if as_json:
+        sys.stdout.write(json.dumps([c.as_json() for c in found], indent=2) + "\n")
+        return
+    for c in found:
+        ui.console.print(c.line(), markup=False, soft_wrap=True)
 
 
 def _quietly(work):

@@ -104,11 +104,25 @@ def models(
     gpu: str = typer.Option(
         "h100",
         "--gpu",
-        help="with --fit: the GPU kind (h100, h200, a100-80, a100-40, l40s, rtx4090)",
+        help="with --fit: the GPU kind (h100, h200, a100-80, a100-40, l40s, rtx4090), or cpu "
+        "(vLLM's CPU build; with --kv-cache-bytes)",
     ),
     gpus: int = typer.Option(1, "--gpus", min=1, help="with --fit: how many GPUs"),
     gpu_mem: float | None = typer.Option(
         None, "--gpu-mem", help="with --fit: a GPU of this many GiB instead of --gpu"
+    ),
+    kv_cache_bytes: int | None = typer.Option(
+        None,
+        "--kv-cache-bytes",
+        min=1,
+        help="with --fit: the tokens a KV cache of this many bytes holds, as vLLM logs at start "
+        "(KV cache size: N tokens), and the KV bytes a token",
+    ),
+    max_model_len: int | None = typer.Option(
+        None,
+        "--max-model-len",
+        min=1,
+        help="with --kv-cache-bytes: the context (else the preset's)",
     ),
 ) -> None:
     """List the model presets and whether their weights are present; with --verify, check that
@@ -120,7 +134,7 @@ def models(
         _verify_models(names or [], as_json)
         return
     if fit:
-        _fit_models(names or [], gpu, gpus, gpu_mem, as_json)
+        _fit_models(names or [], gpu, gpus, gpu_mem, as_json, kv_cache_bytes, max_model_len)
         return
     if names:
         ui._fail("model names go with --verify or --fit")

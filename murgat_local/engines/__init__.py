@@ -96,7 +96,7 @@ class LazyEngine:
         # arguments are in it); a box whose GPUs cannot hold the model stops here, before any
         # engine starts, with the `murgat models --fit` line (`placement.DoesNotFit`, a
         # ValueError). vLLM's CPU build sizes its own memory: nothing is chosen there.
-        preset = lay_out(preset, gpus if gpus is not None else seen(kind, options))
+        preset = lay_out(preset, gpus if gpus is not None else seen(kind, options), options)
         self.kind = kind
         self.preset = preset
         self.options = options

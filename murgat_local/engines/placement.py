@@ -53,15 +53,16 @@ def seen(kind: str, options: dict | None = None) -> Gpus | None:
     return Gpus(memory, count)
 
 
-def lay_out(preset: Preset, gpus: Gpus | None) -> Preset:
+def lay_out(preset: Preset, gpus: Gpus | None, options: dict | None = None) -> Preset:
     """`preset` with the layout it holds for `gpus` (`Preset.on_gpus`), or `DoesNotFit` with the
-    `--fit` line where those GPUs cannot hold it; unchanged where no GPUs are seen."""
+    `--fit` line where those GPUs cannot hold it under `options` (the run's engine arguments,
+    which the engine starts with); unchanged where no GPUs are seen."""
     if gpus is None:
         return preset
     from .fit import fit_preset, gpu_for_memory, refusal
 
     name = f"{gpus.memory_gib:.1f} GiB GPU"
-    fit = fit_preset(preset, name, gpu_for_memory(gpus.memory_gib), gpus.count)
+    fit = fit_preset(preset, name, gpu_for_memory(gpus.memory_gib), gpus.count, options)
     why = refusal(True, fit)
     if why:
         raise DoesNotFit(f"{preset.name} cannot start on this box's GPUs: {why}")

@@ -25,6 +25,8 @@ def test_the_terminal_shows_the_fit_lines_and_nothing_of_vllm():
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("gemma-4-31b-it on 1x h100") and "does not fit" in done.stdout
+    # The refusal names the one-H100 layout and the preset that holds it.
+    assert "max_num_batched_tokens=4096" in done.stdout and "gemma-4-31b-it-h100" in done.stdout
     assert (
         "Triton" not in done.stdout + done.stderr and "block_size" not in done.stdout + done.stderr
     ), done.stderr
