@@ -33,7 +33,7 @@ def engine_tokens(name: str, cache_bytes: int, length: int) -> dict:
 
 def murgat_tokens(name: str, cache_bytes: int, length: int) -> dict:
     from murgat_local.engines import load_preset
-    from murgat_local.engines.fit import capacity
+    from murgat_local.engines.fit_capacity import capacity
     from murgat_local.engines.identity import vllm_cpu_build
 
     device = "cpu" if vllm_cpu_build() else "cuda"

@@ -78,7 +78,8 @@ def _capacities(
 ) -> None:
     """`murgat models --fit --kv-cache-bytes B`: the tokens such a cache holds per model."""
     from ..engines import available_presets, load_preset
-    from ..engines.fit import GPUS, capacity, gpu_for_memory
+    from ..engines.fit import GPUS, gpu_for_memory
+    from ..engines.fit_capacity import capacity
 
     if kv_cache_bytes is None:
         ui._fail(

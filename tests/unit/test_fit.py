@@ -110,7 +110,7 @@ def test_a_runs_own_engine_args_are_what_is_sized():
 def test_a_kv_cache_holds_the_tokens_vllm_counts_from_its_blocks():
     """`--kv-cache-bytes`: vLLM's capacity for a full-attention model is whole blocks of the
     cache over the per-block bytes of every layer (computed here from the config by hand)."""
-    from murgat_local.engines.fit import capacity
+    from murgat_local.engines.fit_capacity import capacity
 
     out = CliRunner().invoke(
         app,
