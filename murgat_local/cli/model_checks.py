@@ -42,6 +42,7 @@ def _fit_models(
     whether or not they fit. With `kv_cache_bytes`: each model's KV token capacity instead."""
     from ..engines import available_presets, load_preset
     from ..engines.fit import GPUS, fit_preset, gpu_for_memory
+    from ..engines.presets import all_presets
 
     if kv_cache_bytes is not None or gpu == "cpu":
         _capacities(names, gpu, gpu_mem, as_json, kv_cache_bytes, max_model_len)
@@ -59,7 +60,11 @@ def _fit_models(
     except ValueError as e:
         ui._fail(str(e))
     fits = _quietly(
-        lambda: [f for f in (fit_preset(p, kind, card, gpus) for p in presets) if f is not None]
+        lambda: [
+            f
+            for f in (fit_preset(p, kind, card, gpus, variants=all_presets) for p in presets)
+            if f is not None
+        ]
     )
     if as_json:
         sys.stdout.write(json.dumps([f.as_json() for f in fits], indent=2) + "\n")

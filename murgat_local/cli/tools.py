@@ -192,22 +192,11 @@ def smoke(
     output."""
     import tempfile
 
-    from ..engines import ModelNotFound, check_engine, load_preset
-    from ..engines.verify import require_whole
     from ..judges.smoke import run_smoke, smoke_models
     from ..reports.table import smoke_table
 
     names = smoke_models(model or None)
-    try:  # a usage error, before anything starts
-        check_engine(engine)
-        presets = [load_preset(name) for name in names]
-        for p in presets:  # every folder whole (the quick check), before the first engine
-            require_whole(p)
-    except (ModelNotFound, ValueError) as e:
-        ui._fail(str(e))
-    for p in presets:  # a folder without a preset: what it was taken to be
-        for what in p.assumed:
-            ui.err.print(f"{p.name}: assumed {what}", markup=False, soft_wrap=True)
+    presets = _smoke_presets(names, engine)
     if (base_url is None) != (engine != "openai"):
         ui._fail("--base-url goes with --engine openai, and --engine openai needs it")
     if as_json and reach:
@@ -238,6 +227,25 @@ def smoke(
         )
         ui.err.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)  # the path on one line
     raise typer.Exit(1 if failed else 0)
+
+
+def _smoke_presets(names: list[str], engine: str) -> list:
+    """The presets `murgat smoke` starts, each folder whole (the quick check): a usage error,
+    before anything starts; a folder without a preset says what it was taken to be."""
+    from ..engines import ModelNotFound, check_engine, load_preset
+    from ..engines.verify import require_whole
+
+    try:
+        check_engine(engine)
+        presets = [load_preset(name) for name in names]
+        for p in presets:
+            require_whole(p)
+    except (ModelNotFound, ValueError) as e:
+        ui._fail(str(e))
+    for p in presets:
+        for what in p.assumed:
+            ui.err.print(f"{p.name}: assumed {what}", markup=False, soft_wrap=True)
+    return presets
 
 
 def _cuda_driver_refusal() -> str | None:

@@ -19,6 +19,7 @@ Omni model its thinker only); where the weights are absent, from the preset's `[
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from .fit_needs import kv_plan
@@ -376,7 +377,7 @@ def fit_preset(
     gpu: Gpu,
     count: int = 1,
     options: dict | None = None,
-    variants: bool = True,
+    variants: Callable[[], Iterable] | None = None,
 ) -> Fit | None:
     """`preset` on `count` GPUs of kind `gpu` under `options` (a run's engine arguments, over
     the preset's): its layout for them (the one it holds, else its engine arguments as set,
@@ -429,21 +430,23 @@ def fit_preset(
         kv_room_gib=round(kv_room, 2),
         profile=size.profile(layout),
         cost=cost,
-        variant=None if fits or not variants else _variant(preset, gpu_name, gpu, count),
+        variant=None
+        if fits or variants is None
+        else _variant(preset, gpu_name, gpu, count, variants),
     )
 
 
-def _variant(preset, gpu_name: str, gpu: Gpu, count: int) -> str | None:
-    """Another preset of the same model folder that fits these GPUs (a smaller layout)."""
-    from .presets import available_presets, load_preset
-
-    for name in available_presets():
-        other = load_preset(name)
-        if name == preset.name or other.path != preset.path:
+def _variant(
+    preset, gpu_name: str, gpu: Gpu, count: int, candidates: Callable[[], Iterable]
+) -> str | None:
+    """Another preset of the same model folder that fits these GPUs (a smaller layout), among
+    `candidates()` (`presets.all_presets`: given by the caller, so sizing never loads presets)."""
+    for other in candidates():
+        if other.name == preset.name or other.path != preset.path:
             continue
-        fit = fit_preset(other, gpu_name, gpu, count, variants=False)
+        fit = fit_preset(other, gpu_name, gpu, count)
         if fit is not None and fit.fits:
-            return name
+            return other.name
     return None
 
 

@@ -60,9 +60,12 @@ def lay_out(preset: Preset, gpus: Gpus | None, options: dict | None = None) -> P
     if gpus is None:
         return preset
     from .fit import fit_preset, gpu_for_memory, refusal
+    from .presets import all_presets
 
     name = f"{gpus.memory_gib:.1f} GiB GPU"
-    fit = fit_preset(preset, name, gpu_for_memory(gpus.memory_gib), gpus.count, options)
+    fit = fit_preset(
+        preset, name, gpu_for_memory(gpus.memory_gib), gpus.count, options, all_presets
+    )
     why = refusal(True, fit)
     if why:
         raise DoesNotFit(f"{preset.name} cannot start on this box's GPUs: {why}")

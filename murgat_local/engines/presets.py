@@ -277,6 +277,11 @@ def available_presets(presets_dir: pathlib.Path = PRESETS_DIR) -> list[str]:
     return sorted(p.stem for p in presets_dir.glob("*.toml"))
 
 
+def all_presets() -> list[Preset]:
+    """Every preset, loaded (`--fit` looks among them for a variant of a model that fits)."""
+    return [load_preset(name) for name in available_presets()]
+
+
 def _models_root(models_root: pathlib.Path | None, env: dict) -> pathlib.Path:
     if models_root is not None:
         return models_root

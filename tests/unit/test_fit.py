@@ -16,12 +16,13 @@ from murgat_local.engines.fit import (
     refusal,
     safetensors_bytes,
 )
+from murgat_local.engines.presets import all_presets
 
 GPU_PRESETS = [n for n in available_presets() if not load_preset(n).local_test]
 
 
 def _fit(name, gpu="h100", count=1):
-    return fit_preset(load_preset(name), gpu, GPUS[gpu], count)
+    return fit_preset(load_preset(name), gpu, GPUS[gpu], count, variants=all_presets)
 
 
 def _plan(name, **over):
