@@ -21,6 +21,7 @@ from .constraints import ParseFailure, Verdict, choice_regex, parse_verdict
 
 if TYPE_CHECKING:
     from .presets import Quirks
+    from .reach import CitedTokens
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,10 @@ class Result:
     # or None where they cannot be counted, with the reason in `reached_unknown`.
     reached: dict[str, int] | None = None
     reached_unknown: str | None = None
+    # Per cited part, in the request's order: the placeholder tokens the model's processor
+    # places for it and those that arrived for it (`reach.cited_fields`); or why not counted.
+    cited: tuple[CitedTokens, ...] | None = None
+    cited_unknown: str | None = None
     # The prompt token ids the runtime ran (`reach.prompt_print`): their sha256, and how many
     # of them are the tokenizer's BOS (None where it has none); None where the ids are unknown.
     prompt_digest: str | None = None

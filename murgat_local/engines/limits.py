@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from ..media.parts import AudioPart, ImagePart, MediaPart, VideoPart
 from .base import REFUSED, Request, Result, build_messages, refusal
 from .presets import Preset
-from .render import ChatRenderer, adapt_media, audio_windows, processor_inputs
+from .render import ChatRenderer, adapt_media, adapted, audio_windows, processor_inputs
 
 # The estimate is measured, not exact (a placeholder's surroundings differ slightly between a
 # one-part probe and the full prompt): keep this many tokens in hand.
@@ -185,9 +186,16 @@ class RequestFitter:
         return Fitted(fitted, f"frames reduced from {before} to {after} to fit {why}")
 
 
-def prepare(
-    request: Request, preset: Preset, fitter: RequestFitter | None
-) -> tuple[Request, str | None] | Result:
+class Prepared(NamedTuple):
+    """A request as it is sent, the fitter's note, and how many of its parts each part of the
+    request asked for became (a clip sent as frames, audio sent in windows)."""
+
+    request: Request
+    note: str | None
+    blocks: tuple[int, ...]
+
+
+def prepare(request: Request, preset: Preset, fitter: RequestFitter | None) -> Prepared | Result:
     """A request as an engine of the vLLM runtime sends it, with the fitter's note, or the
     Result that stands in its place: refused for a modality the model cannot take, refused
     before the engine when it cannot be made to fit. Every such engine (in-process, served, on
@@ -208,7 +216,8 @@ def prepare(
         if isinstance(fitted, str):
             return Result(error=fitted)
         request, note = fitted.request, fitted.note
-    return adapt_media(request, preset), note
+    sent, blocks = adapted(request, preset)
+    return Prepared(sent, note, blocks)
 
 
 def fit_or_refuse(fitter: RequestFitter, request: Request) -> Fitted | str:

@@ -41,12 +41,13 @@ from .base import (
     with_p_yes,
 )
 from .confidence import wants_p_yes
+from .expect import PartTokens
 from .identity import effective_args, engine_identity
 from .limits import RequestFitter, prepare
-from .logprobs import from_openai, label_ids
+from .logprobs import LabelTokens, from_openai, top_logprobs_for
 from .openai_start import ServerChecks, _local_renderer, _placeholders
 from .presets import Preset
-from .reach import count, prompt_print
+from .reach import cited_fields, count, prompt_print
 from .render import neutralization_of, tokenizer_special_tokens
 from .thought import CLOSE
 from .thought_served import close_cut_thoughts
@@ -121,7 +122,10 @@ class OpenAIEngine(ServerChecks):
         else:
             self.special_tokens = []
         self.placeholders = _placeholders(preset, renderer, tokenizer)
+        # Each cited part's expected tokens need the model's processor: only with its folder here.
+        self.part_tokens = PartTokens(preset, renderer, self.placeholders)
         self._tokenizer = renderer.tokenizer if renderer is not None else None
+        self._tokenizer_folder = tokenizer
         # The BOS counted in the server's prompt ids (`Result.bos_count`): known from the folder.
         self._bos_id = renderer.tokenizer.bos_token_id if renderer is not None else None
         self.server_model = self._check_server(served_model or preset.name)
@@ -140,13 +144,34 @@ class OpenAIEngine(ServerChecks):
         )
 
     @functools.cached_property
-    def label_ids(self) -> tuple[int, ...] | None:
-        """The tokens that can decide a yes/no verdict (`logprobs.label_ids`), found once from
-        the model's tokenizer where its folder is readable here and the server is this
-        process's own (`label_tokens`); None (the top alternatives are asked for) otherwise."""
-        if not self._label_tokens or self._tokenizer is None:
+    def _labels(self) -> LabelTokens | None:
+        """The served model's vocabulary (`logprobs.LabelTokens`): from its folder where
+        readable here, else from the tokenizer folder given; None with neither."""
+        if self._tokenizer is not None:
+            return LabelTokens(self._tokenizer)
+        if self._tokenizer_folder is None:
             return None
-        return label_ids(self._tokenizer)
+        from transformers import AutoTokenizer
+
+        return LabelTokens(
+            AutoTokenizer.from_pretrained(
+                self._tokenizer_folder, trust_remote_code=self.preset.trust_remote_code
+            )
+        )
+
+    @functools.cached_property
+    def label_ids(self) -> tuple[int, ...] | None:
+        """The tokens that can decide a yes/no verdict (`LabelTokens.ids`), asked for by id on
+        a server this process started (`label_tokens`) whose model folder is readable here;
+        None (the top alternatives are asked for) otherwise."""
+        if not self._label_tokens or self._tokenizer is None or self._labels is None:
+            return None
+        return self._labels.ids
+
+    def top_logprobs(self, request: Request) -> int:
+        """How many top alternatives a yes/no request asks for: counted from its grammar and
+        the vocabulary (`LabelTokens.top_logprobs`), else the most a vLLM server returns."""
+        return top_logprobs_for(self._labels, request.constraint())
 
     # ------------------------------------------------------------------ judging
 
@@ -155,12 +180,13 @@ class OpenAIEngine(ServerChecks):
         bodies, index = [], []
         quirks = self.preset.quirks
         notes: dict[int, str | None] = {}
+        expected: dict[int, list[tuple[str, int]] | str] = {}
         for i, req in enumerate(requests):
             ready = prepare(req, self.preset, self.fitter)
             if isinstance(ready, Result):
                 results[i] = ready
                 continue
-            req, notes[i] = ready
+            req, notes[i], blocks = ready
             try:
                 wire = body(
                     req,
@@ -170,6 +196,7 @@ class OpenAIEngine(ServerChecks):
                     self.special_tokens,
                     quirks.extra_output_tokens,
                     self.label_ids if wants_p_yes(req.verdict) else None,
+                    self.top_logprobs(req) if wants_p_yes(req.verdict) else 0,
                 )
                 # The server's own prompt ids, its placeholders expanded: what reached the model.
                 wire["return_token_ids"] = True
@@ -177,6 +204,8 @@ class OpenAIEngine(ServerChecks):
             except Exception as e:  # a bad media item fails its own request only
                 results[i] = Result(error=f"could not build the request ({type(e).__name__}: {e})")
                 continue
+            if req.media:
+                expected[i] = self._expected(req, blocks)
             index.append(i)
         t0 = time.perf_counter()
         answers = asyncio.run(self._send_all(bodies)) if bodies else []
@@ -189,15 +218,35 @@ class OpenAIEngine(ServerChecks):
                 f"server {self.base_url} stayed unreachable for {self.retry_for_s:g} s "
                 f"({gone[0].reason}); the verdicts so far are cached, rerun to resume"
             )
-        for i, answer in zip(index, answers):
-            res = answer if isinstance(answer, Result) else self._result(requests[i], answer)
+        for i, sent, answer in zip(index, bodies, answers):
+            res = (
+                answer
+                if isinstance(answer, Result)
+                else self._result(requests[i], answer, expected.get(i), sent.get("top_logprobs"))
+            )
             results[i] = dataclasses.replace(res, note=notes.get(i))
         final = [r for r in results if r is not None]
         assert len(final) == len(requests)
         record(self.stats, final)
         return final
 
-    def _result(self, request: Request, data: dict) -> Result:
+    def _expected(self, sent: Request, blocks: tuple[int, ...]) -> list[tuple[str, int]] | str:
+        """Each cited part's expected tokens (`expect.PartTokens`), or why they are not known."""
+        if self.part_tokens.renderer is None:
+            return (
+                "the model's processor is not readable here (its folder is on the server's "
+                "machine), so only a cited modality of zero tokens is caught"
+            )
+        return self.part_tokens.expected(sent, blocks)
+
+    def _result(
+        self,
+        request: Request,
+        data: dict,
+        expected: list[tuple[str, int]] | str | None = None,
+        top: int | None = None,
+    ) -> Result:
+        """One answer as a Result; `top`: the k of the top alternatives its body asked for."""
         try:
             message = data["choices"][0]["message"]
             text = message.get("content") or ""
@@ -213,7 +262,7 @@ class OpenAIEngine(ServerChecks):
             )
         except (KeyError, IndexError, TypeError, ValueError) as e:
             return Result(error=f"the server's answer has no completion ({type(e).__name__}: {e})")
-        res = with_p_yes(request, res, from_openai(data["choices"][0]))
+        res = with_p_yes(request, res, from_openai(data["choices"][0], top))
         if data.get("thought_cut"):  # closed at its budget (`engines.thought_served`)
             res = dataclasses.replace(res, thought_cut=True)
         ids = data.get("prompt_token_ids")
@@ -232,7 +281,11 @@ class OpenAIEngine(ServerChecks):
                 reached_unknown="the server returned no prompt token ids "
                 "(vLLM before return_token_ids?)",
             )
-        return dataclasses.replace(res, reached=count(ids, self.placeholders))
+        return dataclasses.replace(
+            res,
+            reached=count(ids, self.placeholders),
+            **cited_fields(request, expected, ids, self.placeholders),
+        )
 
     def send_all(self, bodies: list[dict], paths: list[str]) -> list:
         """Each body to its path under the base URL, concurrently: answers as `_send`'s."""

@@ -36,18 +36,27 @@ from .base import (
     record,
     with_p_yes,
 )
-from .confidence import LOGPROBS_MODE, TOP_LOGPROBS, Step, wants_p_yes
+from .confidence import LOGPROBS_MODE, MAX_TOP_LOGPROBS, Step, wants_p_yes
 from .identity import effective_args, engine_identity, vllm_cpu_build
 from .limits import RequestFitter, prepare
+from .logprobs import LabelTokens
 from .placement import lay_out, seen
 from .presets import Preset
 from .ray_rows import _postprocess, _preprocess
-from .reach import placeholder_tokens
+from .reach import labelled, placeholder_tokens
 from .render import ChatRenderer
 from .vllm import ENGINE_KEYS, structured_outputs_config
 
 
-def _sampling(request: Request, temperature: float, extra_tokens: int, quirks=None) -> dict:
+def _sampling(
+    request: Request,
+    temperature: float,
+    extra_tokens: int,
+    quirks=None,
+    top_logprobs: int = MAX_TOP_LOGPROBS,
+) -> dict:
+    """A row's vLLM sampling parameters; a yes/no request asks its `top_logprobs` best
+    alternatives (counted from its grammar: `LabelTokens.top_logprobs`)."""
     sp: dict = {"max_tokens": request.max_tokens() + extra_tokens}
     s = decoding(request, quirks)
     if s is None:
@@ -60,8 +69,9 @@ def _sampling(request: Request, temperature: float, extra_tokens: int, quirks=No
     # The alternatives at the deciding token (p_yes). Every row carries an int: Ray Data batches
     # rows as columns, and a column of ints with gaps reaches vLLM as floats (5.0), which its
     # engine core cannot decode: it stops reading requests and the run hangs. 0 returns only the
-    # chosen token's.
-    sp["logprobs"] = TOP_LOGPROBS if wants_p_yes(request.verdict) else 0
+    # chosen token's. The top k, not the label tokens by id: a list column of ids is untried
+    # there, and k counted from the grammar holds every legal token where p_yes reads.
+    sp["logprobs"] = int(top_logprobs) if wants_p_yes(request.verdict) else 0
     return sp
 
 
@@ -73,11 +83,37 @@ def _count(value: object) -> int | None:
     return int(value)
 
 
-def _steps(row: dict) -> list[Step] | None:
+def _steps(row: dict, top: int | None) -> list[Step] | None:
+    """A row's `steps` column (`ray_rows._steps_json`) as `Step`s of a top-`top` answer."""
     text = row.get("steps") or ""
     if not text:
         return None
-    return [Step(t, tuple((a, float(lp)) for a, lp in alts)) for t, alts in json.loads(text)]
+    steps = []
+    for token, alternatives, *chosen in json.loads(text):
+        value = chosen[0] if chosen else None
+        pairs = tuple((a, float(lp)) for a, lp in alternatives)
+        steps.append(Step(token, pairs, None if value is None else float(value), top))
+    return steps
+
+
+def _cited(request: Request, column: str) -> dict:
+    """A row's per-citation reach (`ray_rows._arrived_json`) as `Result` fields, each part named
+    by the request's own (a segment reference by its citation)."""
+    if not request.media:
+        return {}
+    if not column:
+        return {"cited_unknown": "the Ray job returned no per-citation counts"}
+    found = json.loads(column)
+    if "parts" not in found:
+        return {"cited_unknown": str(found.get("unknown"))}
+    parts = found["parts"]
+    if len(parts) != len(request.media):
+        return {"cited_unknown": "the Ray job counted other parts than the request holds"}
+    return {
+        "cited": labelled(
+            request, [(m, int(n)) for m, n, _, _ in parts], [(int(a), int(b)) for *_, a, b in parts]
+        )
+    }
 
 
 def _worker_env() -> dict:
@@ -194,11 +230,21 @@ class RayEngine:
     def identity(self) -> str:
         return engine_identity("ray", self.preset, self.temperature, self._args)
 
+    @functools.cached_property
+    def _labels(self) -> LabelTokens:
+        return LabelTokens(self.renderer.tokenizer)
+
+    def top_logprobs(self, request: Request) -> int:
+        """The top alternatives a yes/no request asks for, counted from its grammar and the
+        model's vocabulary (`LabelTokens.top_logprobs`)."""
+        return self._labels.top_logprobs(request.constraint())
+
     def judge(self, requests: Sequence[Request]) -> list[Result]:
         import ray
 
         results: list[Result | None] = [None] * len(requests)
         notes: dict[int, str | None] = {}
+        tops: dict[int, int] = {}  # the top k each row asks for (0: none)
         rows = []
         extra = self.preset.quirks.extra_output_tokens
         for i, req in enumerate(requests):
@@ -209,17 +255,20 @@ class RayEngine:
             if isinstance(ready, Result):
                 results[i] = ready
                 continue
-            req, notes[i] = ready
+            req, notes[i], blocks = ready
             try:
                 messages, _ = build_messages(req, self.preset.quirks)
+                tops[i] = self.top_logprobs(req) if wants_p_yes(req.verdict) else 0
                 rows.append(
                     {
                         "idx": i,
                         "prompt_ids": self.renderer.prompt_ids(messages),
                         "sampling": json.dumps(
-                            _sampling(req, self.temperature, extra, self.preset.quirks)
+                            _sampling(req, self.temperature, extra, self.preset.quirks, tops[i])
                         ),
                         "request": pickle.dumps(req),
+                        # How many parts sent each cited part became: the worker measures each.
+                        "blocks": json.dumps(list(blocks)),
                     }
                 )
             except Exception as e:
@@ -245,7 +294,7 @@ class RayEngine:
                     res = finish(
                         requests[i], row["text"], row["prompt_tokens"], row["output_tokens"]
                     )
-                    res = with_p_yes(requests[i], res, _steps(row))
+                    res = with_p_yes(requests[i], res, _steps(row, tops.get(i) or None))
                     res = dataclasses.replace(res, thought_cut=bool(row.get("thought_cut")))
                     reach = (
                         {"reached": json.loads(row["reached"])}
@@ -257,7 +306,11 @@ class RayEngine:
                         "bos_count": _count(row.get("bos_count")),
                     }
                     results[i] = dataclasses.replace(
-                        res, note=row["note"] or notes.get(i), **reach, **printed
+                        res,
+                        note=row["note"] or notes.get(i),
+                        **reach,
+                        **_cited(requests[i], row.get("cited") or ""),
+                        **printed,
                     )
             missing = [i for i, r in enumerate(results) if r is None]
             for i in missing:  # never silently lost

@@ -16,10 +16,11 @@ import pickle
 
 from ..media.segments import SegmentRef, cut_ref
 from .base import Request
+from .expect import PartTokens
 from .limits import Fitted, RequestFitter, fit_or_refuse
 from .logprobs import from_vllm
 from .presets import Preset
-from .reach import count, prompt_print
+from .reach import arrivals, count, placeholder_tokens, prompt_print
 from .render import ChatRenderer
 from .vllm import multimodal_inputs
 
@@ -35,12 +36,14 @@ def _stand_in(sampling: dict) -> dict:
 
 
 def _steps_json(row: dict) -> str:
-    """The generated tokens' alternatives as JSON (`confidence.Step`s), "" where none came."""
+    """The generated tokens' alternatives as JSON (`confidence.Step`s: text, alternatives, the
+    chosen token's own number), "" where none came."""
     steps = from_vllm(row.get("generated_tokens") or [], row.get("logprobs"))
-    return json.dumps([[s.token, s.alternatives] for s in steps]) if steps else ""
+    return json.dumps([[s.token, s.alternatives, s.logprob] for s in steps]) if steps else ""
 
 
 _worker_fitters: dict[str, RequestFitter] = {}
+_worker_part_tokens: dict[str, PartTokens] = {}
 
 
 def _fitter(preset: Preset, args: dict) -> RequestFitter:
@@ -52,6 +55,29 @@ def _fitter(preset: Preset, args: dict) -> RequestFitter:
         )
         _worker_fitters[key] = RequestFitter(preset, args, renderer)
     return _worker_fitters[key]
+
+
+def _part_tokens(preset: Preset, args: dict) -> PartTokens:
+    """One per-part token counter (`expect.PartTokens`) per worker process and model, on the
+    worker's fitter's processor."""
+    key = json.dumps([preset.name, str(preset.path), args], sort_keys=True, default=str)
+    if key not in _worker_part_tokens:
+        renderer = _fitter(preset, args).renderer
+        placeholders = placeholder_tokens(preset.require_path(), renderer.tokenizer)
+        _worker_part_tokens[key] = PartTokens(preset, renderer, placeholders)
+    return _worker_part_tokens[key]
+
+
+def _expected_json(request: Request, blocks: list[int] | None, preset: Preset, args: dict) -> str:
+    """Each cited part's expected tokens as JSON (`{"parts": [[modality, n], ...]}`), or why
+    they are not known (`{"unknown": ...}`); "" for a request without media."""
+    if not request.media:
+        return ""
+    try:
+        found = _part_tokens(preset, args).expected(request, blocks)
+    except Exception as e:
+        found = f"could not load the model's processor on this worker ({type(e).__name__}: {e})"
+    return json.dumps({"unknown": found} if isinstance(found, str) else {"parts": found})
 
 
 def _cut_and_fit(request: Request, preset: Preset, args: dict) -> Fitted | str:
@@ -83,6 +109,7 @@ def _preprocess(row: dict, fallback: list[int], preset: Preset, args: dict) -> d
         "note": "",
         "tokenized_prompt": [int(t) for t in row["prompt_ids"]],
         "sampling_params": json.loads(row["sampling"]),
+        "expected": "",
     }
     request = pickle.loads(row["request"])
     fitted = _cut_and_fit(request, preset, args)
@@ -94,6 +121,9 @@ def _preprocess(row: dict, fallback: list[int], preset: Preset, args: dict) -> d
         )
         return out
     out["note"] = fitted.note or ""
+    # The parts as vLLM gets them: a reference cut here is sent as it is cut (one part each).
+    blocks = json.loads(row["blocks"]) if row.get("blocks") else None
+    out["expected"] = _expected_json(fitted.request, blocks, preset, args)
     data, processor_kwargs = multimodal_inputs(fitted.request.media)
     if data:
         out["multimodal_data"] = data
@@ -102,8 +132,24 @@ def _preprocess(row: dict, fallback: list[int], preset: Preset, args: dict) -> d
     return out
 
 
+def _arrived_json(expected: str, ids, placeholders: dict[int, str]) -> str:
+    """The per-part reach of a row (`reach.arrivals`) as JSON: `{"parts": [[modality, expected,
+    arrived, alt], ...]}`, or the reason it is unknown (`{"unknown": ...}`); "" without media."""
+    if not expected:
+        return ""
+    found = json.loads(expected)
+    if "parts" not in found:
+        return expected
+    if ids is None:
+        return json.dumps({"unknown": "the Ray job returned no prompt token ids"})
+    parts = [(str(m), int(n)) for m, n in found["parts"]]
+    got = arrivals(parts, ids, placeholders)
+    return json.dumps({"parts": [[m, n, a, b] for (m, n), (a, b) in zip(parts, got)]})
+
+
 def _postprocess(row: dict, placeholders: dict[int, str], bos_id: int | None = None) -> dict:
     ids = row.get("prompt_token_ids")  # vLLM's, its placeholders expanded: what reached the model
+    ids = None if ids is None else [int(t) for t in ids]
     printed = prompt_print(ids, bos_id)
     return {
         "prompt_digest": printed.get("prompt_digest") or "",
@@ -112,6 +158,7 @@ def _postprocess(row: dict, placeholders: dict[int, str], bos_id: int | None = N
         "text": row.get("generated_text") or "",
         "note": row.get("note") or "",
         "reached": json.dumps(count(ids, placeholders)) if ids is not None else "",
+        "cited": _arrived_json(row.get("expected") or "", ids, placeholders),
         "prompt_tokens": int(row.get("num_input_tokens") or 0),
         "output_tokens": int(row.get("num_generated_tokens") or 0),
         "steps": _steps_json(row),

@@ -105,17 +105,17 @@ def audio_windows(part: AudioPart, seconds: float | None) -> int:
     return max(1, -(-len(part.waveform) // step))
 
 
-def _split_audio(request: Request, seconds: float | None) -> Request:
-    """Audio longer than the model hears whole, as consecutive windows (nothing left out)."""
-    if not seconds or not any(
-        isinstance(m, AudioPart) and audio_windows(m, seconds) > 1 for m in request.media
-    ):
-        return request
+def _split_audio(request: Request, seconds: float | None) -> tuple[Request, list[int]]:
+    """Audio longer than the model hears whole, as consecutive windows (nothing left out); and
+    how many parts each part became."""
+    pieces = [audio_windows(m, seconds) if isinstance(m, AudioPart) else 1 for m in request.media]
+    if not seconds or all(n == 1 for n in pieces):
+        return request, pieces
     media: list[MediaPart] = []
     captions: list[str | None] = []
     for i, m in enumerate(request.media):
         caption = request.captions[i] if request.captions else None
-        n = audio_windows(m, seconds) if isinstance(m, AudioPart) else 1
+        n = pieces[i]
         if n == 1 or not isinstance(m, AudioPart):
             media.append(m)
         else:
@@ -126,30 +126,44 @@ def _split_audio(request: Request, seconds: float | None) -> Request:
         captions.extend([caption] + [None] * (n - 1))
     return dataclasses.replace(
         request, media=tuple(media), captions=tuple(captions) if request.captions else ()
-    )
+    ), pieces
 
 
-def adapt_media(request: Request, preset: Preset) -> Request:
-    """Send a video range as separate frames to a model that takes images but no video, and
-    audio longer than the model hears whole (`max_audio_seconds`) as consecutive windows."""
-    request = _split_audio(request, preset.quirks.max_audio_seconds)
+def adapted(request: Request, preset: Preset) -> tuple[Request, tuple[int, ...]]:
+    """`adapt_media`'s request, and how many of its parts each part of `request` became (the
+    per-citation reach check adds up a citation's windows or frames)."""
+    request, pieces = _split_audio(request, preset.quirks.max_audio_seconds)
     if not preset.quirks.video_as_images or not any(
         isinstance(m, VideoPart) for m in request.media
     ):
-        return request
+        return request, tuple(pieces)
     media: list[MediaPart] = []
     captions: list[str | None] = []
+    frames: list[int] = []
     for i, m in enumerate(request.media):
         caption = request.captions[i] if request.captions else None
         if isinstance(m, VideoPart):
             media.extend(ImagePart(frame) for frame in m.frames)
             captions.extend([caption] + [None] * (len(m.frames) - 1))
+            frames.append(len(m.frames))
         else:
             media.append(m)
             captions.append(caption)
+            frames.append(1)
+    # Audio windows are never video: the two expansions touch different parts.
+    blocks, at = [], 0
+    for n in pieces:
+        blocks.append(sum(frames[at : at + n]))
+        at += n
     return dataclasses.replace(
         request, media=tuple(media), captions=tuple(captions) if request.captions else ()
-    )
+    ), tuple(blocks)
+
+
+def adapt_media(request: Request, preset: Preset) -> Request:
+    """Send a video range as separate frames to a model that takes images but no video, and
+    audio longer than the model hears whole (`max_audio_seconds`) as consecutive windows."""
+    return adapted(request, preset)[0]
 
 
 def video_metadata(part: VideoPart) -> dict:

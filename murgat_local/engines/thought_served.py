@@ -50,10 +50,11 @@ def second_body(request, first_body: dict, answer: dict, close_ids: list[int]) -
     ids, thought = answer.get("prompt_token_ids"), choice.get("token_ids")
     if not request.media and ids is not None and thought is not None:
         body = {**common, "prompt": [*ids, *thought, *close_ids]}
-        if wants_p_yes(request.verdict):
-            body["logprobs"] = TOP_LOGPROBS
-            # The label tokens where the first request asked for them: a server batch where
-            # some requests ask for token ids gives the others the gathered columns too.
+        if wants_p_yes(request.verdict) and first_body.get("logprobs"):
+            # As many top alternatives as the first request asked (counted from the grammar),
+            # or the label tokens where it asked for them: a server batch where some requests
+            # ask for token ids gives the others the gathered columns too.
+            body["logprobs"] = first_body.get("top_logprobs") or TOP_LOGPROBS
             if "logprob_token_ids" in first_body:
                 body["logprob_token_ids"] = first_body["logprob_token_ids"]
         return "/completions", body

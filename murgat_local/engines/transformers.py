@@ -6,7 +6,10 @@ identity).
 
 Inputs are built with the model directory's own processor, so one request may mix images, video
 and audio. The verdict grammar is enforced by an outlines-core logits processor compiled from
-the same regex the vLLM engine uses; indexes are compiled once per verdict type.
+the same regex the vLLM engine uses; indexes are compiled once per verdict type. A yes/no
+verdict's p_yes is read from each step's scores as that processor leaves them: after the mask,
+before the sampling warpers (temperature, top-p, top-k), which transformers applies after the
+processors it is given.
 """
 
 from __future__ import annotations
@@ -28,11 +31,12 @@ from .base import (
     with_p_yes,
 )
 from .confidence import wants_p_yes
+from .expect import PartTokens
 from .identity import effective_args, engine_identity
-from .logprobs import from_scores, label_ids
+from .logprobs import LabelTokens, from_scores
 from .presets import Preset
-from .reach import count, placeholder_tokens, prompt_print
-from .render import ChatRenderer, adapt_media, processor_inputs
+from .reach import cited_fields, count, placeholder_tokens, prompt_print
+from .render import ChatRenderer, adapted, processor_inputs
 
 
 def _load_model(preset: Preset, dtype, device_map: str | None):
@@ -59,6 +63,17 @@ def _load_model(preset: Preset, dtype, device_map: str | None):
     return transformers.AutoModelForCausalLM.from_pretrained(path, **kwargs)
 
 
+class _Kept:
+    """A logits processor that changes nothing and keeps each step's scores as they reach it."""
+
+    def __init__(self):
+        self.rows: list = []
+
+    def __call__(self, input_ids, scores):
+        self.rows.append(scores.detach().clone())
+        return scores
+
+
 class TransformersEngine:
     """Judges with `transformers` generate + outlines-core constraints. Slow; always available.
     `dtype`: none for the placement's (the preset's on a GPU, float32 on the CPU)."""
@@ -79,6 +94,7 @@ class TransformersEngine:
         path = preset.require_path()
         self.renderer = ChatRenderer(path, preset, trust_remote_code=preset.trust_remote_code)
         self.placeholders = placeholder_tokens(path, self.renderer.tokenizer)
+        self.part_tokens = PartTokens(preset, self.renderer, self.placeholders)
         dtype = self._args["dtype"]
         device_map = "auto" if self._args["device"] == "cuda" else None
         self.model = _load_model(
@@ -123,13 +139,19 @@ class TransformersEngine:
 
     @functools.cached_property
     def label_ids(self) -> tuple[int, ...] | None:
-        """The tokens that can decide a yes/no verdict (`logprobs.label_ids`), found once."""
-        return label_ids(self.renderer.tokenizer)
+        """The tokens that can decide a yes/no verdict (`LabelTokens.ids`), found once."""
+        return LabelTokens(self.renderer.tokenizer).ids
 
-    def _generate(self, request: Request) -> Result:
+    def _generate(
+        self, request: Request, asked: Request | None = None, blocks: tuple[int, ...] = ()
+    ) -> Result:
+        """One request as sent (`request`), for the request as asked (`asked`: its parts are
+        the citations; `blocks` how many parts sent each became)."""
         import torch
         from transformers import LogitsProcessorList
 
+        asked = request if asked is None else asked
+        expected = self.part_tokens.expected(request, blocks or None) if request.media else None
         inputs = self._inputs(request)
         inputs = {k: self._placed(v) for k, v in inputs.items() if v is not None}
         n_prompt = int(inputs["input_ids"].shape[-1])
@@ -165,18 +187,20 @@ class TransformersEngine:
             inputs, thought, cut = self._think(inputs, gen_kwargs)
             gen_kwargs["max_new_tokens"] = request.max_tokens()
         start = int(inputs["input_ids"].shape[-1])
-        confident = wants_p_yes(request.verdict)  # scores after the grammar's mask, for p_yes
-        if confident:
-            gen_kwargs.update(output_scores=True, return_dict_in_generate=True)
+        kept = _Kept() if wants_p_yes(request.verdict) else None
+        if kept is not None:
+            # After the grammar's mask (the processors given here run after the model's own and
+            # before the sampling warpers): what p_yes reads, whatever temperature and top-p.
+            gen_kwargs["logits_processor"] = LogitsProcessorList(
+                [*gen_kwargs.get("logits_processor", ()), kept]
+            )
         with torch.inference_mode():
             out = self.model.generate(**inputs, **gen_kwargs)
-        scores = out.scores if confident else None
-        out = out.sequences if confident else out
         new = out[0, start:]
         raw = tok.decode([*thought, *new.tolist()], skip_special_tokens=True)
         steps = (
-            from_scores(new.tolist(), scores, lambda t: tok.decode([t]), self.label_ids)
-            if scores
+            from_scores(new.tolist(), kept.rows, lambda t: tok.decode([t]), self.label_ids)
+            if kept is not None and kept.rows
             else None
         )
         n_out = len(thought) + int(new.shape[0])
@@ -185,6 +209,7 @@ class TransformersEngine:
             res,
             reached=reached,
             thought_cut=cut,
+            **cited_fields(asked, expected, ids, self.placeholders),
             **prompt_print(ids, tok.bos_token_id),
         )
 
@@ -215,14 +240,14 @@ class TransformersEngine:
     def judge(self, requests: Sequence[Request]) -> list[Result]:
         results = []
         with Timer(self.stats):
-            for req in requests:
-                req = adapt_media(req, self.preset)
+            for asked in requests:
+                req, blocks = adapted(asked, self.preset)
                 reason = refusal(req, self.name, self.modalities)
                 if reason:
                     results.append(Result(error=reason))
                     continue
                 try:
-                    results.append(self._generate(req))
+                    results.append(self._generate(req, asked, blocks))
                 except Exception as e:  # one bad request must not sink the batch
                     results.append(Result(error=f"transformers generate failed: {e}"))
         record(self.stats, results)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..media.parts import AudioPart, ImagePart, VideoPart
 from .base import (
@@ -25,12 +25,13 @@ from .base import (
     record,
     with_p_yes,
 )
-from .confidence import LOGPROBS_MODE, TOP_LOGPROBS, wants_p_yes
+from .confidence import LOGPROBS_MODE, wants_p_yes
+from .expect import PartTokens
 from .identity import effective_args, engine_identity, vllm_cpu_build
 from .limits import RequestFitter, prepare
-from .logprobs import from_vllm, label_ids
+from .logprobs import LabelTokens, from_vllm
 from .presets import Preset
-from .reach import count, placeholder_tokens, prompt_print
+from .reach import cited_fields, count, placeholder_tokens, prompt_print
 from .render import ChatRenderer, video_metadata
 from .thought import close_cut_thoughts
 
@@ -85,14 +86,16 @@ def structured_outputs_config(reasoning_parser: str | None) -> dict:
     return structured
 
 
-def p_yes_logprobs(request: Request, label_ids: Sequence[int] | None) -> dict:
+def p_yes_logprobs(
+    request: Request, label_ids: Sequence[int] | None, top: Callable[[Request], int]
+) -> dict:
     """The `SamplingParams` a request needs for p_yes: the log-probabilities of the tokens that
-    can decide its label (vLLM gathers those few from the masked log-softmax, in place of a
-    top-k over the vocabulary at every generated token), else the top alternatives; nothing
-    when its verdict is not yes/no."""
+    can decide its label (vLLM gathers those few from the masked logits, in place of a top-k
+    over the vocabulary at every generated token), else the `top(request)` best alternatives
+    (counted from its grammar); nothing when its verdict is not yes/no."""
     if not wants_p_yes(request.verdict):
         return {}
-    return {"logprob_token_ids": list(label_ids)} if label_ids else {"logprobs": TOP_LOGPROBS}
+    return {"logprob_token_ids": list(label_ids)} if label_ids else {"logprobs": top(request)}
 
 
 class VLLMEngine:
@@ -128,6 +131,7 @@ class VLLMEngine:
         )
         self.renderer = ChatRenderer(path, preset, trust_remote_code=preset.trust_remote_code)
         self.placeholders = placeholder_tokens(path, self.renderer.tokenizer)
+        self.part_tokens = PartTokens(preset, self.renderer, self.placeholders)
         self._warm: set[str] = set()  # output grammars this engine has compiled
         # Checks every request against limit_mm_per_prompt and max_model_len before vLLM sees it.
         self.fitter: RequestFitter | None = RequestFitter(preset, self._engine_args, self.renderer)
@@ -142,8 +146,17 @@ class VLLMEngine:
 
     @functools.cached_property
     def label_ids(self) -> tuple[int, ...] | None:
-        """The tokens that can decide a yes/no verdict (`logprobs.label_ids`), found once."""
-        return label_ids(self.renderer.tokenizer)
+        """The tokens that can decide a yes/no verdict (`LabelTokens.ids`), found once."""
+        return self._labels.ids
+
+    @functools.cached_property
+    def _labels(self) -> LabelTokens:
+        return LabelTokens(self.renderer.tokenizer)
+
+    def top_logprobs(self, request: Request) -> int:
+        """The top alternatives a yes/no request asks for where the label tokens are not asked
+        by id: counted from its grammar (`LabelTokens.top_logprobs`)."""
+        return self._labels.top_logprobs(request.constraint())
 
     def _sampling(self, request: Request):
         from vllm import SamplingParams
@@ -151,7 +164,7 @@ class VLLMEngine:
 
         regex = request.constraint()
         structured = None if regex is None else StructuredOutputsParams(regex=regex)
-        logprobs = p_yes_logprobs(request, self.label_ids)  # at the deciding token
+        logprobs = p_yes_logprobs(request, self.label_ids, self.top_logprobs)
         max_tokens = request.max_tokens() + self.preset.quirks.extra_output_tokens
         s = decoding(request, self.preset.quirks)
         if s is None:  # a judge: the engine's decoding settings
@@ -186,18 +199,21 @@ class VLLMEngine:
     def judge(self, requests: Sequence[Request]) -> list[Result]:
         results: list[Result | None] = [None] * len(requests)
         notes: dict[int, str | None] = {}
+        expected: dict[int, list[tuple[str, int]] | str] = {}
         prompts, params, index = [], [], []
         for i, req in enumerate(requests):
             ready = prepare(req, self.preset, self.fitter)
             if isinstance(ready, Result):
                 results[i] = ready
                 continue
-            req, notes[i] = ready
+            req, notes[i], blocks = ready
             try:
                 prompts.append(self._prompt(req))
             except Exception as e:  # a bad media item fails its own request only
                 results[i] = Result(error=f"could not build the prompt: {e}")
                 continue
+            if req.media:  # what each cited part should place, measured on the parts sent
+                expected[i] = self.part_tokens.expected(req, blocks)
             params.append(self._sampling(req))
             index.append(i)
         self._warm_grammars([requests[i].constraint() for i in index])
@@ -206,7 +222,7 @@ class VLLMEngine:
             outputs = close_cut_thoughts(
                 self, [requests[i] for i in index], prompts, params, outputs
             )
-        for i, out in zip(index, outputs):
+        for i, out, sent in zip(index, outputs, params):
             if isinstance(out, Exception):
                 results[i] = Result(
                     error=f"the engine failed on this request ({type(out).__name__}: {out})"
@@ -215,7 +231,9 @@ class VLLMEngine:
             completion = out.outputs[0]
             ids = out.prompt_token_ids or []  # as the processor expanded them: one per media token
             res = finish(requests[i], completion.text, len(ids), len(completion.token_ids))
-            res = with_p_yes(requests[i], res, from_vllm(completion.token_ids, completion.logprobs))
+            top = None if sent.logprob_token_ids else sent.logprobs  # a top-k answer's k
+            steps = from_vllm(completion.token_ids, completion.logprobs, top)
+            res = with_p_yes(requests[i], res, steps)
             if getattr(out, "thought_cut", False):  # closed at its budget (`engines.thought`)
                 res = dataclasses.replace(
                     res, thought_cut=True, output_tokens=completion.total_tokens
@@ -224,6 +242,7 @@ class VLLMEngine:
                 res,
                 note=notes.get(i),
                 reached=count(ids, self.placeholders),
+                **cited_fields(requests[i], expected.get(i), ids, self.placeholders),
                 **prompt_print(ids, self.renderer.tokenizer.bos_token_id),
             )
         final = [r for r in results if r is not None]

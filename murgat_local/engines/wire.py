@@ -22,7 +22,7 @@ import numpy as np
 
 from ..media.parts import AudioPart, ImagePart, MediaPart, VideoPart
 from .base import Request, build_messages, decoding, neutralize
-from .confidence import TOP_LOGPROBS, wants_p_yes
+from .confidence import MAX_TOP_LOGPROBS, wants_p_yes
 
 
 def png_base64(pixels: np.ndarray) -> str:
@@ -91,10 +91,12 @@ def body(
     special_tokens: Sequence[str] = (),
     extra_output_tokens: int = 0,
     label_ids: Sequence[int] | None = None,
+    top_logprobs: int = MAX_TOP_LOGPROBS,
 ) -> dict:
-    """The whole `/v1/chat/completions` body for one request. `label_ids`: the tokens that can
-    decide a yes/no verdict (`logprobs.label_ids`), their log-probabilities asked for in place
-    of the top alternatives where known."""
+    """The whole `/v1/chat/completions` body for one request. For a yes/no verdict: the
+    log-probabilities of `label_ids` (the tokens that can decide it, `logprobs.LabelTokens`)
+    where given, else of the `top_logprobs` best alternatives (counted from its grammar:
+    `LabelTokens.top_logprobs`)."""
     data: dict = {
         "model": model,
         "messages": chat_messages(request, quirks, special_tokens),
@@ -113,7 +115,7 @@ def body(
         if label_ids:
             data.update(logprobs=True, logprob_token_ids=list(label_ids))
         else:
-            data.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
+            data.update(logprobs=True, top_logprobs=top_logprobs)
     videos = [m for m in request.media if isinstance(m, VideoPart)]
     if videos:
         # Every frame sent is a frame used (no resampling on the server), at the rate cut, which

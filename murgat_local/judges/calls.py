@@ -97,6 +97,9 @@ class Outcome:
     # `reached_unknown` saying why where they could not be counted.
     reached: dict | None = None
     reached_unknown: str | None = None
+    # Why the cited parts were not counted one by one (only a cited modality of zero tokens
+    # was caught: `engines.reach.unreached`); None where they were, or nothing was cited.
+    cited_unknown: str | None = None
     # A panel's decision: each member's own outcome (name, Outcome) and how the vote went.
     members: tuple = ()
     panel: dict | None = None

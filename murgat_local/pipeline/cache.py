@@ -34,7 +34,8 @@ CREATE TABLE IF NOT EXISTS verdicts (
     reached_unknown TEXT,          -- why they could not be counted
     p_yes REAL,                    -- a yes/no verdict's probability of YES (engines.confidence)
     p_yes_unknown TEXT,            -- why it has none
-    thought_cut INTEGER            -- 1: a thinking judge's thought was cut at its budget
+    thought_cut INTEGER,           -- 1: a thinking judge's thought was cut at its budget
+    cited TEXT                     -- per cited part, expected and arrived tokens, or why unknown (JSON)
 );
 CREATE INDEX IF NOT EXISTS verdicts_stage ON verdicts(stage);
 """
@@ -59,6 +60,9 @@ class CachedVerdict:
     p_yes: float | None = None
     p_yes_unknown: str | None = None
     thought_cut: bool = False
+    # JSON: {"parts": [[citation, modality, expected, arrived, alt], ...]} (`reach.CitedTokens`)
+    # or {"unknown": why}; None on a row written before parts were counted, or without media.
+    cited: str | None = None
 
 
 class VerdictCache:
@@ -92,6 +96,7 @@ class VerdictCache:
                 ("p_yes", "REAL"),
                 ("p_yes_unknown", "TEXT"),
                 ("thought_cut", "INTEGER"),
+                ("cited", "TEXT"),
             ):  # a cache written before they existed
                 if column not in columns:
                     conn.execute(f"ALTER TABLE verdicts ADD COLUMN {column} {kind}")
@@ -123,7 +128,7 @@ class VerdictCache:
             part = unique[i : i + 500]
             rows = conn.execute(
                 "SELECT key, status, verdict, raw, reason, prompt_tokens, output_tokens, note, reached, "
-                "reached_unknown, p_yes, p_yes_unknown, thought_cut "
+                "reached_unknown, p_yes, p_yes_unknown, thought_cut, cited "
                 f"FROM verdicts WHERE key IN ({','.join('?' * len(part))})",
                 part,
             ).fetchall()
@@ -141,6 +146,7 @@ class VerdictCache:
                 p_yes,
                 p_yes_unknown,
                 thought_cut,
+                cited,
             ) in rows:
                 found[k] = CachedVerdict(
                     status,
@@ -155,6 +161,7 @@ class VerdictCache:
                     p_yes,
                     p_yes_unknown,
                     bool(thought_cut),  # stored as 0/1
+                    cited,
                 )
         return found
 
@@ -179,6 +186,7 @@ class VerdictCache:
                 v.p_yes,
                 v.p_yes_unknown,
                 int(v.thought_cut),
+                v.cited,
             )
             for k, stage, judge, v in rows
         ]
@@ -189,7 +197,7 @@ class VerdictCache:
             conn.executemany(
                 "INSERT OR REPLACE INTO verdicts (key, stage, judge, status, verdict, raw, reason, "
                 "prompt_tokens, output_tokens, created, note, reached, reached_unknown, p_yes, "
-                "p_yes_unknown, thought_cut) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "p_yes_unknown, thought_cut, cited) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 data,
             )
         return len(data)

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from ..engines import Request, Result, Verdict
 from ..engines.holder import EngineHolder
-from ..engines.reach import MODALITIES, unreached
+from ..engines.reach import MODALITIES, CitedTokens, short, unreached
 from ..judges.calls import Call, Outcome
 from .cache import CachedVerdict, VerdictCache, make_key
 
@@ -30,10 +30,11 @@ class StageCounters:
     errors: int = 0
     failed: int = 0  # unique calls without a verdict (unparsed, refused or failed), cached or not
     cache_rejected: int = 0  # cached rows that did not validate, judged again
-    unreached: int = (
-        0  # calls whose cited modality arrived as zero tokens (errors, see `reach.unreached`)
-    )
+    # Calls whose cited media did not arrive whole: a part short of its expected tokens, or
+    # (uncounted parts) a cited modality of zero tokens (errors, see `reach.unreached`).
+    unreached: int = 0
     reached_unknown: int = 0  # calls with media whose tokens could not be counted
+    cited_unknown: int = 0  # calls with media whose parts were not counted one by one
     # Yes/no verdicts without a p_yes (the engine gave no log-probabilities; each record says
     # why), and thinking judges' thoughts cut at their budget, over the unique calls.
     p_yes_unknown: int = 0
@@ -115,6 +116,9 @@ class StageJudge:
         self.counters.unique += len(first)
         outcomes: dict[str, Outcome] = {}
         for k, v in self.cache.get_many(list(first)).items():
+            if _reach_unchecked(first[k], v):
+                self.counters.cache_rejected += 1
+                continue
             try:
                 outcomes[k] = _from_cache(k, v, first[k].template.verdict)
             except ValueError:  # a stored verdict that no longer validates is judged again
@@ -149,6 +153,7 @@ class StageJudge:
         for k in first:
             o = outcomes[k]
             self.counters.reached_unknown += o.reached_unknown is not None
+            self.counters.cited_unknown += o.cited_unknown is not None
             self.counters.thought_cut += o.thought_cut
             yes_no = o.ok and o.verdict is not None and o.verdict.yes_no
             self.counters.p_yes_unknown += bool(yes_no and o.p_yes is None)
@@ -179,13 +184,18 @@ class StageJudge:
         rows = []
         for (k, req), res in zip(send, results):
             res = self._reach(req, res)
-            reach: dict[str, Any] = {"reached": res.reached, "reached_unknown": res.reached_unknown}
+            reach: dict[str, Any] = {
+                "reached": res.reached,
+                "reached_unknown": res.reached_unknown,
+                "cited_unknown": res.cited_unknown,
+            }
             if res.error:
                 out[k] = Outcome(error=res.error, key=k, **reach)
                 self.counters.errors += 1
                 continue
             self.counters.model_calls += 1
             stored = json.dumps(res.reached) if res.reached is not None else None
+            cited = _cited_json(res) if req.media else None
             if res.ok:
                 verdict = res.verdict.model_dump_json() if res.verdict is not None else None
                 cached = CachedVerdict(
@@ -201,6 +211,7 @@ class StageJudge:
                     res.p_yes,
                     res.p_yes_unknown,
                     res.thought_cut,
+                    cited,
                 )
                 out[k] = Outcome(
                     res.verdict, res.raw, key=k, note=res.note, **reach, **_confidence(res)
@@ -218,6 +229,7 @@ class StageJudge:
                     stored,
                     res.reached_unknown,
                     thought_cut=res.thought_cut,
+                    cited=cited,
                 )
                 out[k] = Outcome(
                     None,
@@ -234,18 +246,34 @@ class StageJudge:
         return out
 
     def _reach(self, request: Request, res: Result) -> Result:
-        """The engine's result, checked against what reached the model: a cited modality that
-        arrived as zero tokens makes the call an error naming it, the model and the engine (a
-        fluent verdict on evidence never seen is no verdict); media that could not be counted
-        says so."""
+        """The engine's result, checked against what reached the model: a cited part that
+        arrived short of the tokens the model's processor places for it (or, where the parts
+        were not counted one by one, a cited modality of zero tokens) makes the call an error
+        naming it, the model and the engine (a fluent verdict on evidence never seen is no
+        verdict); media that could not be counted says so."""
         if res.error or not request.media:
             return res
-        if res.reached is None:
-            if res.reached_unknown:
-                return res
-            return dataclasses.replace(
+        if res.cited is not None and len(res.cited) != len(request.media):
+            # The engine was handed other parts than were cited (a holder that rewrote the
+            # request): its counts cannot be lined up with the citations.
+            res = dataclasses.replace(
+                res,
+                cited=None,
+                cited_unknown=f"the engine counted {len(res.cited)} parts for "
+                f"{len(request.media)} cited",
+            )
+        if res.reached is None and not res.reached_unknown:
+            res = dataclasses.replace(
                 res, reached_unknown="the engine does not report its prompt tokens"
             )
+        if res.cited is None and not res.cited_unknown:
+            res = dataclasses.replace(
+                res,
+                cited_unknown=res.reached_unknown
+                or "the engine does not count tokens per citation",
+            )
+        if res.reached is None:
+            return res
         preset = self.engine.preset
         kind = self.engine.kind
         model = preset.name if preset is not None else kind
@@ -255,6 +283,7 @@ class StageJudge:
             model,
             kind,
             video_as_images=bool(preset is not None and preset.quirks.video_as_images),
+            cited=res.cited,
         )
         if why is None:
             return res
@@ -265,7 +294,30 @@ class StageJudge:
             prompt_tokens=res.prompt_tokens,
             output_tokens=res.output_tokens,
             reached=res.reached,
+            cited=res.cited,
         )
+
+
+def _cited_json(res: Result) -> str:
+    """A result's per-citation reach as the cache stores it (`CachedVerdict.cited`)."""
+    if res.cited is not None:
+        return json.dumps({"parts": [c.as_list() for c in res.cited]})
+    return json.dumps({"unknown": res.cited_unknown or "not counted"})
+
+
+def _reach_unchecked(call: Call, v: CachedVerdict) -> bool:
+    """Whether a cached verdict on media must be judged again: recorded before its cited parts
+    were counted one by one (its media's tokens counted, its parts not), or its stored parts
+    fall short under today's rule (a verdict that check would have made an error)."""
+    if not call.media_keys or v.reached is None:
+        return False  # nothing cited, or nothing counted then that could be checked now
+    if v.cited is None:
+        return True
+    stored = json.loads(v.cited)
+    if "parts" not in stored:
+        return False
+    parts = [CitedTokens.from_list(row) for row in stored["parts"]]
+    return short(parts, json.loads(v.reached)) is not None
 
 
 def build_requests(
@@ -299,6 +351,7 @@ def _from_cache(key: str, v: CachedVerdict, kind: type[Verdict] | None) -> Outco
     reach: dict[str, Any] = {
         "reached": json.loads(v.reached) if v.reached is not None else None,
         "reached_unknown": v.reached_unknown,
+        "cited_unknown": json.loads(v.cited).get("unknown") if v.cited else None,
     }
     if v.status == "ok":
         verdict = (

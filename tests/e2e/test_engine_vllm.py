@@ -59,12 +59,13 @@ def test_vllm_batch_of_many_all_parse(vllm_engine):
 
 def test_the_label_tokens_give_the_p_yes_the_top_alternatives_give(vllm_engine, monkeypatch):
     """p_yes read from the log-probabilities of the tokens that can decide the label (vLLM's
-    `logprob_token_ids`, what the engine asks) is the p_yes read from the top 20 alternatives
-    (every legal one: the top 5 asked before miss one where a vocabulary has byte tokens for Y
-    and N, as Gemma's does): the same masked log-softmax, gathered instead of sorted; with and
-    without a reason before the label. One request per call, after a first that fills the
-    prefix cache: a batch's make-up and a cold prefix change the last bits on the CPU."""
-    from murgat_local.engines import vllm as vllm_module
+    `logprob_token_ids`, what the engine asks) is the p_yes read from the top 20 alternatives,
+    and from the top k counted from the grammar (what Ray and a server others share are asked:
+    every legal one and a masked one; the top 5 asked before miss two where a vocabulary has
+    byte tokens for Y and N, as Gemma's does): the same masked logits, gathered instead of
+    sorted; with and without a reason before the label. One request per call, after a first
+    that fills the prefix cache: a batch's make-up and a cold prefix change the last bits on
+    the CPU."""
     from murgat_local.judges.verdicts import ReasonedYesNo
 
     preset, eng = vllm_engine
@@ -77,15 +78,19 @@ def test_the_label_tokens_give_the_p_yes_the_top_alternatives_give(vllm_engine, 
     for r in reqs:
         eng.judge([r])
     by_ids = [eng.judge([r])[0] for r in reqs]
-    monkeypatch.setattr(vllm_module, "TOP_LOGPROBS", 20)
+    counted = eng.top_logprobs(reqs[0])
+    assert 3 < counted < 20
     eng.__dict__["label_ids"] = None  # the top alternatives
     try:
+        by_counted = [eng.judge([r])[0] for r in reqs]
+        monkeypatch.setattr(eng, "top_logprobs", lambda request: 20)
         by_top = [eng.judge([r])[0] for r in reqs]
     finally:
         del eng.__dict__["label_ids"]
-    for a, b in zip(by_ids, by_top):
-        assert a.ok and a.verdict == b.verdict, (a, b)
+    for a, b, c in zip(by_ids, by_top, by_counted):
+        assert a.ok and a.verdict == b.verdict == c.verdict, (a, b, c)
         assert a.p_yes is not None and b.p_yes == pytest.approx(a.p_yes, abs=1e-6), (a, b)
+        assert c.p_yes == pytest.approx(a.p_yes, abs=1e-6), (a, c)
 
 
 def test_a_started_engine_has_the_identity_known_before_it_started(vllm_engine):

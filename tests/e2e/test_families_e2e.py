@@ -8,6 +8,7 @@ routes, the media and the records are what is checked."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 
@@ -21,6 +22,7 @@ from support.route_checks import record_route
 from murgat_local.config import RunConfig
 from murgat_local.engines import (
     AudioPart,
+    ImagePart,
     LazyEngine,
     Request,
     Sampling,
@@ -28,10 +30,16 @@ from murgat_local.engines import (
     close_all,
     load_preset,
 )
+from murgat_local.engines.expect import PartTokens
+from murgat_local.engines.reach import placeholder_tokens
+from murgat_local.engines.render import ChatRenderer
 from murgat_local.generate_config import GenerateConfig
-from murgat_local.judges import JudgeRequest, YesNo
+from murgat_local.judges import JudgeRequest, YesNo, load_prompt
+from murgat_local.judges.calls import Call
 from murgat_local.metrics.run_summary import GenerationGrades, RunSummary
+from murgat_local.pipeline.cache import VerdictCache
 from murgat_local.pipeline.generating import GenerateRunner
+from murgat_local.pipeline.judging import StageJudge
 from murgat_local.pipeline.runner import Runner
 
 pytestmark = [
@@ -154,6 +162,69 @@ def test_audio_longer_than_the_model_hears_whole_arrives_in_windows(engines):
         [JudgeRequest(CLAIM, YesNo, None, (AudioPart(np.zeros(16000 * 130, np.float32)),))]
     )
     assert long.error and "5 audio items" in long.error and "at most 30 s whole" in long.error
+
+
+def test_each_cited_part_expects_what_vllm_placed_and_a_lost_one_is_named(
+    engines, monkeypatch, tmp_path
+):
+    """Reach per citation on vLLM in process: for a request citing a frame, a clip and two
+    stretches of audio, the tokens the model's own processor places for each part (measured
+    apart from the engine) are the tokens vLLM placed for it; a path that loses the second
+    stretch on its way into the prompt makes the call an error naming that citation."""
+    name = "tiny-qwen2.5-omni"
+    held = engines[name]
+    eng = held.get()
+    rng = np.random.default_rng(1)
+
+    def wave(seconds):
+        return (0.1 * rng.standard_normal(int(16000 * seconds))).astype(np.float32)
+
+    parts = (
+        ImagePart(rng.integers(0, 255, (64, 96, 3), dtype=np.uint8), t=1.0),
+        VideoPart(
+            rng.integers(0, 255, (4, 64, 64, 3), dtype=np.uint8),
+            2.0,
+            start=2.0,
+            times=(2.0, 2.5, 3.0, 3.5),
+        ),
+        AudioPart(wave(2.0), start=0.0),
+        AudioPart(wave(1.0), start=2.0),
+    )
+    (res,) = eng.judge([JudgeRequest(CLAIM, YesNo, None, parts)])
+    assert res.ok, res
+    preset = load_preset(name)
+    renderer = ChatRenderer(preset.path, preset)
+    measured = PartTokens(preset, renderer, placeholder_tokens(preset.path)).expected(
+        Request(CLAIM, media=parts)
+    )
+    assert [(c.modality, c.expected) for c in res.cited] == measured
+    assert [c.expected for c in res.cited][2:] == [50, 25]  # Whisper's frames, halved twice
+    assert all(c.arrived == c.expected for c in res.cited), res.cited
+    for m in ("image", "video", "audio"):  # what vLLM placed, all of it accounted for
+        assert res.reached[m] == sum(c.arrived for c in res.cited if c.modality == m)
+    assert [c.citation for c in res.cited] == [
+        "visual 0:01",
+        "visual 0:02-0:03.5",
+        "audio 0:00-0:02",
+        "audio 0:02-0:03",
+    ]
+
+    # A broken path: the prompt is built without the last part, as a renderer that loses one.
+    built = eng._prompt
+    monkeypatch.setattr(eng, "_prompt", lambda r: built(dataclasses.replace(r, media=r.media[:3])))
+    tpl = load_prompt("entail")
+    call = Call(
+        tpl,
+        tpl.render(fact="A tone plays.", evidence="attached"),
+        tuple(("v.mp4", "d", p.modality, i, i + 1) for i, p in enumerate(parts)),
+        media=lambda: parts,
+    )
+    judge = StageJudge("entail", held, VerdictCache(tmp_path / "c.sqlite"))
+    (out,) = judge.run([call])
+    assert out.verdict is None and out.error == (
+        f"audio 0:02-0:03: expected 25 audio tokens, 0 arrived ({name}, in-process vLLM engine)"
+    ), out
+    assert judge.counters.unreached == 1
 
 
 def test_each_responder_gets_what_it_can_take_and_its_row_says_so(generated):

@@ -64,12 +64,22 @@ def _check_every_modality(preset, eng):
         assert res.reached is not None and reached_modalities(res) == ({sent} - {"text"}), (
             f"{preset.name} {modality}: {res.reached}"
         )
+        check_cited(res, f"{preset.name} {modality}")
     for (modality, _req), res in zip(extra, results[len(probes) :]):
         if preset.quirks.video_as_images and modality == "video" and "image" in preset.modalities:
             assert res.ok and reached_modalities(res) == {"image"}, res  # sent as separate frames
         else:
             assert res.error and f"does not accept {modality}" in res.error
     assert eng.stats.calls >= len(probes) and eng.stats.wall_s > 0
+
+
+def check_cited(res, what: str) -> None:
+    """A correct request's parts each arrived whole: the tokens the model's own processor places
+    for each (`engines.expect`) are the tokens the engine's prompt ids hold for it."""
+    if not res.reached or not any(res.reached.values()):
+        return  # nothing cited
+    assert res.cited is not None and res.cited_unknown is None, f"{what}: {res.cited_unknown}"
+    assert all(c.expected == c.arrived > 0 for c in res.cited), f"{what}: {res.cited}"
 
 
 def reached_modalities(res) -> set[str]:
@@ -126,6 +136,8 @@ def check_fitted(results) -> None:
         and "max_model_len=4096" in wordy.error
     )
     assert fine.ok and fine.note is None, fine
+    check_cited(long_clip, "the clip with fewer frames")  # measured on the frames sent
+    check_cited(fine, "the clip that fits")
     assert reached_modalities(long_clip) == reached_modalities(fine) == {"video"}, (
         long_clip.reached,
         fine.reached,

@@ -213,13 +213,15 @@ def test_a_yes_no_request_asks_for_the_label_tokens_log_probabilities(engine_on)
 def test_on_a_server_others_may_share_a_yes_no_request_asks_the_top_alternatives(engine_on):
     """`--engine openai` points at a server this run did not start: vLLM 0.32 gives every
     request of a batch the gathered columns once one asks for token ids, so asking them would
-    spoil other clients' top-k log-probabilities; the top alternatives are asked instead."""
-    from murgat_local.engines.confidence import TOP_LOGPROBS
+    spoil other clients' top-k log-probabilities; the top alternatives are asked instead, as
+    many as the grammar leaves legal where the label is decided, and one more."""
+    from murgat_local.engines.confidence import legal_where_decided
 
     engine, script, _ = engine_on(lambda n, body: ok())
     engine.judge([Request("Claim: x", YesNo)])
     (asked,) = script.bodies
-    assert asked["logprobs"] is True and asked["top_logprobs"] == TOP_LOGPROBS
+    legal = legal_where_decided(engine._labels.texts, YesNo.regex())
+    assert asked["logprobs"] is True and asked["top_logprobs"] == legal + 1
     assert "logprob_token_ids" not in asked
 
 

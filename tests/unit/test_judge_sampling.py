@@ -50,16 +50,20 @@ def test_every_route_sends_the_cards_sampling_for_a_judge_call():
     assert (wire["temperature"], wire["top_p"], wire["top_k"], wire["seed"]) == (0.6, 0.95, 20, 0)
     ray = ray_sampling(judge, 0.0, 0, preset.quirks)
     assert (ray["temperature"], ray["top_p"], ray["top_k"], ray["seed"]) == (0.6, 0.95, 20, 0)
-    engine = SimpleNamespace(preset=preset, temperature=0.0, label_ids=(45, 56))
+    engine = SimpleNamespace(preset=preset, temperature=0.0, label_ids=(45, 56), top_logprobs=None)
     sp = VLLMEngine._sampling(engine, judge)
     assert (sp.temperature, sp.top_p, sp.top_k, sp.seed) == (0.6, 0.95, 20, 0)
     # p_yes from the tokens that can decide the label, not the top alternatives of every token.
     assert (sp.logprob_token_ids, sp.logprobs) == ([45, 56], None)
-    # A greedy preset's judge stays greedy; a tokenizer without label tokens: the top 5.
+    # A greedy preset's judge stays greedy; a tokenizer without label tokens: the top k, as
+    # many as the engine counts from the grammar (`LabelTokens.top_logprobs`).
     smol = load_preset("smollm2-135m-instruct")
-    sp = VLLMEngine._sampling(SimpleNamespace(preset=smol, temperature=0.0, label_ids=None), judge)
+    counted = SimpleNamespace(
+        preset=smol, temperature=0.0, label_ids=None, top_logprobs=lambda r: 7
+    )
+    sp = VLLMEngine._sampling(counted, judge)
     assert sp.temperature == 0.0 and sp.seed is None
-    assert (sp.logprob_token_ids, sp.logprobs) == (None, 5)
+    assert (sp.logprob_token_ids, sp.logprobs) == (None, 7)
 
 
 def test_ray_rows_keep_integer_sampling_when_batched_as_columns():
