@@ -47,9 +47,8 @@ class PanelConfig(PanelVote):
     def rule(self, stage: str, members: tuple[str, ...]):
         """The resolved `judges.panel.Rule` for a panel of `members` judging `stage`: the stage's
         table over the general one; weights read from `weights_from` when it is given."""
-        import json
-
         from .judges.panel import Rule, voted_stage, weights_from_meta
+        from .results import ReadError, read_meta_eval
 
         own = self.table(voted_stage(stage))
         merged = {
@@ -67,11 +66,10 @@ class PanelConfig(PanelVote):
         vote = merged.get("vote", "majority")
         source, weights = merged.get("weights_from"), merged.get("weights")
         if vote == "weighted" and source is not None:
-            try:
-                report = json.loads(pathlib.Path(source).read_text(encoding="utf-8"))
-            except (OSError, ValueError) as e:
-                raise ValueError(f"panel weights_from {source}: {e}") from None
-            weights = weights_from_meta(report, stage, members)
+            report = read_meta_eval(pathlib.Path(source))
+            if isinstance(report, ReadError):
+                raise ValueError(f"panel weights_from {report}")
+            weights = weights_from_meta(report.dump(), stage, members)
         if vote == "weighted" and weights is None:
             raise ValueError(
                 f"a weighted panel for {stage} needs weights (member -> weight) or weights_from "

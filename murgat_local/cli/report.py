@@ -83,14 +83,12 @@ def report(
 
 
 def _meta_eval(given: pathlib.Path) -> dict:
-    """meta_eval.json, from its file or the `murgat meta-eval` folder holding it."""
-    import json
+    """meta_eval.json, from its file or the `murgat meta-eval` folder holding it, read as its
+    schema (`murgat schema meta-eval`) says."""
+    from ..results import ReadError, layout, read_meta_eval
 
-    path = given / "meta_eval.json" if given.is_dir() else given
-    try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        ui._fail(f"--meta-eval {given}: cannot read {path} ({e})")
-    if not isinstance(meta, dict):
-        ui._fail(f"--meta-eval {given}: {path} is not a meta_eval.json (a JSON object)")
-    return meta
+    path = given / layout.META_EVAL if given.is_dir() else given
+    meta = read_meta_eval(path)
+    if isinstance(meta, ReadError):
+        ui._fail(f"--meta-eval {given}: {meta}")
+    return meta.dump()

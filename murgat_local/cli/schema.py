@@ -13,10 +13,13 @@ from murgat_local.cli.ui import app
 @app.command()
 def schema(
     name: str | None = typer.Argument(
-        None, help="score-record, generation-record, summary or run-summary (none: list them)"
+        None,
+        help="score-record, generation-record, summary, generation-summary, run-summary or "
+        "meta-eval (none: list them)",
     ),
 ) -> None:
-    """Print the JSON Schema of a record or summary murgat writes (each has `schema_version`)."""
+    """Print the JSON Schema of a record or summary murgat writes: every field with its type,
+    bounds and description (each file has `schema_version`)."""
     from ..results import CURRENT, SCHEMAS
 
     if name is None:

@@ -18,6 +18,7 @@ docs/security.md, "## Bad input", lists every kind of bad input and what it gets
 
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 import re
 from collections.abc import Iterator
@@ -43,12 +44,61 @@ class ResponseItem:
     record: dict = field(default_factory=dict, compare=False, repr=False)
 
 
+# What a row `murgat generate` wrote says of its answer (it graded it) and of its question (the
+# labels `--group-by` reads): kept on the row's error, so that a response that cannot be scored
+# is still graded as generate graded it, in its groups.
+KEPT_FIELDS = (
+    "status",
+    "answer_path",
+    "predicted",
+    "answer",
+    "question_type",
+    "benchmark",
+    "categories",
+)
+
+
 @dataclass(frozen=True)
 class InputError:
     index: int
     id: str | None
     source: str
     reason: str
+    # A generated row's `KEPT_FIELDS` (empty for any other row).
+    row: dict = field(default_factory=dict, compare=False, repr=False)
+
+
+def kept_fields(obj: object) -> dict:
+    """A generated row's `KEPT_FIELDS` that are short and of their kind (a row over the size
+    limits keeps none of its large values); empty for a row murgat generate did not write."""
+    if not isinstance(obj, dict) or "answer_path" not in obj:
+        return {}
+    kept: dict = {}
+    for k in KEPT_FIELDS:
+        v = obj.get(k)
+        if k not in obj:
+            continue
+        if k == "categories":  # an object of texts or lists of texts, as `--group-by` reads
+            if isinstance(v, dict) and _short(v) and _wrong_labels({k: v}) is None:
+                kept[k] = v
+        elif v is None or isinstance(v, str) and len(v) <= 1000:
+            kept[k] = v
+    if _wrong_labels({"question_type": kept.get("question_type")}) is not None:
+        del kept["question_type"]
+    return kept
+
+
+def _short(v: object, most: int = 1000) -> bool:
+    """Whether `v` is null, a short text, or a small object or list of them."""
+    if v is None:
+        return True
+    if isinstance(v, str):
+        return len(v) <= most
+    if isinstance(v, list):
+        return len(v) <= 50 and all(_short(x) for x in v)
+    if isinstance(v, dict):
+        return len(v) <= 50 and all(_short(k) and _short(x) for k, x in v.items())
+    return False
 
 
 ReadItem = ResponseItem | InputError
@@ -71,6 +121,13 @@ def _item(index: int, source: str, obj: object, seen: set[str]) -> ReadItem:
     if rid in seen:
         return InputError(index, rid, source, f"duplicate id {rid!r} (first occurrence kept)")
     seen.add(rid)
+    item = _read_item(index, rid, source, obj)
+    if isinstance(item, InputError):  # a generated row's answer is graded all the same
+        return dataclasses.replace(item, row=kept_fields(obj))
+    return item
+
+
+def _read_item(index: int, rid: str, source: str, obj: dict) -> ReadItem:
     # The first generation field that holds something; "" or null falls back to the next one.
     generation = next((obj[f] for f in GENERATION_FIELDS if obj.get(f) not in (None, "")), None)
     if generation is None:
@@ -293,7 +350,7 @@ def read_items(
         if isinstance(obj, Unparsed):
             yield InputError(index, None, source, obj.reason)
         elif walk and (why := oversize(obj, limits)) is not None:
-            yield InputError(index, _small_id(obj), source, why)
+            yield InputError(index, _small_id(obj), source, why, kept_fields(obj))
         else:
             yield make(index, source, obj, seen)
 

@@ -27,17 +27,10 @@ from ..reports import paper_table
 from ..reports.paper_table import GridCell
 from ..results import RunSummary, layout
 
-# What a cell's row in run_summary.json's `grid` carries of its scoring summary.
-_SCORED = (
-    "unanswered",
-    "unanswered_rate",
-    "coverage",
-    "precision",
-    "recall",
-    "f1",
-    "murgat_s",
-    "partial",
-)
+# What a cell's row in run_summary.json's `grid` carries of its scoring summary: the scores.
+# Its QA accuracy and counts are the generation's (one place); the scoring summary grades the
+# same answers the same way, a response it could not score included (`_qa_differs` checks).
+_SCORED = ("scored", "coverage", "precision", "recall", "f1", "murgat_s", "partial")
 
 
 @dataclass
@@ -84,14 +77,13 @@ class Grid:
                 code = max(code, scored.exit_code)
                 warnings += scored.summary.get("warnings") or []
                 cell = generated.summary["cells"][label]
-                # QA accuracy as the cell's summary.json and the tables give it (the scorer
-                # grades the answer generate read; a response it could not score is not graded)
                 grid[label] = {
                     **cell,
-                    "accuracy": scored.summary.get("qa_accuracy"),
                     **{k: scored.summary.get(k) for k in _SCORED},
                     "scores": str(scored.records_path),
                 }
+                if (why := _qa_differs(cell, scored.summary)) is not None:
+                    warnings.append(f"{label}: {why}")
                 cells.append(GridCell(cell["model"], cell["strategy"], scored.summary))
         finally:
             self.generator.close(engines=False)
@@ -101,6 +93,20 @@ class Grid:
         tables = paper_table.write(self.out, cells)
         summary, path = run_summary(self.out, grid, cells, generated, tables, warnings)
         return GridResult(summary, path, tables, code)
+
+
+def _qa_differs(cell: dict, summary: dict) -> str | None:
+    """Why a cell's scoring summary grades its answers otherwise than its generation did (None:
+    it does not); never expected, since both grade the answers generate read."""
+    graded = sum((summary.get("qa_graded") or {}).values())
+    ours = (cell.get("accuracy"), cell.get("unanswered"), cell.get("graded"))
+    theirs = (summary.get("qa_accuracy"), summary.get("unanswered"), graded)
+    if ours == theirs:
+        return None
+    return (
+        "QA accuracy, unanswered and graded are "
+        f"{ours} in the generation summary but {theirs} in the cell's summary.json"
+    )
 
 
 def run_summary(

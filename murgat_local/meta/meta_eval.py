@@ -9,10 +9,10 @@ from __future__ import annotations
 import pathlib
 from dataclasses import dataclass, field
 
-from ..jsonl import dumps_record
+from ..jsonl import write_json
 from ..metrics.certify import MIN_KEPT
 from ..reports.reliability import write_diagrams
-from ..results import ReadError, layout, read_score_records, read_summary
+from ..results import MetaEval, ReadError, layout, read_score_records, read_summary
 from ..stages import YES_NO
 from .agreement import align, evaluate, with_chance_agreement
 from .calibrate import (
@@ -202,7 +202,7 @@ def meta_eval(
             for stage, c in report["certification"].items()
         }
         report["cascades"] = _cascades(measured, first, split, o)
-    result = MetaEvalResult(report, out / "meta_eval.json", label_problems=problems, bad=bad)
+    result = MetaEvalResult(report, out / layout.META_EVAL, label_problems=problems, bad=bad)
     if select is not None:
         try:
             _select(report, results, selectable, truths[0], human[0], o, select, measured, split)
@@ -211,7 +211,7 @@ def meta_eval(
             result.error = str(e)
             return result
     out.mkdir(parents=True, exist_ok=True)
-    result.path.write_text(dumps_record(report, indent=2, sort_keys=True), encoding="utf-8")
+    result.report = write_json(result.path, MetaEval.model_validate(report))
     result.diagrams = write_diagrams(report, out)
     return result
 

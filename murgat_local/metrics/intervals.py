@@ -32,6 +32,8 @@ class _Group:
         self.incomplete = 0  # scored responses on partial data
 
     def add(self, r: Mapping) -> None:
+        if r.get("correct") is not None:  # graded whether or not it was scored (`scores.Summary`)
+            self.values[ACCURACY].append(float(r["correct"]))
         if r.get("status") != "ok":
             return
         complete = r.get("scored_fraction") in (None, 1.0)
@@ -41,8 +43,6 @@ class _Group:
                 self.values[m].append(float(r[m]))
                 if complete:
                     self.complete[m].append(float(r[m]))
-        if r.get("correct") is not None:
-            self.values[ACCURACY].append(float(r["correct"]))
 
 
 class IntervalValues:

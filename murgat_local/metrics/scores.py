@@ -53,9 +53,23 @@ class Summary:
         self.complete_means = {m: _Mean() for m in METRICS}
         self.qa = QaTally()
         self.graded_kinds = dict.fromkeys(QUESTION_TYPES, 0)
+        self.unparsed_citations = 0
 
     def add(self, r: Mapping) -> None:
         self.responses += 1
+        # The answer is graded whether or not its attribution could be scored: a record that
+        # erred carries its answer check when the answer was read without the judges
+        # (`pipeline.records.generated_answer`), so QA accuracy counts it as generate did.
+        if r.get("correct") is not None:  # the record's answer check: `grading.graded_correct`
+            said = r.get("answer")  # unanswered when the record says no answer was read
+            self.qa.add(
+                r["correct"], not isinstance(said, Mapping) or said.get("predicted") is not None
+            )
+            kind = r.get("question_type") or QUESTION_TYPES[0]
+            kind = (
+                kind if isinstance(kind, str) else str(kind)
+            )  # a hand-edited record stays countable
+            self.graded_kinds[kind] = self.graded_kinds.get(kind, 0) + 1
         if r.get("status") != "ok":
             return
         self.scored += 1
@@ -67,16 +81,10 @@ class Summary:
                 if complete:
                     self.complete_means[m].add(r[m])
         self.undefined += r.get("murgat_s") is None
-        if r.get("correct") is not None:  # the record's answer check: `grading.graded_correct`
-            said = r.get("answer")  # unanswered when the record says no answer was read
-            self.qa.add(
-                r["correct"], not isinstance(said, Mapping) or said.get("predicted") is not None
-            )
-            kind = r.get("question_type") or QUESTION_TYPES[0]
-            kind = (
-                kind if isinstance(kind, str) else str(kind)
-            )  # a hand-edited record stays countable
-            self.graded_kinds[kind] = self.graded_kinds.get(kind, 0) + 1
+        self.unparsed_citations += sum(
+            len(s.get("unparsed_citations") or ())
+            for s in (r.get("trace") or {}).get("sentences") or ()
+        )
 
     def result(self) -> dict:
         summary: dict = {
@@ -95,6 +103,7 @@ class Summary:
         summary["qa_accuracy"] = qa["accuracy"]
         summary["unanswered"], summary["unanswered_rate"] = qa["unanswered"], qa["unanswered_rate"]
         summary["qa_graded"] = dict(self.graded_kinds)
+        summary["unparsed_citations"] = self.unparsed_citations
         return summary
 
 

@@ -72,9 +72,10 @@ def output_layout(
             raise ValueError(
                 f"--out {out} is one file, but the grid has {len(cells)} cells: give a folder"
             )
-        return {cells[0]: out}, out.with_suffix(".summary.json"), out.with_suffix(".cache.sqlite")
+        summary = out.with_suffix(f".{layout.GENERATION_SUMMARY}")
+        return {cells[0]: out}, summary, out.with_suffix(".cache.sqlite")
     return (
         {c: out / c.folder / layout.RESPONSES for c in cells},
-        out / layout.SUMMARY,
+        out / layout.GENERATION_SUMMARY,
         out / layout.RUN_CACHE,
     )

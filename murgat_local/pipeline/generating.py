@@ -25,12 +25,18 @@ from ..inputs.benchmarks import Dataset, open_dataset
 from ..inputs.datasets import OPEN, DatasetItem, render_options
 from ..inputs.responses import InputError, read_responses
 from ..inputs.subsets import Subset, choose
-from ..jsonl import dumps_record
+from ..jsonl import dumps_record, write_json
 from ..judges import load_prompt
 from ..judges.calls import Call, Outcome
 from ..media.segments import SegmentCutter
 from ..media.source import MediaError
-from ..results import GenerationRecord, ReadError, layout, read_generation_records
+from ..results import (
+    GenerationRecord,
+    GenerationSummary,
+    ReadError,
+    layout,
+    read_generation_records,
+)
 from ..text.clean import remove_thinking
 from .cache import VerdictCache
 from .generate_cells import Cell, GenerateResult, Item, output_layout
@@ -413,11 +419,9 @@ class GenerateRunner:
         return self._summarize(dataset, kept, t0)
 
     def _summarize(self, dataset: Dataset, kept: dict, t0: float) -> GenerateResult:
-        summary = summarize(self, dataset, kept, t0)
         self.summary_path.parent.mkdir(parents=True, exist_ok=True)
-        self.summary_path.write_text(
-            dumps_record(summary, indent=2, sort_keys=True, default=str), encoding="utf-8"
-        )
+        written = GenerationSummary.model_validate(summarize(self, dataset, kept, t0))
+        summary = write_json(self.summary_path, written)
         errors = summary["errors_list"]
         return GenerateResult(
             summary, self.summary_path, {c.label: p for c, p in self.paths.items()}, errors

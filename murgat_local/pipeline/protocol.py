@@ -88,7 +88,7 @@ class Protocol:
 
     @staticmethod
     def _sentence(s: Sentence) -> SentenceState:
-        return SentenceState(s.text, s.claim, list(s.citations), [], [])
+        return SentenceState(s.text, s.claim, list(s.citations), [], [], list(s.unparsed))
 
     def _check(self, state: ResponseState) -> None:
         info = state.video.info

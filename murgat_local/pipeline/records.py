@@ -18,7 +18,8 @@ from ..grading import (
 )
 from ..inputs.responses import InputError
 from ..judges.verdicts import ReasonedYesNo, YesNo
-from ..results import ScoreRecord
+from ..results import CURRENT, ScoreRecord
+from ..results.versions import validate
 from ..stages import PROTOCOL, Stage
 from ..text.open_answers import matches, open_answer
 from .judging import Outcome
@@ -46,17 +47,40 @@ def answer_check(
     generated = "answer_path" in item.record and (read is None or isinstance(read, str))
     if item.record.get("question_type") == "open":
         said = read if generated else open_answer(item.generation)
-        gold = (item.answer or "").strip() or None
-        return (
-            said,
-            gold,
-            graded_correct(
-                gold is not None, said is not None, matches(said, gold, number_tolerance)
-            ),
-        )
-    letter = read if generated else letter
-    gold = (item.answer or "").strip().upper()[:1] or None
-    return letter, gold, graded_correct(gold is not None, letter is not None, letter == gold)
+    else:
+        said = read if generated else letter
+    return _graded(said, item.answer, item.record.get("question_type"), number_tolerance)
+
+
+def _graded(
+    said: str | None, answer: object, kind: object, number_tolerance: float
+) -> tuple[str | None, str | None, bool | None]:
+    """(predicted, gold, correct) of the answer `said` against the gold `answer`."""
+    text = str(answer).strip() if answer is not None else ""
+    if kind == "open":
+        gold = text or None
+        agree = matches(said, gold, number_tolerance)
+    else:
+        gold = text.upper()[:1] or None
+        agree = said == gold
+    return said, gold, graded_correct(gold is not None, said is not None, agree)
+
+
+def generated_answer(row: Mapping, number_tolerance: float) -> dict:
+    """The answer check (`answer`, `correct`) of a row `murgat generate` wrote and answered
+    (status ok), graded from the answer it read; empty for any other row. A response that could
+    not be scored keeps it: its answer was read without the judges, and generate graded it."""
+    read = row.get("predicted")
+    if (
+        "answer_path" not in row
+        or row.get("status", "ok") != "ok"
+        or not (read is None or isinstance(read, str))
+    ):
+        return {}
+    predicted, gold, correct = _graded(
+        read, row.get("answer"), row.get("question_type"), number_tolerance
+    )
+    return {"answer": {"predicted": predicted, "gold": gold}, "correct": correct}
 
 
 def _verdict(out: Outcome | None) -> dict | None:
@@ -126,6 +150,7 @@ def error_record(
     source: str = "",
     video: str | None = None,
     row: Mapping | None = None,
+    number_tolerance: float = 0.01,
 ) -> dict:
     rec = {"index": index, "id": rid, "status": "error", "error": reason, "source": source}
     if video is not None:
@@ -133,22 +158,36 @@ def error_record(
     rec.update(labels(row or {}))
     for m in METRIC_FIELDS:
         rec[m] = None
+    rec.update(generated_answer(row or {}, number_tolerance))
     return rec
 
 
 def build_record(
     state: ResponseState | InputError, mode: str, number_tolerance: float = 0.01
 ) -> ScoreRecord:
-    """The score record of one response (or of its error), as `scores.jsonl` holds it."""
-    return ScoreRecord.model_validate(_record(state, mode, number_tolerance))
+    """The score record of one response (or of its error), as `scores.jsonl` holds it. A record
+    its schema refuses (a value out of its bounds: never expected) is written as that response's
+    error, naming the fields, and the run goes on."""
+    data = {"schema_version": CURRENT, **_record(state, mode, number_tolerance)}
+    got = validate(ScoreRecord, data, "score record")
+    if isinstance(got, ScoreRecord):
+        return got
+    where = state if isinstance(state, InputError) else state.item
+    return ScoreRecord.model_validate(
+        error_record(where.index, where.id, f"its record could not be written: {got}", where.source)
+    )
 
 
 def _record(state: ResponseState | InputError, mode: str, number_tolerance: float) -> dict:
     if isinstance(state, InputError):
-        return error_record(state.index, state.id, state.reason, state.source)
+        return error_record(
+            state.index, state.id, state.reason, state.source, None, state.row, number_tolerance
+        )
     item = state.item
     if state.error:
-        return error_record(item.index, item.id, state.error, item.source, item.video, item.record)
+        return error_record(
+            item.index, item.id, state.error, item.source, item.video, item.record, number_tolerance
+        )
     score = state.score
     if score is None:
         raise ValueError(f"response {item.id!r} has neither an error nor a score")
@@ -165,6 +204,8 @@ def _record(state: ResponseState | InputError, mode: str, number_tolerance: floa
             "verifiable": _verdict(s.verifiable),
             "unscored": s.score.why_unscored if s.score else None,
         }
+        if s.unparsed_citations:  # not read as citations: the sentence may count as uncited
+            sent["unparsed_citations"] = list(s.unparsed_citations)
         if s.decontext is not None:
             sent["decontext"] = _verdict(s.decontext)
             if s.decontext_note:

@@ -29,6 +29,8 @@ class SentenceState:
     citations: list[Citation]
     issues: list[str | None]  # per citation: why it cannot be checked (None = usable)
     extracted: list[bool]  # reference mode: False when the segment could not be cut
+    # Default mode: bracketed text that looks like a citation and was not read as one.
+    unparsed_citations: list[str] = field(default_factory=list)
     decontext: Outcome | None = None
     decontext_note: str | None = None
     verifiable: Outcome | None = None

@@ -11,7 +11,7 @@ from ..jsonl import dumps_record
 from ..metrics.intervals import IntervalValues, add_intervals
 from ..metrics.scores import summarize
 from ..pipeline.records import rescore_record
-from ..results import ReadError, read_score_records
+from ..results import ReadError, ScoreRecord, read_score_lines
 
 # summary.json's headline numbers, with their intervals, as `murgat rescore` prints them.
 HEADLINE = ("coverage", "precision", "recall", "f1", "murgat_s")
@@ -36,6 +36,13 @@ def _is_json_list(path: pathlib.Path) -> bool:
     return head.startswith(b"[")
 
 
+def _not_rescorable(rec: ScoreRecord) -> str | None:
+    """Why a record that was scored holds nothing to rescore from (None: it holds its trace)."""
+    if rec.status == "ok" and (rec.trace is None or "sentences" not in rec.trace.model_fields_set):
+        return "status ok but no trace of its sentences to rescore from"
+    return None
+
+
 def rescore(
     scored: pathlib.Path,
     compat: str | None,
@@ -45,7 +52,8 @@ def rescore(
 ) -> Rescored:
     """The records of `scored` rescored (written to `out` as JSONL when given) and summarized,
     with `resamples` bootstrap resamples per interval. Our scores.jsonl is read by the one
-    record reader (`results`): a line it cannot read is kept in `bad`, the rest rescored.
+    record reader (`results`): a line it cannot read, or a scored one without the trace of its
+    sentences, is kept in `bad`, the rest rescored.
     ValueError: an entry of the reference's JSON list that is not a record."""
     records = []
     bad: list[ReadError] = []
@@ -55,9 +63,11 @@ def rescore(
                 raise ValueError(f"{scored} {source}: not a scored record")
             records.append(rescore_record(obj, compat))
     else:
-        for rec in read_score_records(scored):
+        for line, rec in read_score_lines(scored):
             if isinstance(rec, ReadError):
                 bad.append(rec)
+            elif (why := _not_rescorable(rec)) is not None:
+                bad.append(ReadError(scored, line, why))
             else:
                 records.append(rescore_record(rec.dump(), compat))
     if out:

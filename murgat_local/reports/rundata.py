@@ -247,7 +247,7 @@ def _by_model(entry: dict, where: str, notes: list[str]) -> Summary:
     try:
         return check_numbers(Summary.model_validate(entry), f"{where}.", notes)
     except ValidationError as e:
-        notes.append(f"{where}: {describe(e)}: that model's numbers are unknown")
+        notes.append(f"{where}: {describe(e, entry)}: that model's numbers are unknown")
         return Summary()
 
 
@@ -280,16 +280,15 @@ def _cell_folders(folder: pathlib.Path, notes: list[str]) -> list[tuple[str, pat
             notes.append(f"{run_summary}: cells are found by folder name")
         grid = (run_summary.grid if isinstance(run_summary, RunSummary) else None) or {}
         for label, entry in grid.items():
-            # a grid entry is an open object (what the cell recorded): its names checked here
-            model, strategy = entry.get("model"), entry.get("strategy")
-            if not (isinstance(model, str) and isinstance(strategy, str)):
+            model, strategy = entry.model, entry.strategy
+            if model is None or strategy is None:
                 model, _, strategy = label.partition("/")
             here = folder / layout.cell_folder(model, strategy)
             if not model or not strategy or model in (".", ".."):
                 notes.append(f"{rs}: cell {label!r} is not a folder inside {folder}: left out")
                 continue
-            scores = entry.get("scores")
-            if not (here / layout.SCORES).is_file() and isinstance(scores, str):
+            scores = entry.scores
+            if not (here / layout.SCORES).is_file() and scores is not None:
                 # the folder moved: the recorded path is used only when it is not there
                 alt = pathlib.Path(scores).parent
                 here = alt if (alt / layout.SCORES).is_file() else here

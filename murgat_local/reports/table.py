@@ -55,6 +55,12 @@ def summary_table(summary: dict, title: str = "MURGAT scores") -> FitTable:
     for name, s in (summary.get("by_model") or {}).items():
         t.add_row(*_row(name, s))
     t.add_row(*_row("all", summary), style="bold")
+    unread = summary.get("unparsed_citations")
+    if unread:  # such a sentence counts as uncited: say how often that happened
+        t.caption = (
+            f"unparsed citations: {unread} (text in brackets that looks like a citation and was "
+            "not read as one; each sentence's `unparsed_citations`)"
+        )
     return t
 
 

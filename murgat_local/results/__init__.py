@@ -5,14 +5,17 @@ from . import layout
 from .read import (
     ReadError,
     read_generation_records,
+    read_generation_summary,
     read_json_object,
+    read_meta_eval,
     read_objects,
     read_run_summary,
+    read_score_lines,
     read_score_records,
     read_summary,
 )
 from .records import GenerationRecord, ScoreRecord, Verdict
-from .summaries import RunSummary, Summary
+from .summaries import GenerationSummary, MetaEval, RunSummary, Summary
 from .versions import CURRENT, Versioned
 
 # `murgat schema NAME`: the files' schemas by the names the docs give them.
@@ -20,13 +23,17 @@ SCHEMAS: dict[str, type[Versioned]] = {
     "score-record": ScoreRecord,
     "generation-record": GenerationRecord,
     "summary": Summary,
+    "generation-summary": GenerationSummary,
     "run-summary": RunSummary,
+    "meta-eval": MetaEval,
 }
 
 __all__ = [
     "CURRENT",
     "SCHEMAS",
     "GenerationRecord",
+    "GenerationSummary",
+    "MetaEval",
     "ReadError",
     "RunSummary",
     "ScoreRecord",
@@ -34,9 +41,12 @@ __all__ = [
     "Verdict",
     "layout",
     "read_generation_records",
+    "read_generation_summary",
     "read_json_object",
+    "read_meta_eval",
     "read_objects",
     "read_run_summary",
+    "read_score_lines",
     "read_score_records",
     "read_summary",
 ]

@@ -1,10 +1,13 @@
 """Where a run's files are: the one place that names them.
 
 A `murgat score` folder holds `scores.jsonl` (one score record per response), `summary.json`,
-`verdicts.sqlite` (the verdict cache) and `engine.log`. A `murgat run` folder holds
-`run_summary.json`, the generation's `summary.json`, `tables.md` / `tables.csv`,
+`verdicts.sqlite` (the verdict cache) and `engine.log`. A `murgat generate` folder holds
+`generation_summary.json`, `cache.sqlite` and one folder per cell with its `responses.jsonl`
+(a `.jsonl` OUT: `OUT`, `OUT.generation_summary.json` beside it). A `murgat run` folder holds
+`run_summary.json`, the generation's `generation_summary.json`, `tables.md` / `tables.csv`,
 `cache.sqlite`, and one folder per cell (`cell_folder(model, strategy)`) with the cell's
-`responses.jsonl`, `scores.jsonl` and `summary.json`.
+`responses.jsonl`, `scores.jsonl` and `summary.json`. `murgat meta-eval` writes
+`meta_eval.json`.
 """
 
 from __future__ import annotations
@@ -14,6 +17,10 @@ import pathlib
 SCORES = "scores.jsonl"
 RESPONSES = "responses.jsonl"
 SUMMARY = "summary.json"
+# Before it had its own name, a generation's summary was `summary.json` too (see
+# `results.read_generation_summary`).
+GENERATION_SUMMARY = "generation_summary.json"
+META_EVAL = "meta_eval.json"
 RUN_SUMMARY = "run_summary.json"
 TABLES_MD = "tables.md"
 TABLES_CSV = "tables.csv"

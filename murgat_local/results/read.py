@@ -17,8 +17,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
+from . import layout
 from .records import GenerationRecord, ScoreRecord
-from .summaries import RunSummary, Summary
+from .summaries import GenerationSummary, MetaEval, RunSummary, Summary
 from .versions import Versioned, validate, version_of
 
 M = TypeVar("M", bound=Versioned)
@@ -80,18 +81,30 @@ def read_objects(path: pathlib.Path) -> Iterator[dict | ReadError]:
     return (data for _, data in _objects(pathlib.Path(path)))
 
 
-def _lines(path: pathlib.Path, model: type[M], what: str) -> Iterator[M | ReadError]:
+def _numbered(
+    path: pathlib.Path, model: type[M], what: str
+) -> Iterator[tuple[int | None, M | ReadError]]:
     for lineno, data in _objects(path):
         if isinstance(data, ReadError):
-            yield data
+            yield lineno, data
             continue
         got = validate(model, data, what)
-        yield ReadError(path, lineno, got) if isinstance(got, str) else got
+        yield lineno, ReadError(path, lineno, got) if isinstance(got, str) else got
+
+
+def _lines(path: pathlib.Path, model: type[M], what: str) -> Iterator[M | ReadError]:
+    return (got for _, got in _numbered(path, model, what))
 
 
 def read_score_records(path: pathlib.Path) -> Iterator[ScoreRecord | ReadError]:
     """Each line of a `scores.jsonl`, in order: its record, or the error that line is."""
     return _lines(pathlib.Path(path), ScoreRecord, "score record")
+
+
+def read_score_lines(path: pathlib.Path) -> Iterator[tuple[int | None, ScoreRecord | ReadError]]:
+    """`read_score_records` with each line's number (1-based; None: the whole file), for a
+    reader that may refuse a record the schema accepts, naming its line."""
+    return _numbered(pathlib.Path(path), ScoreRecord, "score record")
 
 
 def read_generation_records(path: pathlib.Path) -> Iterator[GenerationRecord | ReadError]:
@@ -132,3 +145,18 @@ def read_summary(path: pathlib.Path) -> Summary | ReadError:
 def read_run_summary(path: pathlib.Path) -> RunSummary | ReadError:
     """A `murgat run` run_summary.json, or why it cannot be read."""
     return _one(path, RunSummary, "run summary")
+
+
+def read_generation_summary(path: pathlib.Path) -> GenerationSummary | ReadError:
+    """A `murgat generate` generation_summary.json (a folder: the one in it, or the summary.json
+    that a generation before the file had its own name wrote there), or why it cannot be read."""
+    path = pathlib.Path(path)
+    if path.is_dir():
+        named, old = path / layout.GENERATION_SUMMARY, path / layout.SUMMARY
+        path = old if old.is_file() and not named.is_file() else named
+    return _one(path, GenerationSummary, "generation summary")
+
+
+def read_meta_eval(path: pathlib.Path) -> MetaEval | ReadError:
+    """A `murgat meta-eval` meta_eval.json, or why it cannot be read."""
+    return _one(path, MetaEval, "meta-eval report")

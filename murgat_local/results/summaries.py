@@ -1,64 +1,183 @@
-"""A `murgat score` run's `summary.json` and a `murgat run` grid's `run_summary.json`.
+"""The summaries murgat writes: `murgat score`'s `summary.json`, `murgat generate`'s
+`generation_summary.json`, `murgat run`'s `run_summary.json` and `murgat meta-eval`'s
+`meta_eval.json`.
 
-The numbers the tables, the report and the comparisons read are typed; the parts that record
-the run as it went (engines, stage counters, provenance, the cache) are kept as the objects they
-are. Every top-level key is named: an unknown one is an error naming it (a newer murgat's file
-says so by its `schema_version` first).
+The numbers the tables, the report and the comparisons read are typed and bounded; the parts
+that record the run as it went (engines, stage counters, provenance, the cache) are kept as the
+objects they are. Every top-level key is named: an unknown one is an error naming it (a newer
+murgat's file says so by its `schema_version` first).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from .records import Number
+from pydantic import Field
+
+from .records import Count, Mode, NonNegative, Part, Score, d
 from .versions import Versioned
 
-Interval = list[Number]  # [low, high]
+# A 95% interval of a fraction: [low, high].
+Interval = Annotated[list[Score], Field(min_length=2, max_length=2)]
+# A difference of two fractions (the reasoning tax): in [-1, 1].
+Difference = (
+    Annotated[int, Field(ge=-1, le=1)] | Annotated[float, Field(ge=-1, le=1, allow_inf_nan=False)]
+)
+
+
+class CompleteOnly(Part):
+    """The means again, over the responses scored on every verdict they needed."""
+
+    responses: Count | None = d(description="responses scored on every verdict")
+    coverage: Score | None = d(description="their mean coverage")
+    precision: Score | None = d(description="their mean precision")
+    recall: Score | None = d(description="their mean recall")
+    f1: Score | None = d(description="their mean F1")
+    murgat_s: Score | None = d(description="their mean MURGAT-S")
+    coverage_ci: Interval | None = d(description="95% bootstrap interval of `coverage`")
+    precision_ci: Interval | None = d(description="95% bootstrap interval of `precision`")
+    recall_ci: Interval | None = d(description="95% bootstrap interval of `recall`")
+    f1_ci: Interval | None = d(description="95% bootstrap interval of `f1`")
+    murgat_s_ci: Interval | None = d(description="95% bootstrap interval of `murgat_s`")
+    ci_notes: dict[str, str] | None = d(
+        description="per metric: why its interval is missing or flat"
+    )
 
 
 class Summary(Versioned):
     """summary.json of `murgat score` and of each `murgat run` cell."""
 
-    responses: int | None = None
-    scored: int | None = None
-    errors: int | None = None
-    coverage: Number | None = None
-    precision: Number | None = None
-    recall: Number | None = None
-    f1: Number | None = None
-    murgat_s: Number | None = None
-    qa_accuracy: Number | None = None
-    coverage_ci: Interval | None = None
-    precision_ci: Interval | None = None
-    recall_ci: Interval | None = None
-    f1_ci: Interval | None = None
-    murgat_s_ci: Interval | None = None
-    qa_accuracy_ci: Interval | None = None
-    ci: dict[str, Any] | None = None  # how the intervals were computed
-    ci_notes: dict[str, str] | None = None  # per metric: why its interval is missing or flat
-    undefined: int | None = None
-    partial: int | None = None
-    complete_only: dict[str, Any] | None = None
-    unanswered: int | None = None
-    unanswered_rate: Number | None = None
-    qa_graded: dict[str, int] | None = None
-    by_model: dict[str, dict[str, Any]] | None = None  # the same numbers per responding model
-    by_group: dict[str, Any] | None = None  # per `--group-by` field and value
-    mode: str | None = None
-    unparsed_verdicts: dict[str, int] | None = None
-    errors_list: list[dict[str, Any]] | None = None
-    stages: dict[str, dict[str, Any]] | None = None  # per stage: its judge's counters
-    certification: dict[str, Any] | None = None
-    judge_calls: dict[str, Any] | None = None
-    failure: str | None = None  # why the run failed; null when it did not
-    engines: dict[str, dict[str, Any]] | None = None
-    models: dict[str, str] | None = None  # stage -> the judge model
-    entail_routes: Any = None
-    warnings: list[str] | None = None
-    segments_decoded: int | None = None
-    cache: dict[str, Any] | None = None
-    provenance: dict[str, Any] | None = None
-    wall_s: Number | None = None
+    responses: Count | None = d(description="responses in the input")
+    scored: Count | None = d(description="responses scored (status ok)")
+    errors: Count | None = d(description="responses that could not be scored")
+    coverage: Score | None = d(description="mean coverage over the scored responses")
+    precision: Score | None = d(description="mean citation precision")
+    recall: Score | None = d(description="mean citation recall")
+    f1: Score | None = d(description="mean F1")
+    murgat_s: Score | None = d(description="mean MURGAT-S")
+    qa_accuracy: Score | None = d(
+        description="correct answers / graded questions (unanswered count as wrong); a response "
+        "that could not be scored is graded when its answer is known"
+    )
+    coverage_ci: Interval | None = d(description="95% bootstrap interval of `coverage`")
+    precision_ci: Interval | None = d(description="95% bootstrap interval of `precision`")
+    recall_ci: Interval | None = d(description="95% bootstrap interval of `recall`")
+    f1_ci: Interval | None = d(description="95% bootstrap interval of `f1`")
+    murgat_s_ci: Interval | None = d(description="95% bootstrap interval of `murgat_s`")
+    qa_accuracy_ci: Interval | None = d(description="95% bootstrap interval of `qa_accuracy`")
+    ci: dict[str, Any] | None = d(description="how the intervals were computed")
+    ci_notes: dict[str, str] | None = d(
+        description="per metric: why its interval is missing or flat"
+    )
+    undefined: Count | None = d(description="scored responses whose MURGAT-S is undefined")
+    partial: Count | None = d(
+        description="responses scored on partial data (some verdicts missing)"
+    )
+    complete_only: CompleteOnly | None = d(description="the means without the partial responses")
+    unanswered: Count | None = d(description="graded questions whose response gave no answer")
+    unanswered_rate: Score | None = d(description="unanswered / graded questions")
+    qa_graded: dict[str, Count] | None = d(description="graded questions per question type")
+    by_model: dict[str, dict[str, Any]] | None = d(
+        description="the same numbers per responding model (when there are several)"
+    )
+    by_group: dict[str, Any] | None = d(description="the same numbers per `--group-by` value")
+    mode: Mode | None = d(description="the scoring rule: default, or the reference's")
+    unparsed_verdicts: dict[str, Count] | None = d(
+        description="per stage: judge answers that could not be read as a verdict"
+    )
+    unparsed_citations: Count | None = d(
+        description="default mode: bracketed text that looks like a citation and was not read "
+        "as one, over every sentence (each sentence's `unparsed_citations`)"
+    )
+    errors_list: list[dict[str, Any]] | None = d(
+        description="each response that could not be scored: index, id, source, error"
+    )
+    stages: dict[str, dict[str, Any]] | None = d(description="per stage: its judge's counters")
+    certification: dict[str, Any] | None = d(
+        description="per escalated stage: verdicts decided per judge, and abstained"
+    )
+    judge_calls: dict[str, Any] | None = d(
+        description="unique judge calls that got no verdict, against --max-failed-calls"
+    )
+    failure: str | None = d(description="why the run failed; null when it did not")
+    engines: dict[str, dict[str, Any]] | None = d(
+        description="per engine: its identity and token counts"
+    )
+    models: dict[str, str] | None = d(description="stage -> its judge model")
+    entail_routes: Any = d(description="entailment routed per modality: each route's judge")
+    warnings: list[str] | None = d(description="warnings about the judges")
+    segments_decoded: Count | None = d(description="media segments decoded")
+    cache: dict[str, Any] | None = d(description="the verdict cache: path, what was set aside")
+    provenance: dict[str, Any] | None = d(
+        description="configuration, prompts, judges, versions and input digest"
+    )
+    wall_s: NonNegative | None = d(description="wall time of the run, in seconds")
+
+
+class GenerationCell(Part):
+    """One model x strategy cell of a generation: its answers and their QA accuracy."""
+
+    model: str | None = d(description="the responding model")
+    strategy: str | None = d(description="how it was asked: base, cite, posthoc, program, ...")
+    rows: Count | None = d(description="answers written (questions x samples)")
+    errors: Count | None = d(description="answers that could not be made")
+    output: str | None = d(description="the cell's responses.jsonl")
+    accuracy: Score | None = d(
+        description="QA accuracy: correct / graded (unanswered count as wrong)"
+    )
+    graded: Count | None = d(description="answers graded (a gold answer, no error)")
+    correct: Count | None = d(description="graded answers that are right")
+    unanswered: Count | None = d(description="graded answers where no answer could be read")
+    unanswered_rate: Score | None = d(description="unanswered / graded")
+    graded_by_type: dict[str, Count] | None = d(description="graded answers per question type")
+    answered: Count | None = d(description="graded answers where an answer was read")
+    unanswered_ids: list[str | int] | None = d(description="the ids of the unanswered ones")
+    answer_paths: dict[str, Count] | None = d(
+        description="how the answers were read: boxed, answer_line, judge"
+    )
+    programs: dict[str, Count] | None = d(description="program strategy: how its plans ended")
+
+
+class GenerationSummary(Versioned):
+    """generation_summary.json of `murgat generate` and of `murgat run`'s generation.
+
+    Per cell its answers and QA accuracy; the reasoning tax, calls, engines and provenance."""
+
+    cells: dict[str, GenerationCell] | None = d(description="per cell (model/strategy)")
+    reasoning_tax: dict[str, Difference | None] | None = d(
+        description="per model: QA accuracy under cite minus under base"
+    )
+    programs: dict[str, Count] | None = d(description="program strategy: how all plans ended")
+    calls: dict[str, dict[str, Any]] | None = d(
+        description="per responder, answer judge and program tool: its counters"
+    )
+    judge_calls: dict[str, Any] | None = d(
+        description="unique calls that got no answer, against --max-failed-calls"
+    )
+    failure: str | None = d(description="why the run failed; null when it did not")
+    engines: dict[str, dict[str, Any]] | None = d(
+        description="per engine: its identity and token counts"
+    )
+    errors_list: list[dict[str, Any]] | None = d(
+        description="each answer that could not be made: cell, id, error"
+    )
+    provenance: dict[str, Any] | None = d(
+        description="configuration, prompts, models, dataset, subset and versions"
+    )
+    wall_s: NonNegative | None = d(description="wall time of the generation, in seconds")
+
+
+class GridRow(GenerationCell):
+    """A `murgat run` cell: its generation's answers and QA accuracy, and its scores."""
+
+    coverage: Score | None = d(description="the cell's mean coverage")
+    precision: Score | None = d(description="the cell's mean precision")
+    recall: Score | None = d(description="the cell's mean recall")
+    f1: Score | None = d(description="the cell's mean F1")
+    murgat_s: Score | None = d(description="the cell's mean MURGAT-S")
+    partial: Count | None = d(description="responses scored on partial data")
+    scored: Count | None = d(description="responses scored (status ok)")
+    scores: str | None = d(description="the cell's scores.jsonl")
 
 
 class RunSummary(Versioned):
@@ -66,9 +185,39 @@ class RunSummary(Versioned):
 
     Per grid cell its QA accuracy and scores; also the reasoning taxes, and where the generation summary and the tables are."""
 
-    grid: dict[str, dict[str, Any]] | None = None
-    reasoning_tax: dict[str, Any] | None = None
-    generation: str | None = None  # the generation's summary.json
-    failure: str | None = None
-    tables: list[str] | None = None
-    warnings: list[str] | None = None
+    grid: dict[str, GridRow] | None = d(description="per cell (model/strategy)")
+    reasoning_tax: dict[str, Difference | None] | None = d(
+        description="per model: QA accuracy under cite minus under base"
+    )
+    generation: str | None = d(description="the generation's generation_summary.json")
+    failure: str | None = d(description="why the generation failed; null when it did not")
+    tables: list[str] | None = d(description="tables.md and tables.csv")
+    warnings: list[str] | None = d(description="warnings about the judges, each once")
+
+
+class MetaEval(Versioned):
+    """meta_eval.json of `murgat meta-eval`: each run against human labels.
+
+    Per run its agreement per subtask; the best run per subtask, and with --certify / --select the certificates and the choice."""
+
+    runs: dict[str, dict[str, Any]] | None = d(
+        description="per run: its agreement with the labels per subtask, and its judges"
+    )
+    best: dict[str, str | None] | None = d(description="per subtask: the best run")
+    ranked_by: dict[str, str] | None = d(description="per subtask: the statistic ranked by")
+    human: list[str] | None = d(description="the label files (a second: inter-annotator)")
+    resamples: Count | None = d(description="bootstrap resamples of the intervals")
+    seed: int | None = d(description="the bootstrap's seed")
+    labels_sampling: dict[str, Any] | None = d(
+        description="whether the labelled responses were drawn at random"
+    )
+    inter_annotator: dict[str, Any] | None = d(
+        description="the second label file against the first"
+    )
+    split: dict[str, Any] | None = d(
+        description="--certify: the labelled responses chosen on and certified on"
+    )
+    min_kept: Count | None = d(description="--certify: verdicts kept at the least")
+    certification: dict[str, Any] | None = d(description="--certify: per stage, its certificate")
+    cascades: list[dict[str, Any]] | None = d(description="--certify: the certified cascades")
+    selection: dict[str, Any] | None = d(description="--select: the judges chosen per stage")

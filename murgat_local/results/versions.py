@@ -9,9 +9,10 @@ version, so an old murgat never reads a new file wrongly and silently.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.json_schema import GenerateJsonSchema
 
 CURRENT = 1
 # Version 0: the files of murgat before `schema_version`, the same shape without the field.
@@ -20,17 +21,39 @@ READABLE = (0, 1)
 
 class Versioned(BaseModel):
     """A record or summary as written: each key that was written is kept (`dump` writes back
-    exactly the keys that were read or set), and no key the schema does not name is accepted."""
+    exactly the keys that were read or set), and no key the schema does not name is accepted.
+    Strict: a value of the wrong JSON type is refused, never converted ("1e3" is no number,
+    "yes" no boolean)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
-    schema_version: int = CURRENT
+    schema_version: int = Field(
+        CURRENT,
+        ge=0,
+        le=CURRENT,
+        description=f"the version of this file's schema (now {CURRENT}; none: version 0)",
+    )
+
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """The JSON Schema of the file, as strict as the model: an object whose keys must match
+        a pattern takes no other key."""
+        kwargs.setdefault("schema_generator", _Schema)
+        return super().model_json_schema(*args, **kwargs)
 
     def dump(self) -> dict:
         """The JSON object to write: the keys that were set, at the current schema version."""
         # Python values: the writer's JSON encoder turns what JSON has no type for into text.
         out = self.model_dump(exclude_unset=True)
         out["schema_version"] = CURRENT
+        return out
+
+
+class _Schema(GenerateJsonSchema):
+    def dict_schema(self, schema: Any) -> dict[str, Any]:
+        out = super().dict_schema(schema)
+        if "patternProperties" in out:
+            out["additionalProperties"] = False
         return out
 
 
@@ -62,15 +85,45 @@ def validate(model: type[M], data: object, what: str) -> M | str:
     try:
         return model.model_validate(data)
     except ValidationError as e:
-        return f"not a schema_version {version} {what}: {describe(e)}"
+        return f"not a schema_version {version} {what}: {describe(e, data)}"
 
 
-def describe(error: ValidationError, most: int = 3) -> str:
-    """The first problems of a validation error, each as `where: what`."""
-    parts = []
-    for item in error.errors()[:most]:
-        where = ".".join(str(p) for p in item["loc"]) or "(the object)"
+def describe(error: ValidationError, data: object = None, most: int = 3) -> str:
+    """The first problems of a validation error, each as `where: what (got VALUE)`; the branches
+    of a union (a score is an int or a float) are one problem at one place."""
+    found: dict[str, list[str]] = {}
+    got: dict[str, object] = {}
+    for item in error.errors():
+        where = _path(item["loc"], data)
         msg = "unknown field" if item["type"] == "extra_forbidden" else item["msg"]
-        parts.append(f"{where}: {msg}")
-    more = error.error_count() - most
+        if msg not in found.setdefault(where, []):
+            found[where].append(msg)
+        got.setdefault(where, item.get("input"))
+    parts = []
+    for where, msgs in list(found.items())[:most]:
+        text = f"{where}: {' or '.join(msgs)}"
+        if msgs != ["unknown field"]:
+            text += f" (got {_short(got[where])})"
+        parts.append(text)
+    more = len(found) - most
     return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
+
+
+def _path(loc: tuple, data: object) -> str:
+    """`loc` as the keys and indices of `data` it walks through: what pydantic adds to name a
+    union's branch (`constrained-int`, a model's name) or a key's check (`[key]`) is not one."""
+    steps = []
+    for part in loc:
+        if isinstance(data, Mapping) and part in data:
+            data = data[part]
+        elif isinstance(data, list) and isinstance(part, int) and 0 <= part < len(data):
+            data = data[part]
+        else:
+            continue
+        steps.append(str(part))
+    return ".".join(steps) or "(the object)"
+
+
+def _short(value: object, width: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."

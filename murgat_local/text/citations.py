@@ -2,7 +2,12 @@
 
 Two grammars live here. `parse_citations` is the project's own (default mode): any letter case
 for the modality, `H:MM:SS` and decimal seconds, spaces around the dash, en/em dashes, square
-brackets as well as parentheses, and a reason attached to every citation it cannot use.
+brackets as well as parentheses, and a reason attached to every citation it cannot use. It also
+reads two forms whose meaning is clear: two modalities at once (`(visual & audio, 0:02)`: one
+citation per modality) and seconds with a unit (`(visual, 12s-14s)`, `(audio, 2.5s)`). What
+looks like a citation and is still not read as one (a modality word, with or without a time,
+inside brackets: `(visual, around the end)`) is listed by `unparsed_citations`, so that a
+sentence counted as uncited says why.
 `parse_citations_reference` reproduces the public MURGAT reference's behaviour for
 `--compat reference`: `M:SS` only, a plain hyphen, and any word accepted as a modality.
 
@@ -65,18 +70,31 @@ class Citation:
 
 # ---------------------------------------------------------------- default grammar
 
-_TIME = r"\d{1,3}(?::\d{1,2}){1,2}(?:\.\d+)?"
+_CLOCK = r"\d{1,3}(?::\d{1,2}){1,2}(?:\.\d+)?"
+# Seconds with their unit: "12s", "2.5 s", "14 sec", "3 seconds".
+_SECONDS = r"\d{1,5}(?:\.\d+)?\s?(?:seconds|second|secs|sec|s)\b"
+_TIME = rf"(?:{_CLOCK}|{_SECONDS})"
+_SECONDS_ONLY = re.compile(r"(\d{1,5}(?:\.\d+)?)\s?(?:seconds|second|secs|sec|s)")
 _DASH = r"\s*(?:-|–|—|~|to)\s*"
+# One modality word, or two joined by "&", "and", "/" or "+" ("visual & audio").
+_MODS = r"[A-Za-z]+(?:\s*(?:&|\+|/|\band\b)\s*[A-Za-z]+)?"
 # `(?=(?P<gap>X))(?P=gap)` is an atomic X (never given back): the time that follows starts
-# with a digit, which X cannot have taken, so it matches what a plain X would.
+# with a digit, which X cannot have taken, so it matches what a plain X would. A bare number
+# starts a range only when the range ends in seconds with their unit ("12-14s").
 _ENTRY = re.compile(
-    rf"^\s*(?P<mod>[A-Za-z]+)(?=(?P<gap>\s*(?P<sep>[,:]?)\s*))(?P=gap)(?P<start>{_TIME})"
-    rf"(?:{_DASH}(?P<end>{_TIME}))?\s*$"
+    rf"^\s*(?P<mod>{_MODS})(?=(?P<gap>\s*(?P<sep>[,:]?)\s*))(?P=gap)"
+    rf"(?:(?P<start>{_TIME})(?:{_DASH}(?P<end>{_TIME}))?"
+    rf"|(?P<bare>\d{{1,5}}(?:\.\d+)?){_DASH}(?P<bare_end>{_SECONDS}))\s*$"
 )
+_JOIN = re.compile(r"\s*(?:&|\+|/|\band\b)\s*")
 # Looser: something that is shaped like a citation but has a malformed time ("visual, 1:2:3:4"):
 # a modality, a comma, and then only digits, colons, dots, dashes and spaces (`_LOOSE_TIME`).
 _ENTRY_LOOSE = re.compile(r"^\s*(?P<mod>[A-Za-z]+)\s*,(?P<time>.*)", re.DOTALL)
 _LOOSE_TIME = re.compile(r"[\d:.\s\-–—]+")
+# What looks like a citation: a modality word (or two joined) alone, or followed by a comma, a
+# colon or a digit. `(visual, around the end)`, `(audio)`, `(visual 1:2:3:4)`; not
+# `(sound familiar?)` nor `(see the video)`.
+_CITATION_LIKE = re.compile(rf"^\s*(?P<mod>{_MODS})\s*(?:$|[,:\d])")
 GROUP = re.compile(r"\((?P<p>[^()]*)\)|\[(?P<b>[^\[\]]*)\]|（(?P<f>[^（）]*)）")
 
 
@@ -101,7 +119,11 @@ _MODALITY_ALIASES = {
 
 
 def parse_time(text: str) -> tuple[float | None, str | None]:
-    """`M:SS`, `MM:SS.s` or `H:MM:SS` to seconds; (None, reason) when malformed."""
+    """`M:SS`, `MM:SS.s`, `H:MM:SS`, or seconds with their unit (`12s`, `2.5 sec`) to seconds;
+    (None, reason) when malformed."""
+    unit = _SECONDS_ONLY.fullmatch(text.strip())
+    if unit is not None:
+        return float(unit.group(1)), None
     parts = text.strip().split(":")
     if len(parts) not in (2, 3):
         return None, f"timestamp {text!r} is not M:SS or H:MM:SS"
@@ -130,7 +152,9 @@ def format_time(seconds: float) -> str:
     return f"{h}:{m:02d}:{tail}" if h else f"{m}:{tail}"
 
 
-def _parse_entry(entry: str) -> Citation | None:
+def _parse_entry(entry: str) -> list[Citation] | None:
+    """The citations one entry of a bracketed group holds (two for "visual & audio, 0:02"), or
+    None when it is not one."""
     raw = f"({entry.strip()})"
     m = _ENTRY.match(entry)
     if m is None:
@@ -141,22 +165,35 @@ def _parse_entry(entry: str) -> Citation | None:
             and loose.group("mod").lower() in _MODALITY_ALIASES
         ):
             mod = _MODALITY_ALIASES[loose.group("mod").lower()]
-            return Citation(
-                mod, None, None, raw, f"malformed timestamp {loose.group('time').strip()!r}"
-            )
+            why = f"malformed timestamp {loose.group('time').strip()!r}"
+            return [Citation(mod, None, None, raw, why)]
         return None
-    word = m.group("mod").lower()
-    modality = _MODALITY_ALIASES.get(word)
-    if modality is None:
-        if m.group("sep") != ",":
-            return None  # "(at 0:12)", "(around 1:05)": prose, not a citation
-        return Citation(word, None, None, raw, f"unknown modality {m.group('mod')!r}")
-    start, err = parse_time(m.group("start"))
+    words = _JOIN.split(m.group("mod"))
+    if len(words) > 1 and any(w.lower() not in _MODALITY_ALIASES for w in words):
+        return None  # "(this and 0:12)": prose
+    found = []
+    for word in words:
+        modality = _MODALITY_ALIASES.get(word.lower())
+        if modality is None:
+            if m.group("sep") != ",":
+                return None  # "(at 0:12)", "(around 1:05)": prose, not a citation
+            found.append(Citation(word.lower(), None, None, raw, f"unknown modality {word!r}"))
+        else:
+            found.append(_timed(modality, m, raw))
+    return found
+
+
+def _timed(modality: str, m: re.Match, raw: str) -> Citation:
+    start_text = m.group("start") or m.group("bare")
+    end_text = m.group("end") or m.group("bare_end")
+    if m.group("bare") is not None:
+        start_text = f"{start_text}s"  # "12-14s": the unit of the end is the start's too
+    start, err = parse_time(start_text)
     if start is None:
         return Citation(modality, None, None, raw, err)
     end = start
-    if m.group("end"):
-        parsed_end, err = parse_time(m.group("end"))
+    if end_text:
+        parsed_end, err = parse_time(end_text)
         if parsed_end is None:
             return Citation(modality, start, None, raw, err)
         end = parsed_end
@@ -171,9 +208,22 @@ def parse_citations(sentence: str) -> list[Citation]:
     for g in GROUP.finditer(sentence):
         body = group_body(g)
         for entry in body.split(";"):
-            c = _parse_entry(entry)
-            if c is not None:
-                found.append(c)
+            found += _parse_entry(entry) or ()
+    return found
+
+
+def unparsed_citations(sentence: str) -> list[str]:
+    """The entries of the sentence's bracketed groups that look like a citation (`_CITATION_LIKE`:
+    a modality word alone, or before a comma, a colon or a digit) and are not read as one, each
+    as `(entry)`, in order."""
+    found = []
+    for g in GROUP.finditer(sentence):
+        for entry in group_body(g).split(";"):
+            like = _CITATION_LIKE.match(entry)
+            if like is None or _parse_entry(entry) is not None:
+                continue
+            if any(w.lower() in _MODALITY_ALIASES for w in _JOIN.split(like.group("mod"))):
+                found.append(f"({entry.strip()})")
     return found
 
 

@@ -26,6 +26,7 @@ from .citations import (
     parse_citations_reference,
     strip_citations,
     strip_citations_reference,
+    unparsed_citations,
 )
 from .clean import clean_generation, clean_generation_reference
 from .sentences import split_sentences, split_sentences_reference
@@ -43,13 +44,18 @@ class Sentence:
     text: str  # as written, citations included
     claim: str  # what the judges read: the text without its citations (all of it when nothing else is left)
     citations: list[Citation]
+    # Default mode: bracketed text that looks like a citation and is not read as one.
+    unparsed: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
-        return {
+        out: dict = {
             "text": self.text,
             "claim": self.claim,
             "citations": [c.to_dict() for c in self.citations],
         }
+        if self.unparsed:
+            out["unparsed_citations"] = list(self.unparsed)
+        return out
 
 
 @dataclass(frozen=True)
@@ -89,11 +95,15 @@ def split(text: str, compat: str | None = None) -> list[Sentence]:
             _sentence(s, parse_citations_reference, strip_citations_reference)
             for s in dict.fromkeys(split_sentences_reference(text))
         ]
-    return [_sentence(s, parse_citations, strip_citations) for s in split_sentences(text)]
+    return [
+        _sentence(s, parse_citations, strip_citations, unparsed_citations)
+        for s in split_sentences(text)
+    ]
 
 
-def _sentence(text: str, parse, strip) -> Sentence:
-    return Sentence(text, strip(text) or text, parse(text))
+def _sentence(text: str, parse, strip, unparsed=None) -> Sentence:
+    found = tuple(unparsed(text)) if unparsed is not None else ()
+    return Sentence(text, strip(text) or text, parse(text), found)
 
 
 def segment(

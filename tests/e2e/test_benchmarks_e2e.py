@@ -61,6 +61,6 @@ def test_videommmu_folder_is_generated_and_scored_as_downloaded(tmp_path, media_
         assert rec["status"] == "ok", rec
         assert rec["categories"] == gen[rid]["categories"] and rec["benchmark"] == "videommmu"
         assert rec["question_type"] == gen[rid]["question_type"]
-    summary = json.loads((out / "summary.json").read_text())
+    summary = json.loads((out / "generation_summary.json").read_text())
     assert summary["provenance"]["subset"]["stratify"] == "track"
     assert summary["provenance"]["dataset"]["format"] == "videommmu"

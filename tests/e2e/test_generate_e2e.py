@@ -1,5 +1,6 @@
 """`murgat generate` and `murgat run` end to end: real vLLM engines on the local test models,
-real media, every strategy, then the output scored; and a killed generation resumed."""
+real media, every strategy, then the output scored (one response the scorer cannot read: its
+QA accuracy counts the same everywhere); and a killed generation resumed."""
 
 from __future__ import annotations
 
@@ -17,17 +18,42 @@ from support.resume_checks import cache_rows, check_verdicts, first_rows
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
 
 DATASET = ROOT / "samples" / "questions.jsonl"
+# A question with a field longer than the scorer reads (`[inputs] max_text_chars` at the top of
+# the run file) and shorter than the generator does (`[generate.inputs]`): answered, not scored.
+UNSCORED = "q-first"
+NOTES = "x" * 6000
+
+
+@pytest.fixture(scope="module")
+def grid_inputs(tmp_path_factory, config):
+    """(the dataset, the run file) of the grid: the sample's questions, one of them unscorable."""
+    tmp = tmp_path_factory.mktemp("grid-inputs")
+    rows = [json.loads(line) for line in DATASET.read_text().splitlines()]
+    assert UNSCORED in {r["id"] for r in rows}
+    dataset = tmp / "questions.jsonl"
+    dataset.write_text(
+        "".join(
+            json.dumps({**r, "notes": NOTES} if r["id"] == UNSCORED else r) + "\n" for r in rows
+        )
+    )
+    run_file = tmp / "run.toml"
+    run_file.write_text(
+        config.read_text()
+        + "[inputs]\nmax_text_chars = 4000\n[generate.inputs]\nmax_text_chars = 10000000\n"
+    )
+    return dataset, run_file
 
 
 # The engines run inside the `murgat` child process under test: nothing for the pool to share.
 @pytest.fixture(scope="module")
-def grid(tmp_path_factory, media_root, config):
+def grid(tmp_path_factory, media_root, grid_inputs):
     for m in ("tiny-qwen3-omni", "tiny-gemma3", "smollm2-135m-instruct"):
         require_model(m)
+    dataset, config = grid_inputs
     out = tmp_path_factory.mktemp("run")
     proc = murgat(
         "run",
-        DATASET,
+        dataset,
         "--media-root",
         media_root,
         "--out",
@@ -66,7 +92,13 @@ def test_every_strategy_on_both_models_is_generated_and_scored(grid):
             assert r["model_generation"] and r["predicted"] is not None or r["unanswered"]
             assert r["answer_path"] in ("boxed", "answer_line", "judge", None)
         scores = rows(out / label.replace("/", "__") / "scores.jsonl")
-        assert len(scores) == n and all(s["status"] == "ok" for s in scores), label
+        assert len(scores) == n and all(s["status"] == "ok" for s in scores if s["id"] != UNSCORED)
+        (failed,) = [s for s in scores if s["id"] == UNSCORED]
+        assert failed["status"] == "error" and "over the limit" in failed["error"], failed
+        answered = next(r for r in gen if r["id"] == UNSCORED)
+        # graded as generate graded it: the answer it read, right or wrong
+        assert failed["correct"] == answered["correct"] is not None, (failed, answered)
+        assert failed["answer"]["predicted"] == answered["predicted"], label
     qwen = rows(out / "tiny-qwen3-omni__base" / "responses.jsonl")
     gemma = rows(out / "tiny-gemma3__base" / "responses.jsonl")
     colors = next(r for r in qwen if r["id"] == "q-after-green")
@@ -82,7 +114,9 @@ def test_every_strategy_on_both_models_is_generated_and_scored(grid):
                 r["model_generation"]
                 == next(b for b in qwen if b["id"] == r["id"])["model_generation"]
             )
-    gen_summary = json.loads((out / "summary.json").read_text())
+    gen_summary = json.loads((out / "generation_summary.json").read_text())
+    assert not (out / "summary.json").exists()  # the generation's summary has its own name
+    assert not any("QA accuracy" in w for w in summary["warnings"]), summary["warnings"]
     assert set(gen_summary["reasoning_tax"]) == {"tiny-qwen3-omni", "tiny-gemma3"}
     assert gen_summary["engines"]["tiny-qwen3-omni"]["output_tokens"] > 0
     assert "Accuracy and attribution" in proc.stdout
@@ -165,8 +199,11 @@ def check_one_accuracy_and_tax_everywhere(out, stdout, run_summary, gen_summary)
         assert f"reasoning tax {model}: {_fmt(t['tax'])}" in shown
 
 
-def test_generation_output_is_read_by_murgat_score_as_it_is(grid, media_root, config, tmp_path):
+def test_generation_output_is_read_by_murgat_score_as_it_is(
+    grid, grid_inputs, media_root, tmp_path
+):
     out, _ = grid
+    _, config = grid_inputs
     scored = murgat(
         "score",
         out / "tiny-gemma3__cite" / "responses.jsonl",
@@ -182,7 +219,7 @@ def test_generation_output_is_read_by_murgat_score_as_it_is(grid, media_root, co
     )
     assert scored.returncode in (0, 1), scored.stderr[-2000:]
     summary = json.loads((tmp_path / "s" / "summary.json").read_text())
-    assert summary["scored"] == len(DATASET.read_text().splitlines())
+    assert summary["scored"] == len(DATASET.read_text().splitlines()) - 1  # not UNSCORED
     # the same judges, prompts and cache as the run: nothing is judged again
     assert all(s["model_calls"] == 0 for s in summary["stages"].values())
 
@@ -238,7 +275,7 @@ def test_a_killed_generation_resumes_to_the_same_output(tmp_path, media_root, co
     before = cache_rows(db)
     resumed = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
-    summary = json.loads(out.with_suffix(".summary.json").read_text())
+    summary = json.loads(out.with_suffix(".generation_summary.json").read_text())
     assert summary["calls"]["generate:tiny-qwen3-omni"]["cache_hits"] >= killed
     check_verdicts(before, cache_rows(whole.with_suffix(".cache.sqlite")), cache_rows(db))
     shape = lambda p: [(r["id"], r["sample"], r["status"], r["media"]) for r in rows(p)]  # noqa: E731
@@ -247,8 +284,9 @@ def test_a_killed_generation_resumes_to_the_same_output(tmp_path, media_root, co
 
 
 def test_every_file_the_grid_writes_is_of_its_schema(grid):
-    """run_summary.json and each cell's responses.jsonl, scores.jsonl and summary.json carry the
-    current `schema_version` and validate against the JSON Schema `murgat schema` prints."""
+    """run_summary.json, generation_summary.json and each cell's responses.jsonl, scores.jsonl
+    and summary.json carry the current `schema_version` and validate against the JSON Schema
+    `murgat schema` prints."""
     jsonschema = pytest.importorskip("jsonschema")
     from murgat_local.results import CURRENT, SCHEMAS, layout
 
@@ -269,3 +307,6 @@ def test_every_file_the_grid_writes_is_of_its_schema(grid):
                 jsonschema.validate(r, SCHEMAS[schema].model_json_schema())
         summary = json.loads((folder / layout.SUMMARY).read_text())
         jsonschema.validate(summary, SCHEMAS["summary"].model_json_schema())
+    generation = json.loads((out / layout.GENERATION_SUMMARY).read_text())
+    assert generation["schema_version"] == CURRENT
+    jsonschema.validate(generation, SCHEMAS["generation-summary"].model_json_schema())

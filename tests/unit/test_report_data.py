@@ -140,18 +140,15 @@ def corrupted(tmp_path_factory, score_dir, run_dir):
     rows[1]["<img src=x onerror=alert(1)>"] = 1
     # line 3 (the hostile id): citations that are not objects
     rows[2]["trace"]["sentences"][0]["citations"] = [5, None]
-    # line 4 ("bidi..."): a valid record with values the drill-down cannot draw
+    # line 4 ("bidi..."): a valid record with values the drill-down cannot draw (the schema
+    # refuses a citation index that is not a number, a score out of [0, 1], a verdict of text)
     bidi = rows[3]
     sentence = bidi["trace"]["sentences"][0]
     sentence["citations"][0]["start"] = -1
-    sentence["verifiable"]["value"] = "maybe"
     sentence["facts"][0]["alone"] = {
-        "²": {"raw": "squared", "value": True},
         "7": {"raw": "seventh", "value": False},
-        "0": {"raw": "first", "value": True},
-        "9" * 5000: {"raw": "huge", "value": True},
+        "0": {"raw": "squared", "value": True},
     }
-    bidi["coverage"], bidi["f1"] = float("inf"), 10**400
     # line 5 ("late"): a model that is an object
     rows[4]["model"] = {"a": 1}
     rows[5]["video"] = "\ud800.mp4"
@@ -164,9 +161,9 @@ def corrupted(tmp_path_factory, score_dir, run_dir):
     # a by_model entry that is not a summary's numbers: that model's numbers are unknown
     summary["by_model"]["m1"]["coverage"] = "high"
     summary["by_model"]["m1"]["f1_ci"] = [0, "x"]
-    # valid numbers that cannot be drawn
-    summary["by_model"]["m2"]["responses"] = -3
-    summary["by_model"]["m2"]["precision"] = 10**400
+    summary["by_model"]["m1"]["responses"] = -3  # a count below 0
+    summary["by_model"]["m1"]["precision"] = 10**400  # a score above 1
+    # a valid interval of numbers that cannot be drawn
     summary["by_model"]["m2"]["f1_ci"] = [1, 0]
     summary["stages"]["entail"]["wall_s"] = "fast"  # a stage's counters are an open object
     (score / "summary.json").write_text(json.dumps(summary))
@@ -234,12 +231,11 @@ def test_a_corrupted_folder_gives_a_page_with_notes(tmp_path, corrupted, media_r
     inputs, responses = _notes(text)
     joined = "\n".join(inputs)
     for want in (
-        "score/summary.json: by_model.m1: coverage.int: Input should be a valid integer",
-        "coverage.float: Input should be a valid number",
-        "that model's numbers are unknown",
+        "score/summary.json: by_model.m1: responses: Input should be greater than or equal to 0 "
+        "(got -3); coverage: Input should be a valid integer or Input should be a valid number "
+        "(got 'high'); precision: Input should be less than or equal to 1",
+        "(and 1 more): that model's numbers are unknown",
         "by_model.m2.f1_ci is a list of 2, not an interval",
-        "by_model.m2.responses is the number -3, not a count",
-        "by_model.m2.precision is the number 10000000000000000000…, not a finite number",
         "score/summary.json: stages.entail.wall_s is the text 'fast', not a number",
         # a summary.json that is not a summary: its file, its version, the fields at fault
         "run/tiny-gemma3__base/summary.json: not a schema_version 1 summary: ",
@@ -259,7 +255,8 @@ def test_a_corrupted_folder_gives_a_page_with_notes(tmp_path, corrupted, media_r
         # each line that is not a valid record: its file, its line, its version, the fields
         f"{scores} line 1: not a schema_version 1 score record: correct: Input should be a "
         "valid boolean",
-        "trace.sentences.0.citations.0.start.float: Input should be a valid number",
+        "trace.sentences.0.citations.0.start: Input should be a valid integer or Input should "
+        "be a valid number (got 'abc')",
         f"{scores} line 2: not a schema_version 1 score record: ",
         "trace: Input should be a valid dictionary",
         "<img src=x onerror=alert(1)>: unknown field",
@@ -286,13 +283,8 @@ def test_a_corrupted_folder_gives_a_page_with_notes(tmp_path, corrupted, media_r
     assert "escape" in responses
     bidi = "\n".join(bidi)
     for want in (
-        "sentence 1, fact 1: alone key '²' is not a citation number",
         "sentence 1, fact 1: alone key '7' names no citation of the sentence (it has 1)",
-        "sentence 1, fact 1: alone key '99999",
         "sentence 1, citation 1: start is the number -1, not a time in seconds",
-        "sentence 1: verifiable value is the text 'maybe', not true or false",
-        "coverage is the value inf, not a finite number",
-        "f1 is the number 10000000000000000000…, not a finite number",
     ):
         assert want in bidi, (want, bidi)
     assert "no player: video" in text  # the lone surrogate names no file
@@ -303,7 +295,7 @@ def test_a_corrupted_folder_gives_a_page_with_notes(tmp_path, corrupted, media_r
     by_key = {key: cells for (path, key), cells in rows}
     m1, m2 = by_key['["by_model", "m1"]'], by_key['["by_model", "m2"]']
     assert all(shown == "-" for _, shown in m1.values())
-    assert m2["precision"] == (None, "-") and m2["f1"][1] != "-" and m2["responses"][1] == "-"
+    assert all(m2[k][1] != "-" for k in ("precision", "f1", "responses"))
 
 
 def test_many_unreadable_lines_are_listed_then_counted(tmp_path, score_dir):
@@ -320,7 +312,7 @@ def test_many_unreadable_lines_are_listed_then_counted(tmp_path, score_dir):
     listed = [n for n in source.notes if n.startswith(f"{scores} line ")]
     assert len(listed) == LISTED_LINES
     assert listed[0].startswith(
-        f"{scores} line {len(rows) + 1}: not a schema_version 1 score record: coverage."
+        f"{scores} line {len(rows) + 1}: not a schema_version 1 score record: coverage: "
     )
     total = LISTED_LINES + 5
     assert f"{scores}: {total} unreadable lines skipped, 5 more not listed" in source.notes

@@ -35,12 +35,13 @@ def _summarize_all_at_once(records):
     complete = [r for r in ok if r.get("scored_fraction") in (None, 1.0)]
     s["partial"] = len(ok) - len(complete)
     s["complete_only"] = {"responses": len(complete), **_old_means(complete)}
-    graded = [r["correct"] for r in ok if r.get("correct") is not None]
+    # an answer is graded whether or not the response was scored (an erred record may carry it)
+    graded = [r["correct"] for r in records if r.get("correct") is not None]
     s["qa_accuracy"] = mean(map(float, graded)) if graded else None
     # an unanswered question is graded wrong and counted apart (metrics.accuracy)
     unanswered = sum(
         1
-        for r in ok
+        for r in records
         if r.get("correct") is not None
         and isinstance(r.get("answer"), dict)
         and r["answer"].get("predicted") is None
@@ -48,6 +49,7 @@ def _summarize_all_at_once(records):
     s["unanswered"] = unanswered
     s["unanswered_rate"] = unanswered / len(graded) if graded else None
     s["qa_graded"] = {"multiple-choice": len(graded), "open": 0}  # no record says `question_type`
+    s["unparsed_citations"] = 0  # no record has a trace
     return s
 
 

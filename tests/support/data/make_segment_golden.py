@@ -4,7 +4,9 @@ linear (commit fcf3d19), and tests/unit/test_hostile_text.py asserts the current
 same; only regenerate it on purpose, when an output is meant to change. It was regenerated once
 so, when `segment_response` became what the scorer judges (issue 17): in reference mode a
 sentence repeated word for word is listed once, and a sentence that is only citations is its
-own claim; every other output was checked to be the same as before.
+own claim; every other output was checked to be the same as before. And once more when default
+mode began to list `unparsed_citations` on a sentence (issue 46): with that key left out, every
+output was the same as before.
 
 Usage: python tests/support/data/make_segment_golden.py > tests/support/data/segment_golden.json
 """
