@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export VLLM_CPU_KVCACHE_SPACE=${VLLM_CPU_KVCACHE_SPACE:-1}
-echo "[sample] murgat smoke: the sample's judges on vLLM, per modality (a minute or two)"
+echo "[sample] murgat smoke: the sample's two judges on vLLM, per modality"
 .venv/bin/murgat smoke --engine vllm --model tiny-qwen3-omni --model smollm2-135m-instruct
 echo "[sample] murgat score: the bundled sample (about five minutes)"
 .venv/bin/murgat score samples/responses.jsonl --media-root .local/sample_media \

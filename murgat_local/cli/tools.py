@@ -280,7 +280,7 @@ def _machine_line(engine: str, presets: list) -> str:
     line = f"CPU: {info.line()}"
     if engine == "vllm" and vllm_cpu_build():
         dtype, why = best_dtype(info)
-        line += f"; dtype on vLLM's CPU build: {dtype} ({why})"
+        line += f"\nvLLM CPU dtype: {dtype} ({why})"
         pinned = {
             p.name: d for p in presets if (d := effective_args("vllm", p, {})["dtype"]) != dtype
         }

@@ -98,8 +98,8 @@ def cpu_info() -> CpuInfo:
 def best_dtype(info: CpuInfo) -> tuple[str, str]:
     """(dtype, why) for vLLM's CPU build on this CPU."""
     if info.native_bf16:
-        return "bfloat16", "the CPU has bf16 arithmetic (avx512_bf16 or AMX)"
-    return "float32", "no bf16 arithmetic on this CPU (AVX2 only): bfloat16 converts at every step"
+        return "bfloat16", "bf16 arithmetic on this CPU (avx512_bf16 or AMX)"
+    return "float32", "no bf16 arithmetic on this CPU: bfloat16 would convert at every step"
 
 
 def emulation_env(kind: str, sitecustomize_dir: str, env: dict) -> dict:
