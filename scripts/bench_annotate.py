@@ -178,6 +178,9 @@ def main() -> None:
     )
     ap.add_argument("--requests", type=int, default=1000, help="next + answer rounds timed")
     args = ap.parse_args()
+    from murgat_local.engines.cpu import cpu_info
+
+    print(f"machine: {cpu_info().line()}", flush=True)  # the CPU its figures came from
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
     with tempfile.TemporaryDirectory(prefix="bench-annotate-") as tmp:
         run(pathlib.Path(tmp), args.answers, args.requests)

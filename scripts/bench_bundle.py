@@ -34,6 +34,9 @@ def main() -> None:
     parser.add_argument("--out", type=pathlib.Path, help="work folder (default: a temporary one)")
     parser.add_argument("--keep", action="store_true", help="keep the bundle and the venv")
     args = parser.parse_args()
+    from murgat_local.engines.cpu import cpu_info
+
+    print(f"machine: {cpu_info().line()}", flush=True)  # the CPU its figures came from
     work = args.out or pathlib.Path(tempfile.mkdtemp(prefix="murgat-bench-bundle-"))
     out, venv, home = work / "bundle", work / "venv", work / "home"
     for path in (out, venv, home):

@@ -37,6 +37,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
+    from murgat_local.engines.cpu import cpu_info
+
+    print(f"machine: {cpu_info().line()}", flush=True)  # the CPU its figures came from
     with tempfile.TemporaryDirectory() as tmp:
         root = pathlib.Path(tmp)
         ws = layouts.worldsense_official(root / "ws", None, videos=1500, tasks=2, bad=False)

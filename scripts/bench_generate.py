@@ -137,6 +137,9 @@ def main() -> None:
     ap.add_argument("--max-tokens", type=int, default=64)
     ap.add_argument("--program-items", type=int, default=16)
     args = ap.parse_args()
+    from murgat_local.engines.cpu import cpu_info
+
+    print(f"machine: {cpu_info().line()}", flush=True)  # the CPU its figures came from
     from murgat_local.engines import LazyEngine, load_preset
     from murgat_local.generate_config import GenerateConfig
     from murgat_local.metrics.run_summary import GenerationGrades

@@ -112,6 +112,9 @@ def main() -> None:
     ap.add_argument("--model", default="smollm2-135m-instruct")
     ap.add_argument("--markdown", action="store_true", help="also print the table as markdown")
     args = ap.parse_args()
+    from murgat_local.engines.cpu import cpu_info
+
+    print(f"machine: {cpu_info().line()}", flush=True)  # the CPU its figures came from
     from murgat_local.judges import JudgeRequest, load_preset, make_engine
 
     base = CHECKABLE + UNCHECKABLE

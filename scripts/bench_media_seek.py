@@ -92,6 +92,9 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--minutes", type=int, default=60)
     args = ap.parse_args()
+    from murgat_local.engines.cpu import cpu_info
+
+    print(f"machine: {cpu_info().line()}", flush=True)  # the CPU its figures came from
     video = make_video(args.minutes)
 
     import librosa

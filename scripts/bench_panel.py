@@ -64,6 +64,9 @@ def main() -> None:
         "vLLM's choice, which on a 2-core machine binds every engine to core 0)",
     )
     args = ap.parse_args()
+    from murgat_local.engines.cpu import cpu_info
+
+    print(f"machine: {cpu_info().line()}", flush=True)  # the CPU its figures came from
     from murgat_local.judges import LazyEngine, load_preset
     from murgat_local.judges.panel import Rule
     from murgat_local.pipeline.cache import VerdictCache

@@ -212,6 +212,9 @@ def main() -> None:
         help="a vLLM engine argument for the server and the orchestration engines, e.g. block_size=128",
     )
     args = ap.parse_args()
+    from murgat_local.engines.cpu import cpu_info
+
+    print(f"machine: {cpu_info().line()}", flush=True)  # the CPU its figures came from
     engine_args = {
         k: int(v) if v.lstrip("-").isdigit() else v
         for k, v in (a.split("=", 1) for a in args.engine_arg)

@@ -277,6 +277,9 @@ def main() -> None:
     )  # a child: run this responses file
     ap.add_argument("--work", type=pathlib.Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    from murgat_local.engines.cpu import cpu_info
+
+    print(f"machine: {cpu_info().line()}", flush=True)  # the CPU its figures came from
     if args.one is not None:
         print(json.dumps(run_one(args.one, args.work, args.chunk_size)))
         return

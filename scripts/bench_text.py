@@ -81,6 +81,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="best of N timings")
     ap.add_argument("--mb", type=float, default=1.0, help="size of the one large response (MB)")
     args = ap.parse_args()
+    from murgat_local.engines.cpu import cpu_info
+
+    print(f"machine: {cpu_info().line()}", flush=True)  # the CPU its figures came from
     for layout, every in (("one paragraph", 0), ("a line every 8 sentences", 8)):
         print(f"responses as {layout}:")
         print(f"  {'sentences':>9} {'KB':>7} {'default s':>10} {'reference s':>12}")
