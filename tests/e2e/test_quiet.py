@@ -365,7 +365,8 @@ def test_score_generate_run_and_program_run_keep_engine_output_in_their_logs(
 @pytest.mark.slow
 def test_smoke_on_vllm_prints_its_table_and_nothing_of_vllm(tmp_path):
     """The real engine, once (the smallest model): vLLM's warnings, its engine-core process and
-    its C-level output all go to the log; the terminal shows the table and the log's path."""
+    its C-level output all go to the log; the terminal shows the table, the CPU and the dtype
+    chosen for it (two lines), and the log's path."""
     from support.paths import require_model
 
     require_model("smollm2-135m-instruct")
@@ -379,7 +380,8 @@ def test_smoke_on_vllm_prints_its_table_and_nothing_of_vllm(tmp_path):
     )
     said = proc.stdout + proc.stderr
     assert proc.returncode == 0, said
-    assert "smollm2-135m-instruct" in proc.stdout and len(said.splitlines()) <= 8, said
+    assert "smollm2-135m-instruct" in proc.stdout and len(said.splitlines()) <= 10, said
+    assert "CPU: " in proc.stderr and "dtype" in proc.stderr, said
     assert not any(word in said for word in ("WARNING", "INFO", "Triton", "pid=")), said
     log = logged_at(proc.stderr).read_text()
     assert "WARNING" in log and "EngineCore" in log

@@ -384,7 +384,7 @@ def test_responders_generate_through_the_server_with_seeded_sampling(server, med
         *common, "--out", tmp_path / "served", "--engine", "openai", "--base-url", server.base_url
     )
     assert served.returncode == 0, served.stderr[-3000:]
-    summary = json.loads((tmp_path / "served" / "summary.json").read_text())
+    summary = json.loads((tmp_path / "served" / "generation_summary.json").read_text())
     assert all(c["errors"] == 0 and c["rows"] == 12 for c in summary["cells"].values()), summary[
         "cells"
     ]
@@ -395,7 +395,7 @@ def test_responders_generate_through_the_server_with_seeded_sampling(server, med
     )
     local = murgat(*common, "--out", tmp_path / "local")
     assert local.returncode == 0, local.stderr[-3000:]
-    again = json.loads((tmp_path / "local" / "summary.json").read_text())
+    again = json.loads((tmp_path / "local" / "generation_summary.json").read_text())
     assert all(c["model_calls"] == 0 for c in again["calls"].values()), again["calls"]
     for cell in ("base", "cite"):
         name = f"tiny-qwen3-omni__{cell}/responses.jsonl"
