@@ -40,7 +40,6 @@ def _fit_models(
 ) -> None:
     """`murgat models --fit`: one line (or JSON object) per preset or named model folder; exit 0
     whether or not they fit. With `kv_cache_bytes`: each model's KV token capacity instead."""
-    from ..engines import available_presets, load_preset
     from ..engines.fit import GPUS, fit_preset, gpu_for_memory
     from ..engines.presets import all_presets
 
@@ -55,10 +54,7 @@ def _fit_models(
         kind, card = gpu, GPUS[gpu]
     else:
         ui._fail(f"--gpu takes {', '.join(GPUS)}, not {gpu!r} (or give --gpu-mem GIB)")
-    try:
-        presets = [load_preset(n) for n in names or available_presets()]
-    except ValueError as e:
-        ui._fail(str(e))
+    presets = _presets(names)
     fits = _quietly(
         lambda: [
             f
@@ -66,11 +62,7 @@ def _fit_models(
             if f is not None
         ]
     )
-    if as_json:
-        sys.stdout.write(json.dumps([f.as_json() for f in fits], indent=2) + "\n")
-        return
-    for f in fits:
-        ui.console.print(f.line(), markup=False, soft_wrap=True)
+    _print_rows(fits, as_json)
 
 
 def _capacities(
@@ -82,7 +74,6 @@ def _capacities(
     max_model_len: int | None,
 ) -> None:
     """`murgat models --fit --kv-cache-bytes B`: the tokens such a cache holds per model."""
-    from ..engines import available_presets, load_preset
     from ..engines.fit import GPUS, gpu_for_memory
     from ..engines.fit_capacity import capacity
 
@@ -93,10 +84,7 @@ def _capacities(
     if gpu != "cpu" and gpu not in GPUS and gpu_mem is None:
         ui._fail(f"--gpu takes {', '.join(GPUS)} or cpu, not {gpu!r} (or give --gpu-mem GIB)")
     card = gpu_for_memory(gpu_mem) if gpu_mem is not None else GPUS.get(gpu)
-    try:
-        presets = [load_preset(n) for n in names or available_presets()]
-    except ValueError as e:
-        ui._fail(str(e))
+    presets = _presets(names)
     options = {"max_model_len": max_model_len} if max_model_len else {}
     device = "cpu" if gpu == "cpu" else "cuda"
     found = _quietly(
@@ -106,11 +94,26 @@ def _capacities(
             if c is not None
         ]
     )
+    _print_rows(found, as_json)
+
+
+def _presets(names: list[str]) -> list:
+    """The presets named, or every preset; an unknown or broken one is a usage error."""
+    from ..engines import available_presets, load_preset
+
+    try:
+        return [load_preset(n) for n in names or available_presets()]
+    except ValueError as e:
+        ui._fail(str(e))
+
+
+def _print_rows(rows: list, as_json: bool) -> None:
+    """`--fit`'s rows: a JSON list on stdout, or one line each."""
     if as_json:
-        sys.stdout.write(json.dumps([c.as_json() for c in found], indent=2) + "\n")
+        sys.stdout.write(json.dumps([r.as_json() for r in rows], indent=2) + "\n")
         return
-    for c in found:
-        ui.console.print(c.line(), markup=False, soft_wrap=True)
+    for r in rows:
+        ui.console.print(r.line(), markup=False, soft_wrap=True)
 
 
 def _quietly(work):
