@@ -4,7 +4,7 @@ strategies, samples, decoding, program limits, the subset drawn.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .generate.program.limits import Limits
 from .shared_config import _Run
@@ -54,6 +54,12 @@ class GenerateConfig(_Run):
             raise ValueError(f"unknown program limit(s) {unknown}; known: {sorted(known)}")
         _program_limits(v)  # positive values
         return v
+
+    @model_validator(mode="after")
+    def _stratify_draws(self) -> GenerateConfig:
+        if self.stratify is not None and self.sample is None:
+            raise ValueError("stratify draws a subset: give sample too (--sample N)")
+        return self
 
     def limits(self) -> Limits:
         return _program_limits({"max_plan_lines": 12, **self.program_limits})

@@ -12,10 +12,13 @@ import typer
 
 import murgat_local.cli.flags as f
 import murgat_local.cli.ui as ui
+from murgat_local.cli.options import SCORE
+from murgat_local.cli.options_build import Given, takes
 from murgat_local.cli.ui import app
 
 
 @app.command()
+@takes("cut")
 def cut(
     media: pathlib.Path = typer.Argument(..., help="a video (or audio) file"),
     citations: list[str] = typer.Argument(
@@ -27,8 +30,9 @@ def cut(
     as_json: bool = typer.Option(
         False, "--json", help="print only a JSON list, one object per citation"
     ),
-    config: pathlib.Path | None = f.CONFIG,
-    compat: str | None = f.COMPAT,
+    *,
+    config: pathlib.Path | None,
+    given: Given,
 ) -> None:
     """Cut each CITATION from MEDIA as `murgat score` with the same options would for a judge, and
     write its frames as PNG and its audio as 16-bit PCM mono WAV at 16 kHz into OUT.
@@ -41,7 +45,7 @@ def cut(
     from ..media.segments import SegmentCutter, check_citation
     from ..media.source import MediaError
 
-    cfg = f.load(load_config, config, f.judged_overrides(compat, False, False, None))
+    cfg = f.load(load_config, config, given.of(SCORE))
     real = media.resolve()
     if not real.is_file():
         ui._fail(f"{media} is not a file")

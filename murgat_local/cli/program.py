@@ -8,6 +8,8 @@ import typer
 
 import murgat_local.cli.flags as f
 import murgat_local.cli.ui as cli
+from murgat_local.cli.options import GENERATE
+from murgat_local.cli.options_build import Given, takes
 from murgat_local.cli.ui import app
 
 program_app = typer.Typer(
@@ -17,13 +19,13 @@ app.add_typer(program_app, name="program")
 
 
 @program_app.command("run")
+@takes("program run")
 def run(
     program_file: pathlib.Path = typer.Argument(
         ..., help="the plan: a logic program or numbered narrative lines"
     ),
     style: str = typer.Option(..., "--style", help="logic or narrative"),
     video: str = typer.Option(..., "--video", help="video path or id under --media-root"),
-    media_root: pathlib.Path = f.MEDIA_ROOT,
     model: str = typer.Option(..., "--model", help="the model behind the tools"),
     variant: str | None = typer.Option(
         None,
@@ -34,14 +36,14 @@ def run(
     option: list[str] = typer.Option(
         [], "--option", help="an answer option (repeat, in order A, B, ...)"
     ),
-    config: pathlib.Path | None = f.CONFIG,
-    engine: str | None = f.ENGINE,
-    models_dir: pathlib.Path | None = f.MODELS_DIR,
     cache: pathlib.Path | None = typer.Option(
         None, "--cache", help="keep the tools' answers here (default: none kept)"
     ),
-    allow_outside: list[pathlib.Path] = f.ALLOW_OUTSIDE,
-    verbose: bool = f.VERBOSE,
+    *,
+    media_root: pathlib.Path,
+    config: pathlib.Path | None,
+    verbose: bool,
+    given: Given,
 ) -> None:
     """Run PROGRAM_FILE with the real tools and print its trace as JSON. Exit 0 when the plan ran
     to its end; 1, with the reason, when it was refused, stopped or failed."""
@@ -58,8 +60,7 @@ def run(
     if not media_root.is_dir():
         cli._fail(f"--media-root {media_root} is not a folder")
     source = program_file.read_text(encoding="utf-8", errors="replace")
-    given = {"models": [model], "engine": engine, "models_dir": models_dir}
-    cfg = f.load(load_generate_config, config, {**given, "allow_outside": allow_outside or None})
+    cfg = f.load(load_generate_config, config, given.of(GENERATE) | {"models": [model]})
     cli.show_engine_logs(verbose)
     plan = cli.set_up(
         PlanRun, cfg, source, style, variant, video, media_root, question, tuple(option), cache

@@ -9,43 +9,15 @@ import typer
 
 import murgat_local.cli.flags as f
 import murgat_local.cli.ui as ui
+from murgat_local.cli.options import SCORE
+from murgat_local.cli.options_build import Given, takes
 from murgat_local.cli.ui import app
 
 
 @app.command()
+@takes("score")
 def score(
     responses: pathlib.Path = typer.Argument(..., help="JSONL, or the reference's JSON list"),
-    media_root: pathlib.Path = f.MEDIA_ROOT,
-    out: pathlib.Path = f.OUT,
-    config: pathlib.Path | None = f.CONFIG,
-    judge: str | None = f.JUDGE,
-    verifier: str | None = f.VERIFIER,
-    decomposer: str | None = f.DECOMPOSER,
-    entailer: str | None = f.ENTAILER,
-    entailer_visual: str | None = f.ENTAILER_VISUAL,
-    entailer_audio: str | None = f.ENTAILER_AUDIO,
-    engine: str | None = f.ENGINE,
-    base_url: str | None = f.BASE_URL,
-    api_key_env: str | None = f.API_KEY_ENV,
-    max_concurrency: int | None = f.MAX_CONCURRENCY,
-    fingerprint: str | None = f.FINGERPRINT,
-    tokenizer: pathlib.Path | None = f.TOKENIZER,
-    data_parallel: int | None = f.DATA_PARALLEL,
-    compat: str | None = f.COMPAT,
-    no_decontext: bool = f.NO_DECONTEXT,
-    allow_outside: list[pathlib.Path] = f.ALLOW_OUTSIDE,
-    parse_reasoning: bool = f.PARSE_REASONING,
-    limit: int | None = f.LIMIT,
-    cache: pathlib.Path | None = f.CACHE,
-    models_dir: pathlib.Path | None = f.MODELS_DIR,
-    group_by: list[str] = f.GROUP_BY,
-    escalate_to: list[str] = typer.Option(
-        [],
-        "--escalate-to",
-        help="with a config holding certified thresholds ([escalation], from meta-eval --certify "
-        "--select): a verdict under its judge's threshold goes to this judge (a model, a panel, "
-        "or human:LABELS; repeat for a cascade); what none keeps is abstained",
-    ),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="count the calls each stage needs; run nothing"
     ),
@@ -55,12 +27,12 @@ def score(
         min=0,
         help="with --dry-run: judge the first N responses for real and estimate the hours for all",
     ),
-    verbose: bool = f.VERBOSE,
-    max_failed_calls: float | None = typer.Option(
-        None,
-        "--max-failed-calls",
-        help="fail the run (exit 1) when a larger share of judge calls got no verdict (default 0.05)",
-    ),
+    *,
+    media_root: pathlib.Path,
+    out: pathlib.Path,
+    config: pathlib.Path | None,
+    verbose: bool,
+    given: Given,
 ) -> None:
     """Score RESPONSES and write OUT/scores.jsonl and OUT/summary.json."""
     from ..config import load_config
@@ -70,21 +42,7 @@ def score(
     from ..stages import PROTOCOL
 
     _check(responses, media_root, bool(calibrate) and not dry_run)
-    given: dict = {
-        "judge": judge,
-        "verifier": verifier,
-        "decomposer": decomposer,
-        "entailer": entailer,
-    }
-    given |= {"entailer_visual": entailer_visual, "entailer_audio": entailer_audio}
-    given |= f.engine_overrides(
-        engine, base_url, api_key_env, max_concurrency, fingerprint, data_parallel, tokenizer
-    )
-    given |= f.judged_overrides(compat, no_decontext, parse_reasoning, limit)
-    given |= {"cache": cache, "models_dir": models_dir, "allow_outside": allow_outside or None}
-    given |= {"max_failed_calls": max_failed_calls, "group_by": group_by or None}
-    given["escalate_to"] = escalate_to or None
-    cfg = f.load(load_config, config, given)
+    cfg = f.load(load_config, config, given.of(SCORE))
     ui.show_engine_logs(verbose)
     runner = ui.set_up(open_scorer, cfg, responses, media_root, out)
     with (
@@ -112,21 +70,24 @@ def _show(result) -> None:
     """The scores, the stages, the errors, the escalation and the files written."""
     from ..reports.groups_terminal import terminal_tables
     from ..reports.table import errors_table, stages_table, summary_table
+    from ..results import Summary, as_model
 
-    ui.console.print(summary_table(result.summary))
-    for t in terminal_tables(result.summary):
+    summary = as_model(Summary, result.summary)
+    ui.console.print(summary_table(summary))
+    for t in terminal_tables(summary):
         ui.console.print(t)
-    ui.console.print(stages_table(result.summary))
+    ui.console.print(stages_table(summary))
     if result.errors:
         ui.console.print(errors_table(result.errors))
-    for stage, c in (result.summary.get("certification") or {}).items():
+    # an escalated stage's counts are an open object (one per judge of its cascade)
+    for stage, c in (summary.certification or {}).items():
         decided = ", ".join(f"{n} by {who}" for who, n in c["decided_by"].items())
         ui.console.print(
             f"escalation {stage}: {decided}, {c['abstained']} abstained "
             f"(target {c['target']:g}, alpha {c['alpha']:g})",
             markup=False,
         )
-    ui.warn_judges(result.summary.get("warnings"))
-    if result.summary.get("failure"):
-        ui._error(f"{result.summary['failure']}")
+    ui.warn_judges(summary.warnings)
+    if summary.failure:
+        ui._error(summary.failure)
     ui.console.print(f"wrote {result.records_path} and {result.summary_path}", markup=False)

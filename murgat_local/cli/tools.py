@@ -14,17 +14,18 @@ from rich.markup import escape
 import murgat_local.cli.flags as flags
 import murgat_local.cli.ui as ui
 from murgat_local.cli.model_checks import _fit_models, _reach_status, _verify_models
+from murgat_local.cli.options import SCORE
+from murgat_local.cli.options_build import Given, takes
 from murgat_local.cli.ui import app
 
 
 @app.command()
+@takes("segment")
 def segment(
     responses: pathlib.Path = typer.Argument(...),
-    config: pathlib.Path | None = flags.CONFIG,
-    compat: str | None = flags.COMPAT,
-    parse_reasoning: bool = flags.PARSE_REASONING,
-    no_decontext: bool = flags.NO_DECONTEXT,
-    limit: int | None = flags.LIMIT,
+    *,
+    config: pathlib.Path | None,
+    given: Given,
 ) -> None:
     """Print what `murgat score` with the same options judges of each response, as JSONL: the
     sentences, what the judges read of each, and their citations (no model, no media)."""
@@ -34,33 +35,32 @@ def segment(
 
     if not responses.is_file():
         ui._fail(f"responses file {responses} does not exist")
-    overrides = flags.judged_overrides(compat, no_decontext, parse_reasoning, limit)
-    cfg = flags.load(load_config, config, overrides)
+    cfg = flags.load(load_config, config, given.of(SCORE))
     for rec in segment_responses(cfg, responses):
         sys.stdout.write(dumps_record(rec) + "\n")
 
 
 @app.command()
+@takes("rescore")
 def rescore(
     scored: pathlib.Path = typer.Argument(
         ..., help="our scores.jsonl, or the reference's scored JSON"
     ),
-    compat: str | None = flags.COMPAT,
-    out: pathlib.Path | None = flags.OUT_RECORDS,
     resamples: int = typer.Option(
         10_000, "--resamples", min=0, help="bootstrap resamples of the 95% intervals (0: none)"
     ),
-    group_by: list[str] = flags.GROUP_BY,
+    *,
+    out: pathlib.Path | None,
+    given: Given,
 ) -> None:
     """Recompute scores from recorded verdicts, with no model."""
     from ..reports.groups_terminal import terminal_tables
     from ..reports.rescore import rescore as recompute
     from ..reports.table import summary_table
 
-    if compat not in (None, "reference"):
-        ui._fail(f"--compat takes 'reference', not {compat!r}")
     if not scored.is_file():
         ui._fail(f"{scored} does not exist")
+    compat, group_by = given.value("--compat"), given.value("--group-by") or []
     try:
         result = recompute(scored, compat, group_by, resamples, out)
     except ValueError as e:

@@ -16,7 +16,7 @@ from .read import (
 )
 from .records import GenerationRecord, ScoreRecord, Verdict
 from .summaries import GenerationSummary, MetaEval, RunSummary, Summary
-from .versions import CURRENT, Versioned
+from .versions import CURRENT, Versioned, as_model
 
 # `murgat schema NAME`: the files' schemas by the names the docs give them.
 SCHEMAS: dict[str, type[Versioned]] = {
@@ -39,6 +39,7 @@ __all__ = [
     "ScoreRecord",
     "Summary",
     "Verdict",
+    "as_model",
     "layout",
     "read_generation_records",
     "read_generation_summary",

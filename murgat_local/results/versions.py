@@ -8,6 +8,7 @@ version, so an old murgat never reads a new file wrongly and silently.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
@@ -86,6 +87,17 @@ def validate(model: type[M], data: object, what: str) -> M | str:
         return model.model_validate(data)
     except ValidationError as e:
         return f"not a schema_version {version} {what}: {describe(e, data)}"
+
+
+def as_model(model: type[M], data: Mapping | M) -> M:
+    """What this process built (a dict on its way to a file) as the model a reader of the file
+    would get: the same JSON round trip and the same strict checks. A value the schema refuses is
+    murgat's own bug, raised here, not a reader's error."""
+    if isinstance(data, model):
+        return data
+    # json.dumps + loads: tuples become lists and paths text, as written to the file.
+    text = json.dumps(data, default=str, allow_nan=False)
+    return model.model_validate_json(text)
 
 
 def describe(error: ValidationError, data: object = None, most: int = 3) -> str:

@@ -130,7 +130,7 @@ def test_segment_takes_the_scorers_options_and_checks_them_as_it_does(tmp_path):
     r = runner.invoke(app, ["segment", str(f), "--parse-reasoning"])
     assert r.exit_code == 2 and "compat" in said(r)
     r = runner.invoke(app, ["segment", str(f), "--compat", "other"])
-    assert r.exit_code == 2 and "--compat takes 'reference'" in said(r)
+    assert r.exit_code == 2 and "--compat (key compat): input should be 'reference'" in said(r)
     # default mode: the input's decontextualized_text is not used; reference mode splits it
     r = runner.invoke(app, ["segment", str(f), "--limit", "2"])
     recs = [json.loads(l) for l in r.output.splitlines()]

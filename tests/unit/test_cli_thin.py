@@ -1,45 +1,15 @@
-"""The command line is thin: the flags several commands share are defined once (the same help
-wherever they appear), and each command parses, builds its configuration, calls the package
-and prints, in a few lines."""
+"""The command line is thin: each command parses, builds its configuration, calls the package
+and prints, in a few lines (its options are built from their declarations: test_cli_options)."""
 
 from __future__ import annotations
 
 import ast
 import pathlib
 
-import typer
-
 import murgat_local.cli as cli_package
-from murgat_local.cli import app, flags
 
-SHARING = ("score", "run", "generate", "rescore", "segment")
 CLI = pathlib.Path(cli_package.__file__).parent
 MAX_BODY = 45
-
-
-def _params(command: str) -> dict:
-    group = typer.main.get_command(app)
-    ctx = typer.Context(group)
-    found = group.get_command(ctx, command)  # type: ignore[attr-defined]
-    return {opt: p for p in found.params for opt in p.opts}
-
-
-def test_a_shared_flag_has_one_help_everywhere():
-    shared = {
-        o.param_decls[0]: o.help
-        for o in vars(flags).values()
-        if isinstance(o, typer.models.OptionInfo)
-    }
-    seen: dict[str, set[str]] = {}
-    for command in SHARING:
-        for opt, p in _params(command).items():
-            if opt in shared:
-                seen.setdefault(opt, set()).add(command)
-                assert p.help == shared[opt], (command, opt, p.help)
-    # the judges' and the engine's flags, and what is judged, are in more than one command
-    for opt in ("--verifier", "--engine", "--base-url", "--limit", "--config", "--compat"):
-        assert len(seen[opt]) > 1, (opt, seen.get(opt))
-    assert seen["--verifier"] == {"score", "run"}
 
 
 def _commands(tree: ast.Module):
