@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 # The configurations a key may belong to, by the name a declaration uses.
-SCORE, GENERATE = "score", "generate"
+SCORE, GENERATE, META = "score", "generate", "meta"
 
 
 @dataclass(frozen=True)
@@ -327,6 +327,52 @@ OPTIONS: tuple[Option, ...] = (
         {"generate": AS_DECLARED},
         ("sampling.thinking_budget",),
         to=(GENERATE,),
+    ),
+    # Judges against people (`meta_config.MetaEvalOptions`).
+    Option(
+        "--resamples",
+        "bootstrap resamples of the 95% intervals (0: none)",
+        {"rescore": AS_DECLARED},
+        ("bootstrap_resamples",),
+    ),
+    Option(
+        "--resamples",
+        "bootstrap resamples of the intervals",
+        {"meta-eval": AS_DECLARED},
+        ("resamples",),
+    ),
+    Option("--seed", "the seed of the bootstrap", {"meta-eval": AS_DECLARED}, ("seed",)),
+    Option(
+        "--certify",
+        "certify per yes/no stage the lowest confidence threshold at which the judge agrees "
+        "with people at least this often (e.g. 0.9), with probability >= 1 - --alpha",
+        {"meta-eval": AS_DECLARED},
+        ("certify",),
+    ),
+    Option(
+        "--alpha",
+        "--certify's risk: the guarantee holds with probability 1 - alpha",
+        {"meta-eval": AS_DECLARED},
+        ("alpha",),
+    ),
+    Option(
+        "--min-kept",
+        "--certify tests thresholds from the strictest that keeps at least this many verdicts",
+        {"meta-eval": AS_DECLARED},
+        ("min_kept",),
+    ),
+    Option(
+        "--split-seed",
+        "with --certify and several runs: the seed of the random split of the labelled "
+        "responses into a part that chooses the judge and a part that certifies it",
+        {"meta-eval": AS_DECLARED},
+        ("split_seed",),
+    ),
+    Option(
+        "--select-fraction",
+        "the share of the labelled responses that chooses; the others certify",
+        {"meta-eval": AS_DECLARED},
+        ("select_fraction",),
     ),
 )
 

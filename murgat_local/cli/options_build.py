@@ -24,9 +24,14 @@ import murgat_local.cli.ui as ui
 
 from ..config import RunConfig
 from ..generate_config import GenerateConfig
-from .options import GENERATE, SCORE, Option, for_command
+from ..meta_config import MetaEvalOptions
+from .options import GENERATE, META, SCORE, Option, for_command
 
-CONFIGS: dict[str, type[BaseModel]] = {SCORE: RunConfig, GENERATE: GenerateConfig}
+CONFIGS: dict[str, type[BaseModel]] = {
+    SCORE: RunConfig,
+    GENERATE: GenerateConfig,
+    META: MetaEvalOptions,
+}
 # The configurations each command loads.
 LOADS: dict[str, tuple[str, ...]] = {
     "score": (SCORE,),
@@ -36,6 +41,7 @@ LOADS: dict[str, tuple[str, ...]] = {
     "generate": (GENERATE,),
     "program run": (GENERATE,),
     "run": (SCORE, GENERATE),
+    "meta-eval": (META,),
 }
 
 

@@ -46,23 +46,21 @@ def rescore(
     scored: pathlib.Path = typer.Argument(
         ..., help="our scores.jsonl, or the reference's scored JSON"
     ),
-    resamples: int = typer.Option(
-        10_000, "--resamples", min=0, help="bootstrap resamples of the 95% intervals (0: none)"
-    ),
     *,
     out: pathlib.Path | None,
     given: Given,
 ) -> None:
     """Recompute scores from recorded verdicts, with no model."""
+    from ..config import load_config
     from ..reports.groups_terminal import terminal_tables
     from ..reports.rescore import rescore as recompute
     from ..reports.table import summary_table
 
     if not scored.is_file():
         ui._fail(f"{scored} does not exist")
-    compat, group_by = given.value("--compat"), given.value("--group-by") or []
+    cfg = flags.load(load_config, None, given.of(SCORE))
     try:
-        result = recompute(scored, compat, group_by, resamples, out)
+        result = recompute(scored, cfg.compat, cfg.group_by, cfg.bootstrap_resamples, out)
     except ValueError as e:
         ui._fail(str(e))
     ui.console.print(summary_table(result.summary, "MURGAT scores (rescored)"))

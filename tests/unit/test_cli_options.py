@@ -13,6 +13,7 @@ from murgat_local.cli.options import OPTIONS, for_command
 from murgat_local.cli.options_build import LOADS
 from murgat_local.config import RunConfig
 from murgat_local.generate_config import GenerateConfig
+from murgat_local.meta_config import MetaEvalOptions
 
 runner = CliRunner()
 
@@ -47,7 +48,7 @@ def test_a_command_has_exactly_the_options_declared_for_it(command):
 
 def _config_value(key: str):
     """The value a configuration built with no file has for `key`, read from the object."""
-    for cfg in (RunConfig(), GenerateConfig(models=["any"])):
+    for cfg in (RunConfig(), GenerateConfig(models=["any"]), MetaEvalOptions()):
         value = cfg
         try:
             for part in key.split("."):
@@ -106,6 +107,10 @@ def test_each_command_shows_its_own_help_only():
         (
             ["score", "x.jsonl", "--media-root", ".", "--out", "o", "--max-failed-calls", "2"],
             "--max-failed-calls (key max_failed_calls): must be >= 0 and <= 1, got 2.0",
+        ),
+        (
+            ["meta-eval", "r", "--human", "h", "--out", "o", "--alpha", "1"],
+            "--alpha (key alpha): must be > 0 and < 1, got 1.0",
         ),
         (
             ["generate", "d", "--model", "m", "--out", "o", "--max-concurrency", "0"],
