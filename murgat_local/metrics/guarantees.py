@@ -228,12 +228,17 @@ def balanced_accuracy(verdict: np.ndarray, human: np.ndarray) -> float:
     return float(np.mean(recalls)) if recalls else math.nan
 
 
-def _pair(pair: tuple, n: int, name: str) -> tuple[np.ndarray, np.ndarray]:
+def _pair(pair: tuple, n: int, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(confidences, verdicts, judged): a verdict None is an item the candidate gave no verdict
+    on (`judged` False there; its verdict reads False and is never used)."""
     conf, verdict = pair
-    c, v = _confidences(conf), _booleans(verdict, f"{name}'s verdicts")
+    verdict = list(verdict) if not isinstance(verdict, np.ndarray) else verdict
+    judged = np.array([v is not None for v in verdict], dtype=bool)
+    filled = [False if v is None else v for v in verdict]
+    c, v = _confidences(conf), _booleans(filled, f"{name}'s verdicts")
     if not c.size == v.size == n:
         raise ValueError(f"{name}: {c.size} confidences and {v.size} verdicts for {n} labels")
-    return c, v
+    return c, v, judged
 
 
 def select_then_certify(
@@ -245,15 +250,20 @@ def select_then_certify(
     seed: int = 0,
     fraction: float = 0.5,
     min_kept: int = MIN_KEPT,
+    parts: tuple[Sequence[int], Sequence[int]] | None = None,
 ) -> tuple[str, Certificate]:
     """Choose a judge on one part of the labelled items, certify it on the other.
 
     Args:
         candidates: judge name -> (confidence, verdict) over the same items as `human`;
-            verdict the decoded label (True: YES), confidence its probability.
+            verdict the decoded label (True: YES; None: that judge gave no verdict on the item,
+            which is then neither ranked nor certified for it), confidence its probability.
         human: the people's labels (booleans).
         seed, fraction: `split_items(len(human), seed=seed, fraction=fraction)`: `fraction` of
             the items choose, the rest certify.
+        parts: (selection, certification) item indices, disjoint, instead of that split: for
+            items that must stay together (meta-eval splits by response, so every verdict about
+            one response falls on the same side); `seed` and `fraction` are then what made them.
 
     The candidate with the best balanced accuracy on the selection part is chosen (ties: the
     first name in sorted order) and certified on the certification part only; its certificate's
@@ -266,13 +276,20 @@ def select_then_certify(
         raise ValueError("no candidate judges")
     y = _booleans(human, "human labels")
     pairs = {name: _pair(candidates[name], y.size, name) for name in sorted(candidates)}
-    select, rest = split_items(y.size, seed=seed, fraction=fraction)
+    if parts is None:
+        select, rest = split_items(y.size, seed=seed, fraction=fraction)
+    else:
+        select, rest = (np.asarray(sorted(p), dtype=np.int64) for p in parts)
+        if np.intersect1d(select, rest).size or np.any((select < 0) | (select >= y.size)):
+            raise ValueError("parts must be disjoint indices of the labelled items")
     chosen, score = "", -math.inf
-    for name, (_, verdict) in pairs.items():
-        s = balanced_accuracy(verdict[select], y[select])
+    for name, (_, verdict, judged) in pairs.items():
+        mine = select[judged[select]]
+        s = balanced_accuracy(verdict[mine], y[mine])
         if s > score or not chosen:
             chosen, score = name, s
-    conf, verdict = pairs[chosen]
+    conf, verdict, judged = pairs[chosen]
+    rest = rest[judged[rest]]
     cert = certify(
         conf[rest],
         verdict[rest] == y[rest],
@@ -328,12 +345,15 @@ def certify_cascade(
         raise ValueError("no judges in the cascade")
     y = _booleans(human, "human labels")
     pairs = [_pair(p, y.size, f"judge {j + 1}") for j, p in enumerate(judges)]
+    for j, (_, _, judged) in enumerate(pairs):
+        if not judged.all():
+            raise ValueError(f"judge {j + 1} has no verdict on some items: a cascade asks each")
     count = len(pairs)
     parts = np.array_split(np.random.default_rng(seed).permutation(y.size), count)
     level = alpha / count
     reaching = np.ones(y.size, dtype=bool)  # escalated by every judge placed so far
     out = []
-    for j, ((conf, verdict), part) in enumerate(zip(pairs, parts)):
+    for j, ((conf, verdict, _), part) in enumerate(zip(pairs, parts)):
         here = np.zeros(y.size, dtype=bool)
         here[part] = True
         here &= reaching

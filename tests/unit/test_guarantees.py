@@ -211,6 +211,33 @@ def test_the_best_judge_on_the_selection_part_is_certified_on_the_other():
     json.dumps(cert.as_dict(), allow_nan=False)
 
 
+def test_given_parts_and_items_a_judge_did_not_judge():
+    """meta-eval splits by response (`parts`), and each run judges its own items (None)."""
+    rng = np.random.default_rng(5)
+    n = 400
+    human = rng.random(n) < 0.5
+    conf = rng.uniform(0.5, 1, n)
+    right = np.where(rng.random(n) < 0.9, human, ~human)
+    # "sparse" is perfect where it judged, and judged only a third of the items
+    judged = rng.random(n) < 1 / 3
+    sparse = [bool(h) if j else None for h, j in zip(human, judged)]
+    groups = rng.integers(0, 80, n)  # 80 responses; their items stay on one side
+    chosen_groups = set(range(0, 80, 2))
+    select = [i for i in range(n) if groups[i] in chosen_groups]
+    rest = [i for i in range(n) if groups[i] not in chosen_groups]
+    name, cert = select_then_certify(
+        {"dense": (conf, right), "sparse": (conf, sparse)}, human, parts=(select, rest)
+    )
+    assert name == "sparse"  # ranked on what it judged only
+    mine = [i for i in rest if judged[i]]
+    want = certify(conf[mine], human[mine] == human[mine])
+    assert cert.n == len(mine) == cert.split["n_certify"]
+    assert cert.threshold == want.threshold and cert.kept == want.kept
+    assert cert.split["n_select"] == len(select)
+    with pytest.raises(ValueError, match="disjoint"):
+        select_then_certify({"dense": (conf, right)}, human, parts=(select, select[:3]))
+
+
 @pytest.mark.parametrize("k", [1, 30])
 def test_choosing_among_equal_judges_keeps_the_guarantee_on_disjoint_labels(k):
     """The chosen judge's certified threshold violates in at most alpha of the sets; chosen and
