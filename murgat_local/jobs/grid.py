@@ -25,7 +25,8 @@ from ..pipeline.generating import GenerateRunner
 from ..pipeline.runner import Runner
 from ..reports import paper_table
 from ..reports.paper_table import GridCell
-from ..results import RunSummary, layout
+from ..results import RunSummary, Summary, as_model, layout
+from ..results.summaries import GenerationCell
 
 # What a cell's row in run_summary.json's `grid` carries of its scoring summary: the scores.
 # Its QA accuracy and counts are the generation's (one place); the scoring summary grades the
@@ -35,7 +36,7 @@ _SCORED = ("scored", "coverage", "precision", "recall", "f1", "murgat_s", "parti
 
 @dataclass
 class GridResult:
-    summary: dict  # run_summary.json
+    summary: RunSummary  # run_summary.json, as a reader of it gets it
     summary_path: pathlib.Path
     tables: Sequence[pathlib.Path]
     exit_code: int
@@ -75,16 +76,17 @@ class Grid:
             for label, runner in self.scorers.items():
                 scored = runner.run(generated.outputs[label])
                 code = max(code, scored.exit_code)
-                warnings += scored.summary.get("warnings") or []
-                cell = generated.summary["cells"][label]
+                warnings += scored.summary.warnings or []
+                cell = (generated.summary.cells or {})[label]
                 grid[label] = {
-                    **cell,
-                    **{k: scored.summary.get(k) for k in _SCORED},
+                    **cell.model_dump(exclude_unset=True),
+                    **{k: getattr(scored.summary, k) for k in _SCORED},
                     "scores": str(scored.records_path),
                 }
                 if (why := _qa_differs(cell, scored.summary)) is not None:
                     warnings.append(f"{label}: {why}")
-                cells.append(GridCell(cell["model"], cell["strategy"], scored.summary))
+                # the generation names every cell's model and strategy
+                cells.append(GridCell(cell.model or "", cell.strategy or "", scored.summary))
         finally:
             self.generator.close(engines=False)
             for r in self.scorers.values():
@@ -95,12 +97,12 @@ class Grid:
         return GridResult(summary, path, tables, code)
 
 
-def _qa_differs(cell: dict, summary: dict) -> str | None:
+def _qa_differs(cell: GenerationCell, summary: Summary) -> str | None:
     """Why a cell's scoring summary grades its answers otherwise than its generation did (None:
     it does not); never expected, since both grade the answers generate read."""
-    graded = sum((summary.get("qa_graded") or {}).values())
-    ours = (cell.get("accuracy"), cell.get("unanswered"), cell.get("graded"))
-    theirs = (summary.get("qa_accuracy"), summary.get("unanswered"), graded)
+    graded = sum((summary.qa_graded or {}).values())
+    ours = (cell.accuracy, cell.unanswered, cell.graded)
+    theirs = (summary.qa_accuracy, summary.unanswered, graded)
     if ours == theirs:
         return None
     return (
@@ -116,17 +118,18 @@ def run_summary(
     generated: GenerateResult,
     tables: Sequence[pathlib.Path],
     warnings: list[str],
-) -> tuple[dict, pathlib.Path]:
+) -> tuple[RunSummary, pathlib.Path]:
     """OUT/run_summary.json, built and written here only: the grid's rows, the reasoning tax per
     model, the generation summary's path, the tables and the judges' warnings (each once)."""
-    taxes = taxes_by_model((c.model, c.strategy, c.summary.get("qa_accuracy")) for c in cells)
+    taxes = taxes_by_model((c.model, c.strategy, c.summary.qa_accuracy) for c in cells)
     summary = {
         "grid": grid,
         "reasoning_tax": taxes,
         "generation": str(generated.summary_path),
-        "failure": generated.summary.get("failure"),
+        "failure": generated.summary.failure,
         "tables": [str(p) for p in tables],
         "warnings": list(dict.fromkeys(warnings)),
     }
     path = out / layout.RUN_SUMMARY
-    return write_json(path, RunSummary.model_validate(summary)), path
+    written = write_json(path, RunSummary.model_validate(summary))
+    return as_model(RunSummary, written), path

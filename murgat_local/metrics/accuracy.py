@@ -12,8 +12,11 @@ when it need not (`base`).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Hashable, Iterable, Sequence
 from typing import TypeVar
+
+from ..results import GenerationRecord
 
 K = TypeVar("K", bound=Hashable)
 
@@ -85,26 +88,18 @@ def reasoning_taxes(
     }
 
 
-def cell_accuracy(rows: Sequence[Mapping]) -> dict:
+def cell_accuracy(rows: Sequence[GenerationRecord]) -> dict:
     """QA accuracy of a `murgat generate` cell's rows (`qa_accuracy` over each row's
     `correct`; rows that erred are not graded), with the unanswered ones listed, how each answer
     was read (`answer_paths`) and how many of each kind were graded (`graded_by_type`)."""
-    graded = [r for r in rows if r.get("correct") is not None and r.get("status") == "ok"]
-    answered = [r for r in graded if r.get("predicted") is not None]
-    unanswered = [r["id"] for r in graded if r.get("predicted") is None]
-    paths: dict[str, int] = {}
-    kinds: dict[str, int] = {}
-    for r in answered:
-        paths[r["answer_path"]] = paths.get(r["answer_path"], 0) + 1
-    for r in graded:
-        kind = r.get("question_type") or "multiple-choice"
-        kinds[kind] = kinds.get(kind, 0) + 1
+    graded = [r for r in rows if r.correct is not None and r.status == "ok"]
+    answered = [r for r in graded if r.predicted is not None]
     return {
-        **qa_accuracy((r["correct"], r.get("predicted") is not None) for r in graded),
-        "graded_by_type": kinds,
+        **qa_accuracy((r.correct, r.predicted is not None) for r in graded),
+        "graded_by_type": dict(Counter(r.question_type or "multiple-choice" for r in graded)),
         "answered": len(answered),
-        "unanswered_ids": unanswered,
-        "answer_paths": paths,
+        "unanswered_ids": [r.id for r in graded if r.predicted is None],
+        "answer_paths": dict(Counter(r.answer_path for r in answered)),
     }
 
 

@@ -10,9 +10,10 @@ read from run A's record.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ..results import ScoreRecord
 from .groups import NO_VALUE, group_values
 from .stats import CONFIDENCE, PERMUTATION, RESAMPLES, SEED, method, paired_difference
 
@@ -20,8 +21,8 @@ COMPARED = ("murgat_s", "coverage", "f1", "accuracy")
 _FIELD = {"murgat_s": "murgat_s", "coverage": "coverage", "f1": "f1", "accuracy": "correct"}
 
 
-def _value(r: Mapping, metric: str) -> float | None:
-    v = r.get(_FIELD[metric])
+def _value(r: ScoreRecord, metric: str) -> float | None:
+    v = getattr(r, _FIELD[metric])
     return None if v is None else float(v)
 
 
@@ -40,24 +41,23 @@ class RunRecords:
     errored: set[str] = field(default_factory=set)
     answer_checked: int = 0  # scored records that carry an answer check
 
-    def add(self, r: Mapping) -> None:
+    def add(self, r: ScoreRecord) -> None:
         self.records += 1
-        rid = r.get("id")
-        if rid is None:
+        if r.id is None:
             return
-        rid = str(rid)
+        rid = str(r.id)
         if rid in self.scored or rid in self.errored:
             return
-        if r.get("status") == "ok":
+        if r.status == "ok":
             self.scored[rid] = tuple(_value(r, m) for m in COMPARED)
-            self.answer_checked += r.get("correct") is not None
+            self.answer_checked += r.correct is not None
             if self.group_by:
                 self.groups[rid] = tuple(group_values(r, f) for f in self.group_by)
         else:
             self.errored.add(rid)
 
     @classmethod
-    def of(cls, records: Iterable[Mapping], group_by: Iterable[str] = ()) -> RunRecords:
+    def of(cls, records: Iterable[ScoreRecord], group_by: Iterable[str] = ()) -> RunRecords:
         run = cls(tuple(dict.fromkeys(group_by)))
         for r in records:
             run.add(r)

@@ -10,8 +10,10 @@ null, empty) is in the group `(none)`, so every record is counted under every fi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Generic, Protocol, TypeVar
+
+from ..results import ScoreRecord
 
 NO_VALUE = "(none)"
 # Fields every record may carry at its top level, grouped on when `categories` lacks them.
@@ -26,13 +28,13 @@ def _text(v) -> str | None:
     return v if isinstance(v, str) and v.strip() else None
 
 
-def group_values(record: Mapping, field: str) -> tuple[str, ...]:
+def group_values(record: ScoreRecord, field: str) -> tuple[str, ...]:
     """The groups of `field` that `record` belongs to (at least one: `(none)` when it has no value)."""
-    categories = record.get("categories")
-    if isinstance(categories, Mapping) and field in categories:
-        value = categories[field]
-    else:
-        value = record.get(field) if field in RECORD_FIELDS else None
+    value: object = None
+    if field in record.categories:
+        value = record.categories[field]
+    elif field in RECORD_FIELDS:
+        value = getattr(record, field)
     if isinstance(value, (list, tuple)):
         values = tuple(dict.fromkeys(t for t in map(_text, value) if t is not None))
     else:
@@ -42,7 +44,7 @@ def group_values(record: Mapping, field: str) -> tuple[str, ...]:
 
 
 class _Accumulator(Protocol):
-    def add(self, r: Mapping) -> None: ...
+    def add(self, r: ScoreRecord) -> None: ...
 
 
 class _Summarising(_Accumulator, Protocol):
@@ -62,14 +64,13 @@ class Grouped(Generic[A]):
         self.groups: dict[str, dict[str, A]] = {f: {} for f in self.fields}
         self._make = make
 
-    def add(self, r: Mapping) -> None:
+    def add(self, r: ScoreRecord) -> None:
         for f in self.fields:
             groups = self.groups[f]
             for v in group_values(r, f):
-                acc = groups.get(v)
-                if acc is None:
-                    acc = groups[v] = self._make()
-                acc.add(r)
+                if v not in groups:
+                    groups[v] = self._make()
+                groups[v].add(r)
 
     def items(self, field: str) -> list[tuple[str, A]]:
         """The field's groups by value, `(none)` last."""

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
+from ..results import ScoreRecord
 from .groups import Grouped
 from .scores import METRICS
 from .stats import CONFIDENCE, RESAMPLES, SEED, mean_ci, method
@@ -31,18 +32,19 @@ class _Group:
         self.complete = {m: array("d") for m in METRICS}
         self.incomplete = 0  # scored responses on partial data
 
-    def add(self, r: Mapping) -> None:
-        if r.get("correct") is not None:  # graded whether or not it was scored (`scores.Summary`)
-            self.values[ACCURACY].append(float(r["correct"]))
-        if r.get("status") != "ok":
+    def add(self, r: ScoreRecord) -> None:
+        if r.correct is not None:  # graded whether or not it was scored (`scores.Summary`)
+            self.values[ACCURACY].append(float(r.correct))
+        if r.status != "ok":
             return
-        complete = r.get("scored_fraction") in (None, 1.0)
+        complete = r.scored_fraction in (None, 1.0)
         self.incomplete += not complete
         for m in METRICS:
-            if r.get(m) is not None:
-                self.values[m].append(float(r[m]))
+            value = getattr(r, m)
+            if value is not None:
+                self.values[m].append(float(value))
                 if complete:
-                    self.complete[m].append(float(r[m]))
+                    self.complete[m].append(float(value))
 
 
 class IntervalValues:
@@ -54,14 +56,14 @@ class IntervalValues:
         self.by_model: dict[str, _Group] = {}
         self.by_group = Grouped(group_by, _Group)
 
-    def add(self, r: Mapping) -> None:
+    def add(self, r: ScoreRecord) -> None:
         self.overall.add(r)
-        if r.get("model"):
-            self.by_model.setdefault(r["model"], _Group()).add(r)
+        if r.model:
+            self.by_model.setdefault(r.model, _Group()).add(r)
         self.by_group.add(r)
 
     @classmethod
-    def of(cls, records: Iterable[Mapping], group_by: Iterable[str] = ()) -> IntervalValues:
+    def of(cls, records: Iterable[ScoreRecord], group_by: Iterable[str] = ()) -> IntervalValues:
         values = cls(group_by)
         for r in records:
             values.add(r)

@@ -10,8 +10,9 @@ how a `murgat generate` run grades its rows (`GenerationGrades`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
+from ..results import GenerationRecord, ScoreRecord
 from .accuracy import cell_accuracy, taxes_by_model
 from .groups import Grouped
 from .intervals import IntervalValues, add_intervals
@@ -39,13 +40,13 @@ class RunSummary:
         """The models the records name (the responders, for the self-grading warning)."""
         return list(self.by_model)
 
-    def add(self, record: Mapping) -> None:
+    def add(self, record: ScoreRecord) -> None:
         self.totals.add(record)
-        if record.get("model"):
-            self.by_model.setdefault(record["model"], Summary()).add(record)
+        if record.model:
+            self.by_model.setdefault(record.model, Summary()).add(record)
         self.by_group.add(record)
 
-    def result(self, records: Callable[[], Iterable[Mapping]]) -> dict:
+    def result(self, records: Callable[[], Iterable[ScoreRecord]]) -> dict:
         """The summary's means and counts, and their intervals; `records()` gives the final
         records once more (asked only when intervals are computed)."""
         summary = self.totals.result()
@@ -62,7 +63,7 @@ class GenerationGrades:
     """How `murgat generate` grades its rows (`pipeline.generation_summary.Grades`): each
     cell's `accuracy.cell_accuracy`, the reasoning tax per model (`accuracy.taxes_by_model`)."""
 
-    def cell(self, rows: Sequence[Mapping]) -> dict:
+    def cell(self, rows: Sequence[GenerationRecord]) -> dict:
         return cell_accuracy(rows)
 
     def taxes(self, accuracies: Iterable[tuple[str, str, float | None]]) -> dict[str, float | None]:

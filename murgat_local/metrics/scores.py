@@ -4,10 +4,12 @@ total, per group and without the partially scored responses. Pure: no I/O, no mo
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Iterable
 from fractions import Fraction
 
 from ..inputs.responses import QUESTION_TYPES
+from ..results import ScoreRecord
 from .accuracy import QaTally
 from .groups import Grouped
 
@@ -52,39 +54,32 @@ class Summary:
         self.means = {m: _Mean() for m in METRICS}
         self.complete_means = {m: _Mean() for m in METRICS}
         self.qa = QaTally()
-        self.graded_kinds = dict.fromkeys(QUESTION_TYPES, 0)
+        self.graded_kinds = Counter(dict.fromkeys(QUESTION_TYPES, 0))
         self.unparsed_citations = 0
 
-    def add(self, r: Mapping) -> None:
+    def add(self, r: ScoreRecord) -> None:
         self.responses += 1
         # The answer is graded whether or not its attribution could be scored: a record that
         # erred carries its answer check when the answer was read without the judges
         # (`pipeline.records.generated_answer`), so QA accuracy counts it as generate did.
-        if r.get("correct") is not None:  # the record's answer check: `grading.graded_correct`
-            said = r.get("answer")  # unanswered when the record says no answer was read
-            self.qa.add(
-                r["correct"], not isinstance(said, Mapping) or said.get("predicted") is not None
-            )
-            kind = r.get("question_type") or QUESTION_TYPES[0]
-            kind = (
-                kind if isinstance(kind, str) else str(kind)
-            )  # a hand-edited record stays countable
-            self.graded_kinds[kind] = self.graded_kinds.get(kind, 0) + 1
-        if r.get("status") != "ok":
+        if r.correct is not None:  # the record's answer check: `grading.graded_correct`
+            # unanswered when the record says no answer was read
+            self.qa.add(r.correct, r.answer is None or r.answer.predicted is not None)
+            self.graded_kinds[r.question_type or QUESTION_TYPES[0]] += 1
+        if r.status != "ok":
             return
         self.scored += 1
-        complete = r.get("scored_fraction") in (None, 1.0)
+        complete = r.scored_fraction in (None, 1.0)
         self.complete += complete
         for m in METRICS:
-            if r.get(m) is not None:
-                self.means[m].add(r[m])
+            value = getattr(r, m)
+            if value is not None:
+                self.means[m].add(value)
                 if complete:
-                    self.complete_means[m].add(r[m])
-        self.undefined += r.get("murgat_s") is None
-        self.unparsed_citations += sum(
-            len(s.get("unparsed_citations") or ())
-            for s in (r.get("trace") or {}).get("sentences") or ()
-        )
+                    self.complete_means[m].add(value)
+        self.undefined += r.murgat_s is None
+        sentences = r.trace.sentences if r.trace is not None else ()
+        self.unparsed_citations += sum(len(s.unparsed_citations) for s in sentences)
 
     def result(self) -> dict:
         summary: dict = {
@@ -107,7 +102,7 @@ class Summary:
         return summary
 
 
-def summarize(records: Iterable[Mapping], group_by: Iterable[str] = ()) -> dict:
+def summarize(records: Iterable[ScoreRecord], group_by: Iterable[str] = ()) -> dict:
     """Means of the per-response values (how the paper's tables are built), with counts.
 
     `records` are scored records (`status`, the metric fields, `scored_fraction`, `correct`

@@ -10,7 +10,7 @@ from ..generate.strategies import Strategy
 from ..inputs.datasets import DatasetItem
 from ..inputs.responses import InputError
 from ..media.source import MediaRef
-from ..results import layout
+from ..results import GenerationSummary, layout
 
 
 @dataclass(frozen=True)
@@ -29,14 +29,14 @@ class Cell:
 
 @dataclass
 class GenerateResult:
-    summary: dict
+    summary: GenerationSummary  # generation_summary.json, as a reader of it gets it
     summary_path: pathlib.Path
     outputs: dict[str, pathlib.Path]  # cell label -> responses.jsonl
     errors: list[dict] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.errors or self.summary.get("failure") else 0
+        return 1 if self.errors or self.summary.failure else 0
 
 
 @dataclass

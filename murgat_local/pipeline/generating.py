@@ -34,6 +34,7 @@ from ..results import (
     GenerationRecord,
     GenerationSummary,
     ReadError,
+    as_model,
     layout,
     read_generation_records,
 )
@@ -46,6 +47,9 @@ from .judging import StageJudge
 from .outputs import check_writable
 from .programs import ProgramJob, ProgramResult, execute, plan_pattern
 from .streaming import chunks
+
+# The fields of each row the summary grades (`generation_summary.summarize`).
+_KEPT = ("id", "status", "error", "gold", "predicted", "answer_path", "correct", "question_type")
 
 
 class GenerateRunner:
@@ -373,7 +377,7 @@ class GenerateRunner:
         for p in partial.values():
             p.parent.mkdir(parents=True, exist_ok=True)
         handles = {c: p.open("w", encoding="utf-8") for c, p in partial.items()}
-        kept: dict[Cell, list[dict]] = {c: [] for c in self.cells}
+        kept: dict[Cell, list[GenerationRecord]] = {c: [] for c in self.cells}
         try:
             items = dataset.items(self.config.limit, self.config.inputs.limits())
             if self.subset is not None:
@@ -381,22 +385,12 @@ class GenerateRunner:
             for chunk in chunks(items, self.config.chunk_size):
                 for cell, cell_rows in self._chunk(chunk).items():
                     for row in cell_rows:
-                        row = GenerationRecord.model_validate(row).dump()
-                        handles[cell].write(dumps_record(row, sort_keys=True, default=str) + "\n")
+                        rec = GenerationRecord.model_validate(row)
+                        text = dumps_record(rec.dump(), sort_keys=True, default=str)
+                        handles[cell].write(text + "\n")
+                        # what the summary grades: memory holds these fields of every row only
                         kept[cell].append(
-                            {
-                                k: row.get(k)
-                                for k in (
-                                    "id",
-                                    "status",
-                                    "error",
-                                    "gold",
-                                    "predicted",
-                                    "answer_path",
-                                    "correct",
-                                    "question_type",
-                                )
-                            }
+                            GenerationRecord.model_construct(**{k: getattr(rec, k) for k in _KEPT})
                         )
             for h in handles.values():
                 h.flush()
@@ -418,14 +412,14 @@ class GenerateRunner:
                 )
         return self._summarize(dataset, kept, t0)
 
-    def _summarize(self, dataset: Dataset, kept: dict, t0: float) -> GenerateResult:
+    def _summarize(
+        self, dataset: Dataset, kept: dict[Cell, list[GenerationRecord]], t0: float
+    ) -> GenerateResult:
         self.summary_path.parent.mkdir(parents=True, exist_ok=True)
         written = GenerationSummary.model_validate(summarize(self, dataset, kept, t0))
-        summary = write_json(self.summary_path, written)
-        errors = summary["errors_list"]
-        return GenerateResult(
-            summary, self.summary_path, {c.label: p for c, p in self.paths.items()}, errors
-        )
+        summary = as_model(GenerationSummary, write_json(self.summary_path, written))
+        outputs = {c.label: p for c, p in self.paths.items()}
+        return GenerateResult(summary, self.summary_path, outputs, summary.errors_list or [])
 
     def close(self, *, engines: bool = True) -> None:
         if engines:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..inputs.benchmarks import Dataset
+from ..results import GenerationRecord
 from .programs import OUTCOMES, outcome_counts
 from .provenance import file_digest, versions
 from .runner import failed_calls
@@ -21,22 +22,24 @@ class Grades(Protocol):
     """How a `murgat generate` run's rows are graded: a cell's QA accuracy block, and the
     reasoning tax per model from (model, strategy, accuracy) per cell."""
 
-    def cell(self, rows: Sequence[Mapping]) -> dict: ...
+    def cell(self, rows: Sequence[GenerationRecord]) -> dict: ...
 
     def taxes(
         self, accuracies: Iterable[tuple[str, str, float | None]]
     ) -> dict[str, float | None]: ...
 
 
-def summarize(runner, dataset: Dataset, kept: dict, t0: float) -> dict:
+def summarize(
+    runner, dataset: Dataset, kept: Mapping[Any, Sequence[GenerationRecord]], t0: float
+) -> dict:
     """`runner` is the `GenerateRunner` that wrote the rows `kept` (per cell, the fields kept);
     its `grades` grade them."""
     grades: Grades = runner.grades
     cells: dict[str, dict] = {}
     errors: list[dict] = []
     for cell, rows in kept.items():
-        bad = [r for r in rows if r["status"] != "ok"]
-        errors += [{"cell": cell.label, "id": r["id"], "error": r["error"]} for r in bad]
+        bad = [r for r in rows if r.status != "ok"]
+        errors += [{"cell": cell.label, "id": r.id, "error": r.error} for r in bad]
         cells[cell.label] = {
             "model": cell.model,
             "strategy": cell.strategy.label,

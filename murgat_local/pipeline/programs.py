@@ -44,6 +44,7 @@ from ..judges import PromptTemplate
 from ..judges.calls import Outcome
 from ..media.segments import SegmentCutter
 from ..media.source import MediaRef
+from ..results import GenerationRecord
 from ..text.clean import remove_thinking
 from .judging import StageJudge
 from .rounds import RoundBatcher
@@ -194,9 +195,9 @@ def outcome(status: str, error: str | None) -> str:
     )
 
 
-def outcome_counts(rows: Sequence[dict]) -> dict[str, int]:
+def outcome_counts(rows: Sequence[GenerationRecord]) -> dict[str, int]:
     """How many rows of a program cell ended each way (every kind of `OUTCOMES`, zeros included)."""
     counts = dict.fromkeys(OUTCOMES, 0)
     for r in rows:
-        counts[outcome(r["status"], r["error"])] += 1
+        counts[outcome(r.status, r.error)] += 1
     return counts

@@ -6,7 +6,8 @@ number from it and every number in a summary can be traced to the sample that pr
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterator, Mapping
 
 from ..grading import (
     FactScore,
@@ -18,7 +19,8 @@ from ..grading import (
 )
 from ..inputs.responses import InputError
 from ..judges.verdicts import ReasonedYesNo, YesNo
-from ..results import CURRENT, ScoreRecord
+from ..results import CURRENT, ScoreRecord, Verdict, as_model
+from ..results.records import CitationRecord
 from ..results.versions import validate
 from ..stages import PROTOCOL, Stage
 from ..text.open_answers import matches, open_answer
@@ -106,41 +108,44 @@ def _verdict(out: Outcome | None) -> dict | None:
     return d
 
 
-def yes_no_verdicts(rec: Mapping):
-    """(stage, where, verdict dict) for every yes/no verdict of a record's trace; `where`
-    names it: (sentence,) for verifiable, (sentence, fact, slot) for entailment, slot "joint",
-    "alone.K" or "without.K" (0-based)."""
-    for i, s in enumerate((rec.get("trace") or {}).get("sentences") or []):
-        if s.get("verifiable"):
-            yield Stage.VERIFIABLE, (i,), s["verifiable"]
-        for j, f in enumerate(s.get("facts") or []):
-            if f.get("joint"):
-                yield Stage.ENTAIL, (i, j, "joint"), f["joint"]
-            for kind in ("alone", "without"):
-                for k, v in sorted((f.get(kind) or {}).items(), key=lambda kv: int(kv[0])):
-                    if v:
+def yes_no_verdicts(rec: ScoreRecord) -> Iterator[tuple[Stage, tuple, Verdict]]:
+    """(stage, where, verdict) for every yes/no verdict of a record's trace; `where` names it:
+    (sentence,) for verifiable, (sentence, fact, slot) for entailment, slot "joint", "alone.K"
+    or "without.K" (0-based)."""
+    for i, s in enumerate(rec.trace.sentences if rec.trace is not None else ()):
+        if s.verifiable is not None:
+            yield Stage.VERIFIABLE, (i,), s.verifiable
+        for j, f in enumerate(s.facts):
+            if f.joint is not None:
+                yield Stage.ENTAIL, (i, j, "joint"), f.joint
+            for kind, slot in (("alone", f.alone), ("without", f.without)):
+                for k, v in sorted(slot.items(), key=lambda kv: int(kv[0])):
+                    if v is not None:
                         yield Stage.ENTAIL, (i, j, f"{kind}.{k}"), v
 
 
-def certification_counts(rec: Mapping) -> dict[str, dict]:
+def certification_counts(rec: ScoreRecord) -> dict[str, dict]:
     """Per escalated stage in one record: verdicts decided per judge, and abstained."""
     out: dict[str, dict] = {}
     for stage, _, v in yes_no_verdicts(rec):
-        if "decided_by" not in v:
+        # An escalation writes `decided_by` always, null where every judge abstained.
+        if "decided_by" not in v.model_fields_set:
             continue
-        c = out.setdefault(stage, {"decided_by": {}, "abstained": 0})
-        if v["decided_by"] is None:
+        c = out.setdefault(stage, {"decided_by": Counter(), "abstained": 0})
+        if v.decided_by is None:
             c["abstained"] += 1
         else:
-            c["decided_by"][v["decided_by"]] = c["decided_by"].get(v["decided_by"], 0) + 1
-    return out
+            c["decided_by"][v.decided_by] += 1
+    return {s: {**c, "decided_by": dict(c["decided_by"])} for s, c in out.items()}
 
 
-def _yes(d: Mapping | None) -> bool | None:
-    if not d:
-        return None
-    v = d.get("value")
-    return v if isinstance(v, bool) else None
+def _yes(v: Verdict | None) -> bool | None:
+    return v.yes if v is not None else None
+
+
+def _extracted(c: CitationRecord) -> bool:
+    # A record written before `extracted` existed: every citation's segment was cut.
+    return bool(c.extracted) if "extracted" in c.model_fields_set else True
 
 
 def error_record(
@@ -254,74 +259,71 @@ def _record(state: ResponseState | InputError, mode: str, number_tolerance: floa
     return rec
 
 
-def stage_failures(rec: Mapping) -> dict[Stage, int]:
+def _unparsed(v: Verdict | None) -> bool:
+    return v is not None and bool(v.unparsed)
+
+
+def stage_failures(rec: ScoreRecord) -> dict[Stage, int]:
     """Unparsed verdicts per stage in one record."""
     out = dict.fromkeys(PROTOCOL, 0)
-    trace = rec.get("trace") or {}
-    if (trace.get("text_decontext") or {}).get("unparsed"):
-        out[Stage.DECONTEXT] += 1
-    for s in trace.get("sentences", []):
-        for stage, key in (
-            (Stage.DECONTEXT, "decontext"),
-            (Stage.VERIFIABLE, "verifiable"),
-            (Stage.DECOMPOSE, "decomposition"),
-        ):
-            if (s.get(key) or {}).get("unparsed"):
-                out[stage] += 1
-        for f in s.get("facts", []):
-            verdicts = (
-                [f.get("joint")]
-                + list(f.get("alone", {}).values())
-                + list(f.get("without", {}).values())
-            )
-            out[Stage.ENTAIL] += sum(1 for v in verdicts if v and v.get("unparsed"))
+    trace = rec.trace
+    if trace is None:
+        return out
+    out[Stage.DECONTEXT] += _unparsed(trace.text_decontext)
+    for s in trace.sentences:
+        out[Stage.DECONTEXT] += _unparsed(s.decontext)
+        out[Stage.VERIFIABLE] += _unparsed(s.verifiable)
+        out[Stage.DECOMPOSE] += _unparsed(s.decomposition)
+        for f in s.facts:
+            verdicts = [f.joint, *f.alone.values(), *f.without.values()]
+            out[Stage.ENTAIL] += sum(map(_unparsed, verdicts))
     return out
 
 
 # ---------------------------------------------------------------- rescoring
 
 
-def rescore_record(rec: Mapping, mode: str | None = None) -> dict:
-    """Recompute a record's scores from its trace (ours) or its evaluations (the reference's)."""
-    if "evaluations" in rec:
-        return rescore_reference_entry(rec)
-    if rec.get("status") != "ok":
-        return dict(rec)
-    mode = mode or rec.get("mode") or "default"
+def rescore_record(rec: ScoreRecord, mode: str | None = None) -> ScoreRecord:
+    """Recompute a record's scores from its trace, under `mode` (default: the record's own).
+    A record that erred is returned as it is. ValueError: a scored record without a trace."""
+    if rec.status != "ok":
+        return rec
+    if rec.trace is None:
+        raise ValueError(f"record {rec.id!r}: status ok but no trace to rescore from")
+    mode = mode or rec.mode or "default"
     reference = mode == REFERENCE
     sentences = []
-    for s in rec["trace"]["sentences"]:
-        cits = s.get("citations", [])
-        usable = [bool(c.get("usable")) for c in cits]
-        extracted = [bool(c.get("extracted", True)) for c in cits]
-        verifiable = _yes(s.get("verifiable"))
+    for s in rec.trace.sentences:
+        cits = s.citations
+        usable = [bool(c.usable) for c in cits]
+        extracted = [_extracted(c) for c in cits]
+        verifiable = _yes(s.verifiable)
         facts = []
         if verifiable and cits:
-            for f in s.get("facts", []):
-                alone = {int(i): _yes(v) for i, v in (f.get("alone") or {}).items()}
+            for f in s.facts:
+                alone = {int(i): _yes(v) for i, v in f.alone.items()}
                 if reference:
-                    fs = score_fact_reference(usable, extracted, alone, _yes(f.get("joint")))
+                    fs = score_fact_reference(usable, extracted, alone, _yes(f.joint))
                 else:
-                    without = {int(i): _yes(v) for i, v in (f.get("without") or {}).items()}
-                    fs = score_fact_default(usable, _yes(f.get("joint")), alone, without)
+                    without = {int(i): _yes(v) for i, v in f.without.items()}
+                    fs = score_fact_default(usable, _yes(f.joint), alone, without)
                 facts.append(fs)
-        decomposition = s.get("decomposition")
+        decomposition = s.decomposition
         unscored = None
-        if verifiable and cits and decomposition is not None and not s.get("facts"):
-            unscored = f"decomposition unusable ({decomposition.get('unparsed') or decomposition.get('error') or 'no facts'})"
+        if verifiable and cits and decomposition is not None and not s.facts:
+            why = decomposition.unparsed or decomposition.error or "no facts"
+            unscored = f"decomposition unusable ({why})"
         sentences.append(SentenceScore(verifiable, bool(cits), tuple(facts), unscored))
     score = score_response(sentences, reference=reference)
-    out = dict(rec)
-    out.update({m: getattr(score, m) for m in METRIC_FIELDS})
-    out["scored_fraction"] = score.scored_fraction
-    out["counts"] = score.counts
-    out["note"] = score.note
-    out["mode"] = mode
-    return out
+    rescored = {m: getattr(score, m) for m in METRIC_FIELDS}
+    rescored |= {"scored_fraction": score.scored_fraction, "counts": score.counts}
+    return rec.model_copy(update={**rescored, "note": score.note, "mode": mode})
 
 
-def rescore_reference_entry(entry: Mapping) -> dict:
-    """The reference's own scored entry (`evaluations` keyed by sentence), scored as it does."""
+def rescore_reference_entry(entry: Mapping) -> ScoreRecord:
+    """The reference's own scored entry (`evaluations` keyed by sentence), scored as it does.
+    The entry is the reference's JSON, not a record of ours: it is read as it comes. ValueError:
+    a value the score record's schema refuses (an id that is an object, ...)."""
     sentences = []
     for _, data in (entry.get("evaluations") or {}).items():
         vw = (data.get("verification_worthy") or {}).get("prediction")
@@ -347,4 +349,4 @@ def rescore_reference_entry(entry: Mapping) -> dict:
         "note": score.note,
         "reference_response_score": entry.get("response_score"),
     }
-    return rec
+    return as_model(ScoreRecord, rec)

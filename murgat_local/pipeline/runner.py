@@ -14,7 +14,8 @@ import os
 import pathlib
 import time
 import typing
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ..config import RunConfig
@@ -25,7 +26,7 @@ from ..jsonl import dumps_record, write_json
 from ..judges.human import HumanLabels, is_human
 from ..judges.panel import is_panel, members_of
 from ..media.segments import SegmentCutter
-from ..results import ReadError, layout, read_score_records, summaries
+from ..results import ReadError, ScoreRecord, as_model, layout, read_score_records, summaries
 from ..stages import PROTOCOL, Stage
 from .cache import VerdictCache
 from .cascade import CascadeJudge
@@ -52,9 +53,9 @@ class RecordsSummary(typing.Protocol):
     def models(self) -> list[str]:
         """The models the records name."""
 
-    def add(self, record: Mapping) -> None: ...
+    def add(self, record: ScoreRecord) -> None: ...
 
-    def result(self, records: Callable[[], Iterable[Mapping]]) -> dict:
+    def result(self, records: Callable[[], Iterable[ScoreRecord]]) -> dict:
         """The summary's numbers; `records()` reads the final records once more where needed."""
 
 
@@ -64,14 +65,14 @@ SummaryFactory = Callable[[Sequence[str], int], RecordsSummary]
 
 @dataclass
 class RunResult:
-    summary: dict
+    summary: summaries.Summary  # summary.json, as a reader of it gets it
     records_path: pathlib.Path
     summary_path: pathlib.Path
     errors: list[dict] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.errors or self.summary.get("failure") else 0
+        return 1 if self.errors or self.summary.failure else 0
 
 
 def failed_calls(judges, limit: float) -> dict:
@@ -97,12 +98,12 @@ def failed_calls(judges, limit: float) -> dict:
     }
 
 
-def _read_records(path: pathlib.Path) -> Iterator[dict]:
+def _read_records(path: pathlib.Path) -> Iterator[ScoreRecord]:
     """The records of a finished scores.jsonl, one at a time (for the summary's intervals); this
     run wrote every line, so none is an error."""
     for rec in read_score_records(path):
         if not isinstance(rec, ReadError):
-            yield rec.dump()
+            yield rec
 
 
 class Escalated:
@@ -114,16 +115,15 @@ class Escalated:
         self.notes = config.cascade_notes()
         self.escalation = config.escalation
         self.counts: dict[str, dict] = {
-            s: {"decided_by": dict.fromkeys((x.judge for x in steps), 0), "abstained": 0}
+            s: {"decided_by": Counter(dict.fromkeys((x.judge for x in steps), 0)), "abstained": 0}
             for s, steps in self.stages.items()
         }
 
-    def add(self, rec: dict) -> None:
+    def add(self, rec: ScoreRecord) -> None:
         for stage, c in certification_counts(rec).items():
-            mine = self.counts.setdefault(stage, {"decided_by": {}, "abstained": 0})
+            mine = self.counts.setdefault(stage, {"decided_by": Counter(), "abstained": 0})
             mine["abstained"] += c["abstained"]
-            for who, n in c["decided_by"].items():
-                mine["decided_by"][who] = mine["decided_by"].get(who, 0) + n
+            mine["decided_by"].update(c["decided_by"])
 
     def result(self) -> dict:
         out: dict = {}
@@ -136,7 +136,8 @@ class Escalated:
                 continue
             c = self.counts[stage]
             out[stage] = {
-                **c,
+                "decided_by": dict(c["decided_by"]),
+                "abstained": c["abstained"],
                 "verdicts": sum(c["decided_by"].values()) + c["abstained"],
                 "judges": [s.as_dict() for s in steps],
                 "target": own.target,
@@ -324,19 +325,19 @@ class Runner:
                 self.config.chunk_size,
             ):
                 for state in self.protocol.run(chunk):
-                    rec = build_record(state, self.mode, self.config.number_tolerance).dump()
-                    out.write(dumps_record(rec, sort_keys=True) + "\n")
+                    rec = build_record(state, self.mode, self.config.number_tolerance)
+                    out.write(dumps_record(rec.dump(), sort_keys=True) + "\n")
                     for stage, n in stage_failures(rec).items():
                         failures[stage] += n
                     escalated.add(rec)
                     totals.add(rec)
-                    if rec["status"] != "ok":
+                    if rec.status != "ok":
                         errors.append(
                             {
-                                "index": rec["index"],
-                                "id": rec["id"],
-                                "source": rec.get("source"),
-                                "error": rec["error"],
+                                "index": rec.index,
+                                "id": rec.id,
+                                "source": rec.source,
+                                "error": rec.error,
                             }
                         )
             out.flush()
@@ -373,8 +374,8 @@ class Runner:
         }
         summary["provenance"] = provenance(self, responses)
         summary["wall_s"] = round(time.perf_counter() - t0, 3)
-        summary = write_json(summary_path, summaries.Summary.model_validate(summary))
-        return RunResult(summary, final, summary_path, errors)
+        written = write_json(summary_path, summaries.Summary.model_validate(summary))
+        return RunResult(as_model(summaries.Summary, written), final, summary_path, errors)
 
     def close(self) -> None:
         close_all(self.engines.values())

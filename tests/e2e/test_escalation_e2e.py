@@ -26,6 +26,7 @@ from murgat_local.judges.cascade import confidence
 from murgat_local.metrics.run_summary import RunSummary
 from murgat_local.pipeline.records import yes_no_verdicts
 from murgat_local.pipeline.runner import Runner
+from murgat_local.results import ScoreRecord
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
 
@@ -50,6 +51,12 @@ def _run(cfg, media_root, out, responses, engines):
         runner.cutter.close()
         runner.cache.close()
     return result, [json.loads(line) for line in result.records_path.read_text().splitlines()]
+
+
+def _verdicts(rec: dict):
+    """`yes_no_verdicts` of a record line, each verdict as the line holds it."""
+    for stage, where, v in yes_no_verdicts(ScoreRecord.model_validate(rec)):
+        yield stage, where, v.model_dump(exclude_unset=True)
 
 
 def _split(values):
@@ -77,7 +84,7 @@ def test_an_escalated_run_and_its_abstained_questions(tmp_path, media_root, engi
     )
     sure = {"verifiable": [], "entail": []}
     for rec in recs:
-        for stage, _, v in yes_no_verdicts(rec):
+        for stage, _, v in _verdicts(rec):
             if v.get("p_yes") is not None:
                 sure[stage].append(confidence(v["value"], v["p_yes"]))
     cut = {stage: _split(c) for stage, c in sure.items()}
@@ -114,7 +121,7 @@ def test_an_escalated_run_and_its_abstained_questions(tmp_path, media_root, engi
         [
             confidence(v["cascade"][0]["value"], v["cascade"][0]["p_yes"])
             for rec in probed
-            for stage, _, v in yes_no_verdicts(rec)
+            for stage, _, v in _verdicts(rec)
             if stage == "entail" and v["cascade"][0]["p_yes"] is not None
         ]
     )
@@ -122,7 +129,7 @@ def test_an_escalated_run_and_its_abstained_questions(tmp_path, media_root, engi
     cfg = load_config(best, {"escalate_to": [OMNI]})
     result, recs = _run(cfg, media_root, tmp_path / "escalated", responses, engines)
     assert result.exit_code == 0
-    assert result.summary["stages"]["entail"]["model_calls"] == 0  # the probe's verdicts
+    assert result.summary.stages["entail"]["model_calls"] == 0  # the probe's verdicts
     cascade = {
         "verifiable": [(SMALL, cut["verifiable"]), (OMNI, 0.5)],
         "entail": [(OMNI, cut["entail"])],
@@ -131,7 +138,7 @@ def test_an_escalated_run_and_its_abstained_questions(tmp_path, media_root, engi
     seen = {"verifiable": {}, "entail": {}}
     abstained = {}
     for rec in recs:
-        for stage, where, v in yes_no_verdicts(rec):
+        for stage, where, v in _verdicts(rec):
             steps = [(c["judge"], c["threshold"]) for c in v["cascade"]]
             assert steps == cascade[stage][: len(steps)]
             kept = [
@@ -159,7 +166,7 @@ def test_an_escalated_run_and_its_abstained_questions(tmp_path, media_root, engi
                     assert f["precision"] is None and "abstained" in f["unscored"]
     assert seen["verifiable"].get(SMALL) and seen["verifiable"].get(OMNI)
     assert seen["entail"].get(OMNI) and seen["entail"].get("abstained")
-    cert = result.summary["certification"]
+    cert = result.summary.certification
     for stage in ("verifiable", "entail"):
         c = cert[stage]
         judges = [j for j, _ in cascade[stage]]
@@ -167,11 +174,11 @@ def test_an_escalated_run_and_its_abstained_questions(tmp_path, media_root, engi
         assert c["abstained"] == seen[stage].get("abstained", 0)
         assert (c["target"], c["alpha"]) == (0.9, 0.1)
         assert [j["judge"] for j in c["judges"]] == judges
-    prov = result.summary["provenance"]["judges"]["verifiable"]
+    prov = result.summary.provenance["judges"]["verifiable"]
     assert prov["identity"].startswith("cascade/2:")
     assert [j["threshold"] for j in prov["detail"]["judges"]] == [cut["verifiable"], 0.5]
     # The first judge's verdicts came from the cache; the thinker was asked only escalations.
-    members = result.summary["stages"]["verifiable"]["members"]
+    members = result.summary.stages["verifiable"]["members"]
     assert members[SMALL]["cache_hits"] == members[SMALL]["unique"]
     assert members[OMNI]["unique"] <= seen["verifiable"][OMNI]
 
@@ -230,16 +237,11 @@ def _answer_and_rerun(tmp_path, media_root, responses, engines, src, best, befor
     cfg = load_config(best, {"escalate_to": [OMNI, human]})
     result, recs = _run(cfg, media_root, tmp_path / "answered", responses, engines)
     assert result.exit_code == 0
-    was = {
-        (rec["id"], where)
-        for rec in before
-        for _, where, v in yes_no_verdicts(rec)
-        if v["abstained"]
-    }
+    was = {(rec["id"], where) for rec in before for _, where, v in _verdicts(rec) if v["abstained"]}
     decided, left, counts = 0, 0, {}
     for rec in recs:
         assert rec.get("error") is None, rec.get("error")
-        for stage, where, v in yes_no_verdicts(rec):
+        for stage, where, v in _verdicts(rec):
             who = v["decided_by"] or "abstained"
             c = counts.setdefault(stage, {})
             c[who] = c.get(who, 0) + 1
@@ -253,7 +255,7 @@ def _answer_and_rerun(tmp_path, media_root, responses, engines, src, best, befor
                 assert v["cascade"][-1]["error"].startswith("human labels: people gave no")
                 left += 1
     assert decided == len(was) > 0
-    cert = result.summary["certification"]
+    cert = result.summary.certification
     for stage, c in counts.items():
         assert cert[stage]["decided_by"] == {
             j["judge"]: c.get(j["judge"], 0) for j in cert[stage]["judges"]
@@ -261,5 +263,5 @@ def _answer_and_rerun(tmp_path, media_root, responses, engines, src, best, befor
         assert cert[stage]["abstained"] == c.get("abstained", 0)
         assert cert[stage]["judges"][-1] == {"judge": human, "threshold": None, "certain": True}
     # the model judges' verdicts all came from the cache: no new engine, nothing re-judged
-    members = result.summary["stages"]["verifiable"]["members"]
+    members = result.summary.stages["verifiable"]["members"]
     assert members[SMALL]["cache_hits"] == members[SMALL]["unique"]

@@ -119,6 +119,7 @@ def test_group_by_gives_each_groups_means_and_intervals(first_run):
 
     from murgat_local.metrics.intervals import IntervalValues, add_intervals
     from murgat_local.metrics.scores import summarize
+    from murgat_local.results import ScoreRecord
 
     out, proc, _ = first_run
     summary = json.loads((out / "summary.json").read_text())
@@ -150,8 +151,9 @@ def test_group_by_gives_each_groups_means_and_intervals(first_run):
     ]  # the rows without a domain, the unreadable lines too
     assert none["responses"] == len(recs) - 3 and none["errors"] == summary["errors"]
     assert set(summary["by_group"]["model"]) == {"sample-model-a", "sample-model-b", "(none)"}
-    again = summarize(recs, GROUP_BY)
-    add_intervals(again, IntervalValues.of(recs, GROUP_BY), n_resamples=summary["ci"]["resamples"])
+    typed = [ScoreRecord.model_validate(r) for r in recs]
+    again = summarize(typed, GROUP_BY)
+    add_intervals(again, IntervalValues.of(typed, GROUP_BY), n_resamples=summary["ci"]["resamples"])
     assert json.loads(json.dumps(again["by_group"])) == summary["by_group"]
     assert "By domain" in proc.stdout
 

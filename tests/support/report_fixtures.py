@@ -103,8 +103,8 @@ def run_dir(tmp_path_factory, media_root):
             media_root, [json.loads(l) for l in path.read_text().splitlines()], path.parent
         )
         grid[label] = {
-            **gen.summary["cells"][label],
-            "murgat_s": scored.summary["murgat_s"],
+            **gen.summary.cells[label].model_dump(exclude_unset=True),
+            "murgat_s": scored.summary.murgat_s,
             "scores": str(scored.records_path),
         }
     (tmp / "grid" / "run_summary.json").write_text(json.dumps({"grid": grid}, default=str))

@@ -181,8 +181,8 @@ def test_every_line_has_a_record_and_no_bad_item_disturbs_its_neighbours(run):
             and ctl["correct"] is True
         ), ctl
     errors = [r for r in run["records"] if r["status"] == "error"]
-    assert run["result"].exit_code == 1 and len(run["result"].summary["errors_list"]) == len(errors)
-    assert run["result"].summary["judge_calls"]["failed"] == 0
+    assert run["result"].exit_code == 1 and len(run["result"].summary.errors_list) == len(errors)
+    assert run["result"].summary.judge_calls["failed"] == 0
 
 
 # ---------------------------------------------------------------- whole-file kinds
@@ -204,7 +204,7 @@ def _expect_ok(*ids: str, sources: tuple[str, ...] = ()):
 
 def _empty(result, records):
     assert records == [] and result.exit_code == 1
-    assert result.summary["failure"] == "the input holds no responses"
+    assert result.summary.failure == "the input holds no responses"
 
 
 def _one_error(fragment: str):

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from murgat_local.cli import app
 from murgat_local.metrics.compare import RunRecords, compare_runs
+from murgat_local.results import ScoreRecord
 
 R = 999
 cli = CliRunner()
@@ -85,7 +86,7 @@ def test_a_run_compared_with_itself_differs_by_nothing(runs):
     path = runs["b"].records_path
     r = cli.invoke(app, ["compare", str(path), str(path.parent), "--resamples", str(R)])
     assert r.exit_code == 0, r.output
-    recs = [json.loads(l) for l in path.read_text().splitlines()]
+    recs = [ScoreRecord.model_validate_json(l) for l in path.read_text().splitlines()]
     rep = compare_runs(RunRecords.of(recs), RunRecords.of(recs), n_resamples=R)
     for name, m in rep["metrics"].items():
         assert m["difference"] == 0.0 and m["ci"][0] <= 0.0 <= m["ci"][1] and m["p_value"] == 1.0, (
@@ -135,7 +136,7 @@ def test_hand_built_records_without_an_answer_check(tmp_path):
 
 
 def test_a_runs_summary_has_intervals_overall_and_per_model(runs):
-    summary = runs["b"].summary
+    summary = runs["b"].summary.dump()  # as summary.json holds it
     on_disk = json.loads(runs["b"].summary_path.read_text())
     assert on_disk["murgat_s_ci"] == summary["murgat_s_ci"] and on_disk["ci"]["resamples"] == R
     assert set(summary["by_model"]) == {"m0", "m1"}

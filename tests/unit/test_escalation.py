@@ -16,6 +16,7 @@ from murgat_local.judges.verdicts import YesNo
 from murgat_local.pipeline.cascade import ABSTAINED, CascadeJudge
 from murgat_local.pipeline.judging import StageCounters
 from murgat_local.pipeline.records import _verdict, certification_counts
+from murgat_local.results import ScoreRecord
 
 
 def test_the_keep_rule():
@@ -109,13 +110,16 @@ def test_a_cascade_asks_each_judge_only_what_the_one_before_escalated():
     assert kept["value"] is True and kept["decided_by"] == "b" and kept["abstained"] is False
     assert kept["cascade"][0]["unparsed"] == "no JSON"
     # Counted per verdict in a record: the summary's numbers are the records'.
-    rec = {
-        "trace": {
-            "sentences": [
-                {"verifiable": _verdict(o), "facts": [{"joint": _verdict(outs[2])}]} for o in outs
-            ]
+    rec = ScoreRecord.model_validate(
+        {
+            "trace": {
+                "sentences": [
+                    {"verifiable": _verdict(o), "facts": [{"joint": _verdict(outs[2])}]}
+                    for o in outs
+                ]
+            }
         }
-    }
+    )
     assert certification_counts(rec) == {
         "verifiable": {"decided_by": {"a": 2, "b": 2}, "abstained": 1},
         "entail": {"decided_by": {}, "abstained": 5},
@@ -281,8 +285,8 @@ def test_a_run_whose_cascade_no_certificate_covers_says_so(tmp_path, media_root)
         summary = runner.run(rows).summary
     finally:
         runner.close()
-    assert [w for w in summary["warnings"] if "no certified cascade oracle -> other" in w]
-    cert = summary["certification"]["verifiable"]
+    assert [w for w in summary.warnings or () if "no certified cascade oracle -> other" in w]
+    cert = (summary.certification or {})["verifiable"]
     assert cert["certified"] is False
     assert cert["judges"] == [
         {"judge": "oracle", "threshold": 0.8},

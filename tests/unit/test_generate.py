@@ -20,7 +20,7 @@ def rows(path):
 def test_base_rows_keep_the_dataset_row_and_add_the_generation(tmp_path, media_root):
     eng = Scripted("tiny-qwen3-omni")
     result = run_generate(tmp_path, media_root, {"tiny-qwen3-omni": eng})
-    assert result.exit_code == 0, result.summary["errors_list"]
+    assert result.exit_code == 0, result.summary.errors_list
     out = rows(tmp_path / "gen.jsonl")
     assert [r["id"] for r in out] == [
         "q-after-green",
@@ -51,8 +51,8 @@ def test_base_rows_keep_the_dataset_row_and_add_the_generation(tmp_path, media_r
         silent["media"]["heard_audio"] is False
         and "no audio track" in silent["media"]["audio_missing"]
     )
-    cell = result.summary["cells"]["tiny-qwen3-omni/base"]
-    assert cell["accuracy"] == pytest.approx(2 / 6) and cell["answer_paths"] == {"answer_line": 6}
+    cell = result.summary.cells["tiny-qwen3-omni/base"]
+    assert cell.accuracy == pytest.approx(2 / 6) and cell.answer_paths == {"answer_line": 6}
 
 
 def test_an_image_only_model_gets_timed_frames_and_no_sound(tmp_path, media_root):
@@ -77,12 +77,12 @@ def test_grid_posthoc_and_reasoning_tax(tmp_path, media_root):
         strategies=("base", "cite", "posthoc"),
         out="grid",
     )
-    cells = result.summary["cells"]
+    cells = result.summary.cells
     assert set(cells) == {"tiny-qwen3-omni/base", "tiny-qwen3-omni/cite", "tiny-qwen3-omni/posthoc"}
     post = rows(tmp_path / "grid" / "tiny-qwen3-omni__posthoc" / "responses.jsonl")
     assert post[0]["posthoc"] == {"source": "base", "accepted": True, "rejected": None}
     assert post[0]["model_generation"] == CITED
-    assert result.summary["reasoning_tax"] == {"tiny-qwen3-omni": 0.0}
+    assert result.summary.reasoning_tax == {"tiny-qwen3-omni": 0.0}
     # the base answers were generated once, for the base cell and the posthoc source alike
     assert (
         sum(
@@ -124,12 +124,10 @@ def test_a_free_answer_is_mapped_by_the_judge_and_none_is_unanswered(tmp_path, m
     assert out[0]["predicted"] == "C" and out[0]["answer_path"] == "judge"
     none = Scripted("tiny-qwen3-omni", answer="free", judge_choice="NONE")
     result = run_generate(tmp_path / "n", media_root, {"tiny-qwen3-omni": none})
-    cell = result.summary["cells"]["tiny-qwen3-omni/base"]
+    cell = result.summary.cells["tiny-qwen3-omni/base"]
     # unanswered questions are graded and wrong (metrics.accuracy): 0 of 6, not "no accuracy"
-    assert cell["answered"] == 0 and cell["unanswered"] == 6 and cell["accuracy"] == 0.0
-    assert (
-        cell["graded"] == 6 and cell["unanswered_rate"] == 1.0 and len(cell["unanswered_ids"]) == 6
-    )
+    assert cell.answered == 0 and cell.unanswered == 6 and cell.accuracy == 0.0
+    assert cell.graded == 6 and cell.unanswered_rate == 1.0 and len(cell.unanswered_ids or ()) == 6
     assert all(r["correct"] is False for r in rows(tmp_path / "n" / "gen.jsonl"))
 
 
@@ -148,7 +146,7 @@ def test_samples_and_a_rerun_from_the_cache(tmp_path, media_root):
         tmp_path, media_root, {"tiny-qwen3-omni": again}, samples=2, sampling={"temperature": 0.7}
     )
     assert again.seen == [] and (tmp_path / "gen.jsonl").read_bytes() == before
-    assert result.summary["calls"]["generate:tiny-qwen3-omni"]["cache_hits"] == 12
+    assert result.summary.calls["generate:tiny-qwen3-omni"]["cache_hits"] == 12
 
 
 def test_bad_items_are_errors_and_the_run_goes_on(tmp_path, media_root):
@@ -183,7 +181,7 @@ def test_bad_items_are_errors_and_the_run_goes_on(tmp_path, media_root):
     )
     out = rows(tmp_path / "gen.jsonl")
     assert [r["status"] for r in out] == ["ok", "error", "error"] and "not found" in out[1]["error"]
-    assert result.exit_code == 1 and len(result.summary["errors_list"]) == 2
+    assert result.exit_code == 1 and len(result.summary.errors_list) == 2
 
 
 def test_reference_format_and_thinking_budget(tmp_path, media_root):

@@ -91,14 +91,14 @@ def test_videommmu_rows_images_and_open_questions(tmp_path, videommmu):
     assert op["predicted"] == "B" and op["answer_path"] == "open" and op["correct"] is False
     oreq = next(r for r in omni.seen if "How many colours" in r.prompt)
     assert "as briefly as possible" in oreq.system
-    cell = result.summary["cells"]["tiny-qwen3-omni/base"]
-    assert cell["graded_by_type"] == {"multiple-choice": 8, "open": 1}
+    cell = result.summary.cells["tiny-qwen3-omni/base"]
+    assert cell.graded_by_type == {"multiple-choice": 8, "open": 1}
     prog = rows(result.outputs["tiny-qwen3-omni/program:narrative-declarative"])
     assert (
         "multiple-choice questions only"
         in prog["Comprehension/validation_Clinical_Medicine_3"]["error"]
     )
-    assert result.summary["provenance"]["dataset"] == {
+    assert result.summary.provenance["dataset"] == {
         "format": "videommmu",
         "benchmark": "videommmu",
         "media_root": str(videommmu),
@@ -117,7 +117,7 @@ def test_a_stratified_subset_is_drawn_and_recorded(tmp_path, media_root):
     assert len(out) == 6
     domains = sorted(r["categories"]["domain"] for r in out.values())
     assert domains == ["Daily Life"] * 2 + ["Music"] * 2 + ["Sports"] * 2
-    sub = result.summary["provenance"]["subset"]
+    sub = result.summary.provenance["subset"]
     assert (sub["sample"], sub["seed"], sub["stratify"], sub["population"]) == (6, 5, "domain", 12)
     again = generate(
         tmp_path / "again",

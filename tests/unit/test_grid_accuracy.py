@@ -65,7 +65,7 @@ def test_a_response_that_fails_scoring_counts_the_same_in_every_output(
     assert not (out / layout.SUMMARY).exists()  # the generation's summary has its own name
     sheet = {r["strategy"]: r for r in csv.DictReader((out / layout.TABLES_CSV).open())}
     assert len(sheet) == 2 and "benchmark" not in next(iter(sheet.values()))  # one benchmark
-    assert not any("QA accuracy" in w for w in result.summary["warnings"])
+    assert not any("QA accuracy" in w for w in result.summary.warnings)
     for label, row in (run.grid or {}).items():
         folder = out / layout.cell_folder(row.model or "", row.strategy or "")
         records = list(read_score_records(folder / layout.SCORES))

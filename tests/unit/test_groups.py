@@ -19,23 +19,26 @@ from murgat_local.metrics.compare import RunRecords, compare_runs
 from murgat_local.metrics.groups import NO_VALUE, group_values
 from murgat_local.metrics.intervals import IntervalValues, add_intervals
 from murgat_local.metrics.scores import summarize
+from murgat_local.results import ScoreRecord
 
 cli = CliRunner()
 
 
 def test_a_record_is_in_the_group_of_its_value_each_value_of_its_list_or_none():
-    r = {
-        "model": "m",
-        "benchmark": "worldsense",
-        "categories": {
-            "domain": "Sports",
-            "audio_class": ["speech", "music", "speech"],
-            "empty": [],
-            "blank": "",
-            "null": None,
-            "benchmark": "from-categories",
-        },
-    }
+    r = ScoreRecord.model_validate(
+        {
+            "model": "m",
+            "benchmark": "worldsense",
+            "categories": {
+                "domain": "Sports",
+                "audio_class": ["speech", "music", "speech"],
+                "empty": [],
+                "blank": "",
+                "null": None,
+                "benchmark": "from-categories",
+            },
+        }
+    )
     assert group_values(r, "domain") == ("Sports",)
     assert group_values(r, "audio_class") == ("speech", "music")  # each value once
     for field in ("empty", "blank", "null", "missing"):
@@ -43,8 +46,10 @@ def test_a_record_is_in_the_group_of_its_value_each_value_of_its_list_or_none():
     assert group_values(r, "model") == ("m",)  # a record field, when categories lack it
     assert group_values(r, "benchmark") == ("from-categories",)  # categories say it first
     assert group_values(r, "question_type") == (NO_VALUE,)
-    assert group_values({"video": "v"}, "video") == (NO_VALUE,)  # only the named record fields
-    assert group_values({"categories": "not an object"}, "domain") == (NO_VALUE,)
+    only_video = ScoreRecord.model_validate({"video": "v"})
+    assert group_values(only_video, "video") == (NO_VALUE,)  # only the named record fields
+    with pytest.raises(ValueError, match="categories"):  # never read: the schema refuses it
+        ScoreRecord.model_validate({"categories": "not an object"})
 
 
 # Hand-built score records: list-valued and missing categories, an error, open and
@@ -117,6 +122,8 @@ RECORDS = [
         "correct": None,
     },
 ]
+# The same, as the summary reads them.
+TYPED = [ScoreRecord.model_validate(r) for r in RECORDS]
 # Which ids each group holds, written out by hand from the records above.
 MEMBERS = {
     "domain": {"News": "ce", "Sports": "ab", NO_VALUE: "df"},
@@ -127,8 +134,8 @@ MEMBERS = {
 
 def test_by_group_holds_each_groups_means_counts_and_intervals():
     fields = list(MEMBERS)
-    summary = summarize(RECORDS, fields)
-    add_intervals(summary, IntervalValues.of(RECORDS, fields), n_resamples=R)
+    summary = summarize(TYPED, fields)
+    add_intervals(summary, IntervalValues.of(TYPED, fields), n_resamples=R)
     assert list(summary["by_group"]) == fields
     for field, groups in MEMBERS.items():
         assert list(summary["by_group"][field]) == list(groups)  # by value, (none) last
@@ -292,13 +299,17 @@ def test_compare_group_by_gives_each_groups_paired_difference(tmp_path):
     assert rep["metrics"]["murgat_s"]["n"] == 6  # the whole comparison is unchanged
     assert rep == {
         **compare_runs(
-            RunRecords.of(map(json.loads, path_a.read_text().splitlines()), ["domain"]),
-            RunRecords.of(map(json.loads, path_b.read_text().splitlines())),
+            RunRecords.of(_records(path_a), ["domain"]),
+            RunRecords.of(_records(path_b)),
             n_resamples=R,
         ),
         "runs": rep["runs"],
     }
     assert "B - A by domain" in r.output
+
+
+def _records(path):
+    return [ScoreRecord.model_validate_json(line) for line in path.read_text().splitlines()]
 
 
 def test_grouped_summaries_keep_nothing_per_record():
@@ -313,18 +324,20 @@ def test_grouped_summaries_keep_nothing_per_record():
     rng = random.Random(3)
 
     def record(i):
-        return {
-            "status": "ok",
-            "murgat_s": rng.random(),
-            "coverage": rng.random(),
-            "precision": 0.5,
-            "recall": 1.0,
-            "f1": rng.random(),
-            "correct": rng.random() < 0.5,
-            "model": f"m{i % 2}",
-            "question_type": ["open", "multiple-choice"][i % 2],
-            "categories": {"domain": f"d{i % 5}", "tags": ["a", "b", "c"][: i % 4]},
-        }
+        return ScoreRecord.model_validate(
+            {
+                "status": "ok",
+                "murgat_s": rng.random(),
+                "coverage": rng.random(),
+                "precision": 0.5,
+                "recall": 1.0,
+                "f1": rng.random(),
+                "correct": rng.random() < 0.5,
+                "model": f"m{i % 2}",
+                "question_type": ["open", "multiple-choice"][i % 2],
+                "categories": {"domain": f"d{i % 5}", "tags": ["a", "b", "c"][: i % 4]},
+            }
+        )
 
     grouped = Grouped(["domain", "tags", "model", "question_type"], Summary)
     ours = [tracemalloc.Filter(True, "*/murgat_local/metrics/*")]

@@ -90,9 +90,9 @@ def test_fifty_videos_in_one_chunk_stay_within_the_bounds(tmp_path):
         result = runner.run(path)
     finally:
         runner.close()
-    assert result.summary["scored"] == N_VIDEOS, result.summary
-    assert result.exit_code == 0, (result.summary["failure"], result.summary["stages"])
-    assert result.summary["segments_decoded"] == 2 * N_VIDEOS
+    assert result.summary.scored == N_VIDEOS, result.summary
+    assert result.exit_code == 0, (result.summary.failure, result.summary.stages)
+    assert result.summary.segments_decoded == 2 * N_VIDEOS
     # decord holds a few descriptors per open video; 50 videos held open would be far more.
     assert max(engine.fds) - baseline <= 3 * MAX_OPEN + 8, (baseline, engine.fds)
     assert max(engine.audio) <= MAX_AUDIO, engine.audio

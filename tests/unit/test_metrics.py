@@ -9,6 +9,7 @@ from murgat_local.grading import (
     score_response,
 )
 from murgat_local.metrics.scores import summarize
+from murgat_local.results import ScoreRecord
 
 
 def test_default_single_citation():
@@ -107,7 +108,7 @@ def test_summary_means_per_response_values():
         },
         {"status": "error"},
     ]
-    s = summarize(recs)
+    s = summarize(map(ScoreRecord.model_validate, recs))
     assert (s["responses"], s["scored"], s["errors"], s["undefined"]) == (4, 3, 1, 1)
     assert s["murgat_s"] == 0.5 and s["coverage"] == 0.75 and s["qa_accuracy"] == 0.5
     assert (s["unanswered"], s["unanswered_rate"]) == (0, 0.0)
@@ -136,7 +137,7 @@ def test_summary_counts_unanswered_questions_wrong_and_beside_the_accuracy():
             "answer": {"predicted": "A", "gold": None},
         },
     ]
-    s = summarize(recs, group_by=["question_type"])
+    s = summarize(map(ScoreRecord.model_validate, recs), group_by=["question_type"])
     assert (s["qa_accuracy"], s["unanswered"], s["unanswered_rate"]) == (0.25, 2, 0.5)
     assert s["qa_graded"] == {"multiple-choice": 3, "open": 1}
     open_ = s["by_group"]["question_type"]["open"]

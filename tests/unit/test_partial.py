@@ -12,6 +12,7 @@ from murgat_local.grading import FactScore, SentenceScore, score_response
 from murgat_local.metrics.run_summary import RunSummary
 from murgat_local.metrics.scores import summarize
 from murgat_local.pipeline.runner import Runner
+from murgat_local.results import ScoreRecord
 
 
 def test_an_unparsed_decomposition_leaves_its_sentence_unscored_not_zero():
@@ -61,7 +62,7 @@ def test_summary_counts_partial_responses():
             "scored_fraction": 0.5,
         },
     ]
-    s = summarize(recs)
+    s = summarize(map(ScoreRecord.model_validate, recs))
     assert s["partial"] == 1 and s["murgat_s"] == 0.5
     assert s["complete_only"]["murgat_s"] == 1.0 and s["complete_only"]["responses"] == 1
 
@@ -110,7 +111,7 @@ def test_protocol_marks_an_unparsed_decomposition(tmp_path, media_root):
     sent = rec["trace"]["sentences"][0]
     assert sent.get("facts", []) == [] and "decomposition" in sent["unscored"]
     assert rec["murgat_s"] is None and rec["scored_fraction"] == 0.0
-    assert result.summary["partial"] == 1
+    assert result.summary.partial == 1
 
 
 def test_protocol_marks_an_unparsed_verifiability_verdict(tmp_path, media_root):
@@ -124,4 +125,4 @@ def test_protocol_marks_an_unparsed_verifiability_verdict(tmp_path, media_root):
     assert first.get("unscored") is None and "verifiab" in second["unscored"]
     assert rec["scored_fraction"] == 0.5 and rec["counts"]["unscored_sentences"] == 1
     assert rec["murgat_s"] == 1.0  # from what is known, and flagged by scored_fraction
-    assert result.summary["partial"] == 1
+    assert result.summary.partial == 1

@@ -41,13 +41,13 @@ def test_an_interpreter_bug_is_internal_and_counted_apart_from_plan_failures(
         ["program:logic-declarative", "program:logic-imperative", "program:narrative-declarative"],
         limit=2,
     )
-    cells = result.summary["cells"]
-    assert cells[LOGIC]["programs"] == _counts(internal=2)
-    assert cells[FAILING]["programs"] == _counts(failed=2)
-    assert cells[NARRATIVE]["programs"] == _counts(
+    cells = result.summary.cells
+    assert cells[LOGIC].programs == _counts(internal=2)
+    assert cells[FAILING].programs == _counts(failed=2)
+    assert cells[NARRATIVE].programs == _counts(
         ok=2
     )  # the narrative runner has no query method to break
-    assert result.summary["programs"] == _counts(ok=2, failed=2, internal=2)
+    assert result.summary.programs == _counts(ok=2, failed=2, internal=2)
     logic = rows(result.outputs[LOGIC])
     assert all(r["status"] == "error" for r in logic)
     assert logic[0]["error"].startswith(
@@ -67,7 +67,7 @@ def test_a_tool_bug_is_internal_and_its_message_bounded(tmp_path, media_root, mo
 
     monkeypatch.setattr(program_tools.VideoTools, "answer", broken)
     result = run(tmp_path, media_root, Planner(), ["program:narrative-declarative"], limit=2)
-    assert result.summary["cells"][NARRATIVE]["programs"] == _counts(internal=2)
+    assert result.summary.cells[NARRATIVE].programs == _counts(internal=2)
     out = rows(result.outputs[NARRATIVE])
     assert out[0]["error"].startswith("an internal error stopped the program (internal: _Bug: "), (
         out[0]["error"]
@@ -100,4 +100,4 @@ def test_a_plans_record_is_bounded_in_the_rows(tmp_path, media_root):
     assert record["cut"]["limit"] == 60_000 and record["cut"]["chars"] > 1_000_000
     assert record["trace"]["counts"]["tool_calls"] == 64
     assert len(record["trace"]["calls"]) == 64 - record["cut"]["calls_dropped"]
-    assert result.summary["cells"][LOGIC]["programs"] == _counts(ok=1)
+    assert result.summary.cells[LOGIC].programs == _counts(ok=1)

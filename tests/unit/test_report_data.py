@@ -95,8 +95,8 @@ def test_visual_citations_of_a_responder_that_saw_no_picture_are_counted(tmp_pat
     scored = _score(media_root, written, path.parent)
     grid = {
         label: {
-            **gen.summary["cells"][label],
-            "murgat_s": scored.summary["murgat_s"],
+            **gen.summary.cells[label].model_dump(exclude_unset=True),
+            "murgat_s": scored.summary.murgat_s,
             "scores": str(scored.records_path),
         }
     }

@@ -78,7 +78,7 @@ def test_visual_facts_go_to_the_visual_judge_audio_to_the_audio_judge_both_to_th
         r for r in engines["main"].seen if r.media
     ]  # only the fact citing both, which it refuses
     assert mixed and all({m.modality for m in r.media} >= {"audio"} for r in mixed)
-    routes = result.summary["stages"]["entail"]["routes"]
+    routes = result.summary.stages["entail"]["routes"]
     assert {r: v["model"] for r, v in routes.items()} == {
         "visual": "eyes",
         "audio": "ears",
@@ -89,7 +89,7 @@ def test_visual_facts_go_to_the_visual_judge_audio_to_the_audio_judge_both_to_th
         and routes["audio"]["unique"] > 0
         and routes["mixed"]["errors"] > 0
     )
-    assert result.summary["entail_routes"] == {"visual": "eyes", "audio": "ears"}
+    assert result.summary.entail_routes == {"visual": "eyes", "audio": "ears"}
     (rec,) = [json.loads(l) for l in result.records_path.read_text().splitlines()]
     both = rec["trace"]["sentences"][2]["facts"][0]["joint"]
     assert "does not accept audio" in both["error"]
@@ -157,7 +157,7 @@ def test_an_image_only_judge_scores_responses_that_cite_only_visual_segments(tmp
         result = runner.run(responses)
     finally:
         runner.close()
-    assert result.exit_code == 0 and result.summary["stages"]["entail"]["errors"] == 0
+    assert result.exit_code == 0 and result.summary.stages["entail"]["errors"] == 0
     (rec,) = [json.loads(l) for l in result.records_path.read_text().splitlines()]
     assert rec["status"] == "ok" and rec["precision"] == 1.0
 
@@ -213,7 +213,7 @@ def test_audio_first_cited_after_the_first_chunk_is_refused_per_call_and_the_res
     # every fact citing audio is an error with the reason, never a NO
     assert len(unscored) == audio["counts"]["unscored_facts"] == 3, facts
     assert all("does not accept audio" in u for u in unscored)
-    assert result.summary["stages"]["entail"]["errors"] > 0 and result.exit_code == 0
+    assert result.summary.stages["entail"]["errors"] > 0 and result.exit_code == 0
 
 
 def test_score_runs_gemma3_on_visual_citations_and_refuses_it_audio_with_the_count(

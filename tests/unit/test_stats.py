@@ -13,6 +13,7 @@ from scipy import stats
 from murgat_local.metrics import stats as S
 from murgat_local.metrics.intervals import IntervalValues, add_intervals
 from murgat_local.metrics.scores import summarize
+from murgat_local.results import ScoreRecord
 
 R = 999  # resamples: small, the suite stays fast
 
@@ -255,6 +256,7 @@ def test_a_summary_gets_an_interval_next_to_every_mean():
             ("y", 0.7, 1.0, True),
         ]
     ] + [{"status": "error"}]
+    recs = [ScoreRecord.model_validate(r) for r in recs]
     summary = summarize(recs)
     summary["by_model"] = {"x": summarize(recs[:3]), "y": summarize(recs[3:5])}
     add_intervals(summary, IntervalValues.of(recs), n_resamples=R)
