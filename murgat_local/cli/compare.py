@@ -31,7 +31,7 @@ def _read(path: pathlib.Path, group_by=(), bad: list | None = None):
             if bad is not None:
                 bad.append(rec)
             continue
-        run.add(rec.dump())
+        run.add(rec)
     return run
 
 

@@ -61,6 +61,7 @@ def generate(
     from ..metrics.run_summary import GenerationGrades
     from ..pipeline.generating import GenerateRunner
     from ..reports.table import generation_table
+    from ..results import GenerationSummary, as_model
 
     ds, media_root = _open(dataset, media_root, given.value("--dataset-format"))
     if out_format not in (None, "reference"):
@@ -75,9 +76,10 @@ def generate(
             result = runner.run(ds, reference_format=out_format == "reference")
         finally:
             runner.close()
-    cli.console.print(generation_table(result.summary))
-    if result.summary.get("failure"):
-        cli._error(f"{result.summary['failure']}")
+    summary = as_model(GenerationSummary, result.summary)
+    cli.console.print(generation_table(summary))
+    if summary.failure:
+        cli._error(summary.failure)
     for label, path in result.outputs.items():
         cli.console.print(f"wrote {path} ({label})", markup=False)
     cli.console.print(f"summary: {result.summary_path}", markup=False)
@@ -100,6 +102,7 @@ def run(
     from ..config import load_config, load_generate_config
     from ..jobs.grid import Grid
     from ..reports.table import grid_table
+    from ..results import RunSummary, as_model
 
     ds, media_root = _open(dataset, media_root, given.value("--dataset-format"))
     # one cache for every cell, in the output folder
@@ -112,8 +115,9 @@ def run(
     cli.show_engine_logs(verbose)
     with cli._running(out, quiet=not verbose):
         result = grid.run(ds)
-    cli.console.print(grid_table(result.summary))
-    cli.warn_judges(result.summary["warnings"])
+    summary = as_model(RunSummary, result.summary)
+    cli.console.print(grid_table(summary))
+    cli.warn_judges(summary.warnings)
     tables = " and ".join(str(p) for p in result.tables)
     cli.console.print(f"wrote {result.summary_path}, {tables}", markup=False)
     raise typer.Exit(result.exit_code)

@@ -8,6 +8,7 @@ import typer
 
 import murgat_local.cli.ui as ui
 from murgat_local.cli.ui import app
+from murgat_local.results import MetaEval
 
 
 @app.command()
@@ -82,7 +83,7 @@ def report(
         )
 
 
-def _meta_eval(given: pathlib.Path) -> dict:
+def _meta_eval(given: pathlib.Path) -> MetaEval:
     """meta_eval.json, from its file or the `murgat meta-eval` folder holding it, read as its
     schema (`murgat schema meta-eval`) says."""
     from ..results import ReadError, layout, read_meta_eval
@@ -91,4 +92,4 @@ def _meta_eval(given: pathlib.Path) -> dict:
     meta = read_meta_eval(path)
     if isinstance(meta, ReadError):
         ui._fail(f"--meta-eval {given}: {meta}")
-    return meta.dump()
+    return meta

@@ -78,7 +78,7 @@ def _show(result) -> None:
         ui.console.print(t)
     ui.console.print(stages_table(summary))
     if result.errors:
-        ui.console.print(errors_table(result.errors))
+        ui.console.print(errors_table(summary))
     # an escalated stage's counts are an open object (one per judge of its cascade)
     for stage, c in (summary.certification or {}).items():
         decided = ", ".join(f"{n} by {who}" for who, n in c["decided_by"].items())

@@ -18,21 +18,17 @@ from ..metrics.intervals import IntervalValues, add_intervals
 from ..metrics.scores import METRICS as SCORED
 from ..metrics.scores import Summary
 from ..metrics.stats import RESAMPLES
-from ..results import ReadError, ScoreRecord, read_score_records
+from ..results import ReadError, ScoreRecord, as_model, read_score_records
 from ..results import Summary as SummaryFile
 from .drilldown import esc, num
 from .rundata import METRICS, Cell, Source, finite, interval
 
 
-def _numbers(record: ScoreRecord) -> dict:
-    """The record as the summary reads it (its JSON object), with every number that is not a
+def _numbers(record: ScoreRecord) -> ScoreRecord:
+    """The record as the summary reads it, each score a float, with every number that is not a
     finite one (infinity, an integer too large for a float) read as missing."""
-    r = record.dump()
-    for k in (*SCORED, "scored_fraction"):
-        r[k] = finite(getattr(record, k))
-    if record.question_type is None:
-        r.pop("question_type", None)
-    return r
+    scores = (*SCORED, "scored_fraction")
+    return record.model_copy(update={k: finite(getattr(record, k)) for k in scores})
 
 
 def _resamples(summary: SummaryFile | None) -> int:
@@ -67,8 +63,8 @@ def by_group(sources: Sequence[Source], fields: Sequence[str]) -> dict[int, dict
     return out
 
 
-def _metric(s: Mapping, metric: str) -> str:
-    v, ci = finite(s.get(metric)), interval(s.get(f"{metric}_ci"))
+def _metric(s: SummaryFile, metric: str) -> str:
+    v, ci = finite(getattr(s, metric)), interval(getattr(s, f"{metric}_ci"))
     text = num(v) + (f' <span class="ci">[{num(ci[0])}, {num(ci[1])}]</span>' if ci else "")
     return f'<td class="num" data-metric="{metric}">{text}</td>'
 
@@ -84,9 +80,10 @@ def section(
     for field in fields:
         rows = []
         for i, c in enumerate(cells):
-            for value, s in (groups.get(id(c)) or {}).get(field, {}).items():
+            for value, entry in (groups.get(id(c)) or {}).get(field, {}).items():
+                s = as_model(SummaryFile, entry)  # a group's entry holds a summary's numbers
                 counts = "".join(
-                    f'<td class="num" data-metric="{k}">{esc(s.get(k))}</td>'
+                    f'<td class="num" data-metric="{k}">{esc(getattr(s, k))}</td>'
                     for k in ("responses", "scored")
                 )
                 rows.append(
@@ -118,9 +115,9 @@ def data(cells: Sequence[Cell], groups: Mapping[int, dict]) -> list[dict]:
             "strategy": c.strategy,
             "field": field,
             "group": value,
-            **{k: s.get(k) for m in METRICS for k in (m, f"{m}_ci")},
+            **{k: getattr(s, k) for m in METRICS for k in (m, f"{m}_ci")},
         }
         for c in cells
         for field, values in (groups.get(id(c)) or {}).items()
-        for value, s in values.items()
+        for value, s in ((v, as_model(SummaryFile, entry)) for v, entry in values.items())
     ]

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from rich.markup import escape
 
+from ..results import Summary, as_model
 from .fit_table import Col, FitTable, _cell, _fmt, _name
 
 COLUMNS = (
@@ -21,17 +20,18 @@ COLUMNS = (
 )
 
 
-def terminal_tables(summary: Mapping) -> list[FitTable]:
+def terminal_tables(summary: Summary) -> list[FitTable]:
     """One table per field of `by_group`: a row per group, as the summary table's columns; the
     group names stay whole at any width (see `FitTable`)."""
     out = []
-    for field, groups in (summary.get("by_group") or {}).items():
+    for field, groups in (summary.by_group or {}).items():
         # a field name comes from the data: shown as written, never read as markup
         t = FitTable(
             f"By {escape(str(field))}",
             [_name(escape(str(field)))] + [Col(header) for header, _ in COLUMNS],
         )
-        for value, s in groups.items():
-            t.add_row(_cell(value), *(_fmt(s.get(key)) for _, key in COLUMNS))
+        for value, entry in groups.items():
+            s = as_model(Summary, entry)  # a group's entry holds the summary's own numbers
+            t.add_row(_cell(value), *(_fmt(getattr(s, key)) for _, key in COLUMNS))
         out.append(t)
     return out

@@ -17,6 +17,7 @@ import math
 import pathlib
 from dataclasses import dataclass
 
+from ..results import MetaEval
 from . import groups_html as group_tables
 from . import plots, reliability
 from .drilldown import esc, num, response, video_source
@@ -266,7 +267,7 @@ def build(
     max_responses: int = 300,
     relative_media: bool = False,
     group_by: tuple[str, ...] = (),
-    meta_eval: dict | None = None,
+    meta_eval: MetaEval | None = None,
 ) -> ReportResult:
     """`meta_eval`: a `murgat meta-eval` meta_eval.json, read: its reliability diagrams are shown."""
     cells, sources = load(folders, max_responses)
@@ -342,7 +343,7 @@ Means over responses; brackets are the 95% bootstrap intervals recorded in each 
 {group_tables.section(table, by_group, group_by, METRIC_LABELS) if group_by else ""}
 <h2>Plots</h2>
 <div class="plots">{figs}</div>
-{reliability.section(meta_eval, _data_uri) if meta_eval else ""}
+{reliability.section(meta_eval, _data_uri) if meta_eval is not None else ""}
 <h2>Citation problems</h2>
 <p class="meta">Unusable citations are malformed (no parseable time or modality), out of range (past the
 video's end), audio on a video without an audio track, or name a missing stream; an unsupported citation

@@ -15,10 +15,11 @@ import pathlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
 
 from ..metrics.accuracy import WITH, WITHOUT, reasoning_taxes
 from ..metrics.groups import NO_VALUE
-from ..results import layout
+from ..results import Summary, as_model, layout
 
 COLUMNS = (
     ("qa_accuracy", "QA acc."),
@@ -34,7 +35,7 @@ COLUMNS = (
 class GridCell:
     model: str
     strategy: str
-    summary: Mapping  # the cell's summary.json
+    summary: Summary  # the cell's summary.json
 
 
 def points(v: float | None) -> str:
@@ -44,8 +45,14 @@ def points(v: float | None) -> str:
     return str((Decimal(repr(float(v))) * 100).quantize(Decimal("0.1"), ROUND_HALF_UP))
 
 
+def _by_benchmark(summary: Summary) -> dict[str, Any]:
+    """summary.json's `by_group.benchmark`: the summary's numbers per benchmark."""
+    # `by_group` is keyed by the `--group-by` fields the run was given
+    return (summary.by_group or {}).get("benchmark") or {}
+
+
 def _benchmarks(cells: Iterable[GridCell]) -> list[str]:
-    found = {b for c in cells for b in ((c.summary.get("by_group") or {}).get("benchmark") or {})}
+    found = {b for c in cells for b in _by_benchmark(c.summary)}
     return sorted(found, key=lambda b: (b == NO_VALUE, b))
 
 
@@ -56,9 +63,10 @@ def rows(cells: Sequence[GridCell]) -> list[dict]:
     out = []
     for c in cells:
         if len(benchmarks) > 1:
-            groups = (c.summary.get("by_group") or {}).get("benchmark") or {}
-            sections: list[tuple[str | None, Mapping]] = [
-                (b, groups[b]) for b in benchmarks if b in groups
+            groups = _by_benchmark(c.summary)
+            # a group's entry holds the summary's own numbers, for its benchmark
+            sections: list[tuple[str | None, Summary]] = [
+                (b, as_model(Summary, groups[b])) for b in benchmarks if b in groups
             ]
         else:
             sections = [(None, c.summary)]
@@ -68,8 +76,8 @@ def rows(cells: Sequence[GridCell]) -> list[dict]:
                     "model": c.model,
                     "strategy": c.strategy,
                     "benchmark": benchmark,
-                    "n": s.get("scored"),
-                    **{k: s.get(k) for m, _ in COLUMNS for k in (m, f"{m}_ci")},
+                    "n": s.scored,
+                    **{k: getattr(s, k) for m, _ in COLUMNS for k in (m, f"{m}_ci")},
                 }
             )
     return out

@@ -14,6 +14,7 @@ import pathlib
 import re
 from collections.abc import Mapping
 
+from ..results import MetaEval
 from ..stages import Stage
 from .drilldown import esc
 from .plots import _empty, _figure, png
@@ -83,10 +84,11 @@ def file_name(run: str, stage: str) -> str:
     return f"reliability_{_slug(run)}_{stage}.png"
 
 
-def write_diagrams(report: Mapping, out: pathlib.Path) -> list[pathlib.Path]:
+def write_diagrams(report: MetaEval, out: pathlib.Path) -> list[pathlib.Path]:
     """One PNG per run and stage of meta_eval.json's `calibration` blocks, written into `out`."""
     written = []
-    for run, block in (report.get("runs") or {}).items():
+    # a run's block and its calibration blocks are open objects (what could be measured)
+    for run, block in (report.runs or {}).items():
         for stage, cal in (block.get("calibration") or {}).items():
             path = out / file_name(run, stage)
             path.write_bytes(png(diagram(cal, f"{run}: {STAGE_LABELS.get(stage, stage)}")))
@@ -94,11 +96,11 @@ def write_diagrams(report: Mapping, out: pathlib.Path) -> list[pathlib.Path]:
     return written
 
 
-def section(report: Mapping, data_uri) -> str:
+def section(report: MetaEval, data_uri) -> str:
     """The report page's "Judge calibration" section from a meta_eval.json (`data_uri` turns PNG
     bytes into an img src). Empty when no run has a calibration block."""
     figs = []
-    for run, block in (report.get("runs") or {}).items():
+    for run, block in (report.runs or {}).items():
         if not isinstance(block, Mapping):
             continue
         for stage, cal in (block.get("calibration") or {}).items():

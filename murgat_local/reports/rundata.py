@@ -352,9 +352,9 @@ def run_names(folders: list[pathlib.Path]) -> list[str]:
         while k < len(p) and any(q[-k:] == p[-k:] for q in others):
             k += 1
         names.append("/".join(p[-k:]).lstrip("/") or "/")
-    seen: dict[str, int] = {}
+    seen: Counter[str] = Counter()
     for i, n in enumerate(names):
-        seen[n] = seen.get(n, 0) + 1
+        seen[n] += 1
         if seen[n] > 1:
             names[i] = f"{n} ({seen[n]})"
     return names

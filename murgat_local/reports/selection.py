@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
+from ..results import MetaEval
 from .fit_table import _cell, _fmt
 
 
@@ -38,7 +39,7 @@ def choices_table(selection: dict) -> Table:
     return t
 
 
-def correlation_table(report: dict) -> Table:
+def correlation_table(report: MetaEval) -> Table:
     """MURGAT-S against people: each run's judges as they ran, then the selected combination."""
     t = Table(title="MURGAT-S against human labels: each run and the selected combination")
     t.add_column("judges")
@@ -56,12 +57,13 @@ def correlation_table(report: dict) -> Table:
             style=style,
         )
 
+    # a run's block and the selection are open objects (what could be measured and chosen)
     for name, r in sorted(
-        (report.get("runs") or {}).items(),
+        (report.runs or {}).items(),
         key=lambda kv: -(kv[1]["murgat_s"].get("pearson") or -2.0),
     ):
         add(name, r["murgat_s"])
-    selection = report.get("selection")
+    selection = report.selection
     if selection:
         s = selection["stages"]
         add(

@@ -6,7 +6,7 @@ obeyed, and row names stay whole at the width the table is printed at.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 from rich.console import Console
@@ -20,42 +20,36 @@ from rich.progress import (
 )
 from rich.text import Text
 
+from ..results import GenerationSummary, MetaEval, RunSummary, Summary, as_model
 from .fit_table import TEXT, VALUE, Col, FitTable, _cell, _fmt, _name
 
 
-def _row(label: str, s: dict) -> list[str | Text]:
+def _row(label: str, s: Summary) -> list[str | Text]:
     return [
         _cell(label),
-        _fmt(s["responses"]),
-        _fmt(s["scored"]),
-        _fmt(s["errors"]),
-        _fmt(s.get("partial")),
-        _fmt(s["coverage"]),
-        _fmt(s["precision"]),
-        _fmt(s["recall"]),
-        _fmt(s["f1"]),
-        _fmt(s["murgat_s"]),
-        _fmt(s.get("qa_accuracy")),
+        *(_fmt(v) for v in (s.responses, s.scored, s.errors, s.partial)),
+        *(_fmt(v) for v in (s.coverage, s.precision, s.recall, s.f1, s.murgat_s, s.qa_accuracy)),
     ]
 
 
-def summary_table(summary: dict, title: str = "MURGAT scores") -> FitTable:
+def summary_table(summary: Summary, title: str = "MURGAT scores") -> FitTable:
     """One row for all responses, and one per evaluated model when there are several.
 
     `partial` counts responses scored on partial data (some verdicts missing; see each
     record's `scored_fraction`)."""
     t = FitTable(
-        f"{title} ({summary.get('mode', 'default')} mode)",
+        f"{title} ({summary.mode or 'default'} mode)",
         [_name("model")]
         + [
             Col(c)
             for c in ("n", "ok", "err", "partial", "cov", "prec", "rec", "F1", "MURGAT-S", "QA")
         ],
     )
-    for name, s in (summary.get("by_model") or {}).items():
-        t.add_row(*_row(name, s))
+    for name, entry in (summary.by_model or {}).items():
+        # a by_model entry holds the summary's own numbers, for one model
+        t.add_row(*_row(name, as_model(Summary, entry)))
     t.add_row(*_row("all", summary), style="bold")
-    unread = summary.get("unparsed_citations")
+    unread = summary.unparsed_citations
     if unread:  # such a sentence counts as uncited: say how often that happened
         t.caption = (
             f"unparsed citations: {unread} (text in brackets that looks like a citation and was "
@@ -64,15 +58,12 @@ def summary_table(summary: dict, title: str = "MURGAT scores") -> FitTable:
     return t
 
 
-def _tax_caption(summary: dict) -> str | None:
+def _tax_caption(taxes: Mapping[str, float | None] | None) -> str | None:
     """The reasoning tax (accuracy of cite minus base) per model, under a grid's table."""
-    taxes = [
-        f"reasoning tax {m}: {_fmt(t)}" for m, t in (summary.get("reasoning_tax") or {}).items()
-    ]
-    return "; ".join(taxes) or None
+    return "; ".join(f"reasoning tax {m}: {_fmt(t)}" for m, t in (taxes or {}).items()) or None
 
 
-def generation_table(summary: dict) -> FitTable:
+def generation_table(summary: GenerationSummary) -> FitTable:
     """One row per cell of a generation grid: answers, accuracy and how answers were read."""
     t = FitTable(
         "Generation",
@@ -80,23 +71,19 @@ def generation_table(summary: dict) -> FitTable:
         + [Col(c) for c in ("rows", "err", "graded", "answered", "unanswered", "accuracy")]
         + [Col("paths", TEXT, "left")],
     )
-    for label, c in summary.get("cells", {}).items():
-        paths = ", ".join(f"{k} {v}" for k, v in sorted(c.get("answer_paths", {}).items()))
+    for label, c in (summary.cells or {}).items():
+        paths = ", ".join(f"{k} {v}" for k, v in sorted((c.answer_paths or {}).items()))
         t.add_row(
             _cell(label),
-            _fmt(c["rows"]),
-            _fmt(c["errors"]),
-            _fmt(c["graded"]),
-            _fmt(c["answered"]),
-            _fmt(c["unanswered"]),
-            _fmt(c["accuracy"]),
+            *(_fmt(v) for v in (c.rows, c.errors, c.graded, c.answered, c.unanswered)),
+            _fmt(c.accuracy),
             _cell(paths),
         )
-    t.caption = _tax_caption(summary)
+    t.caption = _tax_caption(summary.reasoning_tax)
     return t
 
 
-def grid_table(summary: dict) -> FitTable:
+def grid_table(summary: RunSummary) -> FitTable:
     """`murgat run`: accuracy beside MURGAT-S for every model x strategy cell."""
     t = FitTable(
         "Accuracy and attribution",
@@ -106,30 +93,25 @@ def grid_table(summary: dict) -> FitTable:
             for c in ("n", "accuracy", "unanswered", "cov", "prec", "rec", "MURGAT-S", "partial")
         ],
     )
-    for label, c in summary.get("grid", {}).items():
+    for label, c in (summary.grid or {}).items():
         t.add_row(
             _cell(label),
-            _fmt(c.get("rows")),
-            _fmt(c.get("accuracy")),
-            _fmt(c.get("unanswered")),
-            _fmt(c.get("coverage")),
-            _fmt(c.get("precision")),
-            _fmt(c.get("recall")),
-            _fmt(c.get("murgat_s")),
-            _fmt(c.get("partial")),
+            *(_fmt(v) for v in (c.rows, c.accuracy, c.unanswered, c.coverage, c.precision)),
+            *(_fmt(v) for v in (c.recall, c.murgat_s, c.partial)),
         )
-    t.caption = _tax_caption(summary)
+    t.caption = _tax_caption(summary.reasoning_tax)
     return t
 
 
-def stages_table(summary: dict) -> FitTable:
+def stages_table(summary: Summary) -> FitTable:
     t = FitTable(
         "Judge calls per stage",
         [_name("stage"), _name("model")]
         + [Col(c) for c in ("calls", "uniq", "cache", "run", "unparsed", "refused", "s")],
     )
-    models = summary.get("models", {})
-    for stage, c in summary.get("stages", {}).items():
+    models = summary.models or {}
+    # a stage's counters are an open object (each judge's own): these seven every judge keeps
+    for stage, c in (summary.stages or {}).items():
         t.add_row(
             _cell(stage),
             _cell(models.get(stage, "")),
@@ -144,7 +126,9 @@ def stages_table(summary: dict) -> FitTable:
     return t
 
 
-def errors_table(errors: list[dict], limit: int = 20) -> FitTable:
+def errors_table(summary: Summary, limit: int = 20) -> FitTable:
+    """The responses that could not be scored: the first `limit` of the summary's `errors_list`."""
+    errors = summary.errors_list or []
     t = FitTable(
         f"Items with errors ({len(errors)})",
         [
@@ -154,6 +138,7 @@ def errors_table(errors: list[dict], limit: int = 20) -> FitTable:
             Col("error", TEXT, "left"),
         ],
     )
+    # an entry is an open object: the runner writes index, id, source and error
     for e in errors[:limit]:
         t.add_row(
             _cell(e.get("index")),
@@ -208,10 +193,10 @@ def stage_progress(console: Console, stages: list[str]) -> Iterator:
         yield factory
 
 
-def meta_table(report: dict) -> FitTable:
+def meta_table(report: MetaEval) -> FitTable:
     """`murgat meta-eval`: one row per judge run, ranked by MURGAT-S correlation with people;
     `*` marks the best run per subtask."""
-    best = report.get("best") or {}
+    best = report.best or {}
     t = FitTable(
         "Judges against human labels",
         [_name("run")]
@@ -222,10 +207,11 @@ def meta_table(report: dict) -> FitTable:
         cell = _fmt(value)
         return f"{cell} *" if best.get(block) == name and value is not None else cell
 
-    rows = list((report.get("runs") or {}).items())
+    # a run's agreement per subtask is an open object (each statistic that could be computed)
+    rows = list((report.runs or {}).items())
     rows.sort(key=lambda kv: -(kv[1]["murgat_s"].get("pearson") or -2.0))
-    if report.get("inter_annotator"):
-        rows.append(("(annotator 2 vs 1)", report["inter_annotator"]))
+    if report.inter_annotator:
+        rows.append(("(annotator 2 vs 1)", report.inter_annotator))
     for name, r in rows:
         ci = r["murgat_s"].get("pearson_ci")
         t.add_row(

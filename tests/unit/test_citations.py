@@ -140,5 +140,5 @@ def test_unparsed_citations_are_recorded_on_the_sentence_and_counted(tmp_path, m
     assert [len(s.citations) for s in sentences] == [1, 0, 1, 2]
     summary = read_summary(tmp_path / "out" / layout.SUMMARY)
     assert isinstance(summary, Summary) and summary.unparsed_citations == 1
-    table = " ".join(" ".join(shown(summary_table(summary.dump()), 100)).split())
+    table = " ".join(" ".join(shown(summary_table(summary), 100)).split())
     assert "unparsed citations: 1" in table

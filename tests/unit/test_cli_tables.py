@@ -5,6 +5,7 @@ import re
 from support.tables import shown
 
 from murgat_local.reports import table as tables
+from murgat_local.results import GenerationSummary, MetaEval, RunSummary, Summary
 
 LONG = "an-evaluated-model-with-a-name-far-longer-than-any-column-could-hold"  # 68 characters
 
@@ -37,31 +38,33 @@ def folded(name: str, lines: list[str]) -> bool:
     )
 
 
-def summary(names=("sample-model-a", "sample-model-b")) -> dict:
+def summary(names=("sample-model-a", "sample-model-b")) -> Summary:
     one = {**_COUNTS, **_SCORES}
-    return {
-        **one,
-        "mode": "default",
-        "by_model": {n: dict(one) for n in names},
-        "models": {
-            "decontext": "smollm2-135m-instruct",
-            "verifiable": "smollm2-135m-instruct",
-            "decompose": "smollm2-135m-instruct",
-            "entail": "tiny-qwen3-omni",
-        },
-        "stages": {
-            s: {
-                "calls": 1520,
-                "unique": 1480,
-                "cache_hits": 40,
-                "model_calls": 1480,
-                "unparsed": 12,
-                "errors": 3,
-                "wall_s": 1234.5,
-            }
-            for s in ("decontext", "verifiable", "decompose", "entail")
-        },
-    }
+    return Summary.model_validate(
+        {
+            **one,
+            "mode": "default",
+            "by_model": {n: dict(one) for n in names},
+            "models": {
+                "decontext": "smollm2-135m-instruct",
+                "verifiable": "smollm2-135m-instruct",
+                "decompose": "smollm2-135m-instruct",
+                "entail": "tiny-qwen3-omni",
+            },
+            "stages": {
+                s: {
+                    "calls": 1520,
+                    "unique": 1480,
+                    "cache_hits": 40,
+                    "model_calls": 1480,
+                    "unparsed": 12,
+                    "errors": 3,
+                    "wall_s": 1234.5,
+                }
+                for s in ("decontext", "verifiable", "decompose", "entail")
+            },
+        }
+    )
 
 
 def test_score_tables_keep_row_names_whole_at_80_columns():
@@ -84,14 +87,16 @@ def test_score_tables_keep_row_names_whole_at_80_columns():
         assert whole(name, lines), (name, "\n".join(lines))
     lines = shown(
         tables.errors_table(
-            [
-                {
-                    "index": 3,
-                    "id": "colors-wrong-time",
-                    "source": "responses.jsonl line 4",
-                    "error": "video colors not found under /work/main/.local/sample_media " * 2,
-                }
-            ]
+            Summary(
+                errors_list=[
+                    {
+                        "index": 3,
+                        "id": "colors-wrong-time",
+                        "source": "responses.jsonl line 4",
+                        "error": "video colors not found under /work/main/.local/sample_media " * 2,
+                    }
+                ]
+            )
         )
     )
     assert whole("colors-wrong-time", lines), "\n".join(lines)
@@ -116,7 +121,7 @@ def test_generation_run_meta_and_smoke_tables_keep_row_names_whole_at_80_columns
         "answer_paths": {"letter": 100, "judge": 10},
     }
     gen = {"cells": {l: dict(cell) for l in labels}, "reasoning_tax": {"tiny-gemma3": -0.05}}
-    lines = shown(tables.generation_table(gen))
+    lines = shown(tables.generation_table(GenerationSummary.model_validate(gen)))
     assert all(whole(l, lines) for l in labels), "\n".join(lines)
     grid = {
         "grid": {
@@ -132,7 +137,9 @@ def test_generation_run_meta_and_smoke_tables_keep_row_names_whole_at_80_columns
         },
         "reasoning_tax": {},
     }
-    lines = shown(tables.grid_table(grid))  # nine columns of values: the longer labels wrap, whole
+    lines = shown(
+        tables.grid_table(RunSummary.model_validate(grid))
+    )  # nine columns of values: the longer labels wrap, whole
     assert whole("tiny-gemma3/base", lines) and whole("MURGAT-S", lines), "\n".join(lines)
     assert all(folded(l, lines) for l in labels[:2]), "\n".join(lines)
 
@@ -148,7 +155,7 @@ def test_generation_run_meta_and_smoke_tables_keep_row_names_whole_at_80_columns
         "best": {"subtask1": runs[0], "murgat_s": runs[1]},
         "inter_annotator": stats,
     }
-    lines = shown(tables.meta_table(report))
+    lines = shown(tables.meta_table(MetaEval.model_validate(report)))
     assert (
         whole(runs[1], lines)
         and whole("(annotator 2 vs 1)", lines)
@@ -184,7 +191,7 @@ def test_group_and_preset_tables_keep_their_names_whole_at_80_columns():
             "[bold]markup[/bold]": {"x": one},
         }
     }
-    first, second = terminal_tables(groups)
+    first, second = terminal_tables(Summary.model_validate(groups))
     lines = shown(first)
     for name in ("temporal localization", "Audio Recognition", "(none)", "MURGAT-S"):
         assert whole(name, lines) or folded(name.replace(" ", ""), lines), (name, "\n".join(lines))

@@ -28,6 +28,7 @@ from murgat_local.jsonl import dumps_record
 from murgat_local.metrics.run_summary import RunSummary
 from murgat_local.pipeline.runner import Runner
 from murgat_local.reports.table import errors_table, summary_table
+from murgat_local.results import Summary
 from murgat_local.text.segment import segment_response
 from murgat_local.text.sentences import split_sentences, split_sentences_reference
 
@@ -233,7 +234,7 @@ def test_tables_show_any_string_without_crashing_or_obeying_it():
     errors = [{"index": i, "id": s, "source": s, "error": s} for i, s in enumerate(nasty)]
     buf = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")  # strict, like a UTF-8 terminal
     console = Console(file=buf, width=120)
-    console.print(errors_table(errors))
+    console.print(errors_table(Summary(errors_list=errors)))
     summary = {
         "responses": 1,
         "scored": 1,
@@ -257,7 +258,7 @@ def test_tables_show_any_string_without_crashing_or_obeying_it():
             for s in nasty
         },
     }
-    console.print(summary_table(summary))
+    console.print(summary_table(Summary.model_validate(summary)))
     buf.flush()
     shown = buf.buffer.getvalue().decode("utf-8")
     assert "[/red]" in shown and "\ufffd" in shown

@@ -7,6 +7,7 @@ import csv
 import io
 
 from murgat_local.reports.paper_table import GridCell, markdown, points, reasoning_tax, rows, write
+from murgat_local.results import Summary
 
 
 def section(n, acc, cov, prec, rec, f1, ms, ci=None):
@@ -22,6 +23,11 @@ def section(n, acc, cov, prec, rec, f1, ms, ci=None):
     for m, c in (ci or {}).items():
         s[f"{m}_ci"] = c
     return s
+
+
+def grid_cell(model: str, strategy: str, summary: dict) -> GridCell:
+    """A cell with its summary.json as `murgat run` reads it."""
+    return GridCell(model, strategy, Summary.model_validate(summary))
 
 
 M1_BASE = section(
@@ -52,9 +58,9 @@ def test_points_are_x100_with_one_decimal_rounded_half_up():
 
 def test_one_benchmark_one_row_per_model_and_strategy_with_the_reasoning_tax(tmp_path):
     cells = [
-        GridCell("m1", "base", M1_BASE),
-        GridCell("m1", "cite", M1_CITE),
-        GridCell("m2", "base", M2_BASE),
+        grid_cell("m1", "base", M1_BASE),
+        grid_cell("m1", "cite", M1_CITE),
+        grid_cell("m2", "base", M2_BASE),
     ]
     md, sheet = write(tmp_path, cells)
     assert (
@@ -157,7 +163,7 @@ QA accuracy under `cite` minus under `base`, in points (x100).
 
 def test_several_benchmarks_give_a_row_per_benchmark_and_a_tax_per_benchmark():
     def cell(strategy, ws_acc, vm_acc):
-        return GridCell(
+        return grid_cell(
             "m1",
             strategy,
             {
@@ -192,13 +198,13 @@ def test_several_benchmarks_give_a_row_per_benchmark_and_a_tax_per_benchmark():
     assert "| m1 | worldsense | 50.0 | 25.0 | -25.0 |" in text
     # one benchmark named, or none: no benchmark column
     single = [
-        GridCell("m1", "base", {**M1_BASE, "by_group": {"benchmark": {"worldsense": M1_BASE}}})
+        grid_cell("m1", "base", {**M1_BASE, "by_group": {"benchmark": {"worldsense": M1_BASE}}})
     ]
     assert rows(single)[0]["benchmark"] is None and "Benchmark" not in markdown(rows(single), [])
 
 
 def test_names_cannot_break_the_markdown_table():
-    text = markdown(rows([GridCell("a|b", "base\nx", M2_BASE)]), [])
+    text = markdown(rows([grid_cell("a|b", "base\nx", M2_BASE)]), [])
     assert (
         "| a\\|b | base x | 8 |" in text
         and "No model was run under both `base` and `cite`." in text
