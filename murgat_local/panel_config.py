@@ -69,7 +69,7 @@ class PanelConfig(PanelVote):
             report = read_meta_eval(pathlib.Path(source))
             if isinstance(report, ReadError):
                 raise ValueError(f"panel weights_from {report}")
-            weights = weights_from_meta(report.dump(), stage, members)
+            weights = weights_from_meta(report, stage, members)
         if vote == "weighted" and weights is None:
             raise ValueError(
                 f"a weighted panel for {stage} needs weights (member -> weight) or weights_from "

@@ -10,7 +10,9 @@ function `murgat segment` and the scorer use, so a labelled sentence's text is t
 `human:PATH` and `murgat meta-eval` compare against.
 
 A response that cannot be labelled (an unreadable line, a video outside the media root or
-missing) is an `Unusable` with its reason; the others are read.
+missing) is an `Unusable` with its reason; the others are read. A line of the run's scores.jsonl
+that its schema refuses proposes nothing: its error is the note of each response left without a
+record (`Source.unreadable` keeps them).
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from dataclasses import dataclass, field
 from ..inputs.responses import InputError, read_responses
 from ..media.source import MediaError, resolve_video
 from ..meta.views import ResponseView, from_record
-from ..results import ReadError, layout, read_objects, read_summary
+from ..results import ReadError, ScoreRecord, layout, read_score_records, read_summary
+from ..results.records import SentenceRecord
 from ..text.citations import Citation
 from ..text.labels import normalize_ws
 from ..text.segment import segment
@@ -81,6 +84,7 @@ class Source:
     items: list[Item] = field(default_factory=list)
     unusable: list[Unusable] = field(default_factory=list)
     judge: dict[str, ResponseView] = field(default_factory=dict)  # a run's annotations, by id
+    unreadable: list[ReadError] = field(default_factory=list)  # a run's refused score lines
     audio_point_window: float = 1.0
 
 
@@ -89,55 +93,55 @@ def item_digest(rid: str, sentences) -> str:
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-def _proposal(s: dict) -> Proposal:
-    verdict = (
-        (s.get("verifiable") or {}).get("value") if isinstance(s.get("verifiable"), dict) else None
-    )
-    facts = s.get("facts")
-    if not isinstance(facts, list):
-        return Proposal(verdict if isinstance(verdict, bool) else None, None)
-    facts = [f for f in facts if isinstance(f, dict) and isinstance(f.get("text"), str)]
-    joint = tuple(
-        (f.get("joint") or {}).get("value") if isinstance(f.get("joint"), dict) else None
-        for f in facts
-    )
-    precise = tuple(
-        tuple(p if isinstance(p, bool) else None for p in f.get("precise") or ())
-        if isinstance(f.get("precise"), list)
-        else ()
-        for f in facts
-    )
+def _proposal(s: SentenceRecord) -> Proposal:
+    verifiable = s.verifiable.yes if s.verifiable is not None else None
+    # A sentence the decomposer never reached has no `facts` key (None: not decomposed).
+    if "facts" not in s.model_fields_set:
+        return Proposal(verifiable, None)
     return Proposal(
-        verdict if isinstance(verdict, bool) else None,
-        tuple(f["text"] for f in facts),
-        tuple(j if isinstance(j, bool) else None for j in joint),
-        precise,
+        verifiable,
+        tuple(f.text for f in s.facts),
+        tuple(f.joint.yes if f.joint is not None else None for f in s.facts),
+        tuple(tuple(f.precise) for f in s.facts),
     )
 
 
 def _proposals(
-    record: dict | None, sentences: tuple
+    record: ScoreRecord | None, sentences: tuple, unreadable: list[ReadError]
 ) -> tuple[tuple[Proposal | None, ...], str | None]:
     """The run record's proposal per sentence, when its sentences are this split's."""
     none = tuple(None for _ in sentences)
     if record is None:
-        return none, "the run has no record for this response"
-    if record.get("mode", "default") != "default":
+        return none, _no_record(unreadable)
+    if (record.mode or "default") != "default":
         return none, "the run judged another split (--compat reference)"
-    trace = record.get("trace")
-    judged = trace.get("sentences") if isinstance(trace, dict) else None
-    if not isinstance(judged, list) or not all(isinstance(s, dict) for s in judged):
-        return none, f"the run's record has no usable trace (status {record.get('status')!r})"
-    if [normalize_ws(str(s.get("text", ""))) for s in judged] != [
-        normalize_ws(s.text) for s in sentences
-    ]:
+    if record.trace is None:
+        return none, f"the run's record has no usable trace (status {record.status!r})"
+    judged = record.trace.sentences
+    if [normalize_ws(s.text) for s in judged] != [normalize_ws(s.text) for s in sentences]:
         return none, "the run judged other sentences than this split"
     return tuple(_proposal(s) for s in judged), None
 
 
-def _read_run(
-    folder: pathlib.Path, responses: pathlib.Path | None
-) -> tuple[pathlib.Path, dict, dict, float]:
+def _no_record(unreadable: list[ReadError], most: int = 3) -> str:
+    """Why a response has no record: none was written, or (for all we know) its line is one the
+    reader refused, each named with its error."""
+    if not unreadable:
+        return "the run has no record for this response"
+    named = [f"{e.path.name}{f' line {e.line}' if e.line else ''}: {e.reason}" for e in unreadable]
+    more = f"; and {len(named) - most} more" if len(named) > most else ""
+    return f"the run has no readable record for this response ({'; '.join(named[:most])}{more})"
+
+
+@dataclass(frozen=True)
+class _Run:
+    responses: pathlib.Path  # the run's input
+    records: dict[str, ScoreRecord]  # by response id, the first of each
+    unreadable: list[ReadError]  # the lines of scores.jsonl that could not be read
+    audio_point_window: float
+
+
+def _read_run(folder: pathlib.Path, responses: pathlib.Path | None) -> _Run:
     summary_path, scores = folder / layout.SUMMARY, folder / layout.SCORES
     if not scores.is_file() or not summary_path.is_file():
         raise SourceError(
@@ -146,7 +150,7 @@ def _read_run(
     read = read_summary(summary_path)
     if isinstance(read, ReadError):
         raise SourceError(f"{read}: the run's input is unknown")
-    summary = read.dump()
+    # Provenance is kept as the run wrote it (an untyped object): its parts are checked here.
     provenance = read.provenance or {}
     recorded = provenance.get("input")
     if not isinstance(recorded, dict):
@@ -168,31 +172,35 @@ def _read_run(
             f"{responses} is not the file the run scored (its SHA-256 differs from "
             f"summary.json's); name the right one with --responses"
         )
-    records: dict[str, dict] = {}
-    for record in read_objects(scores):
-        if not isinstance(record, ReadError) and "id" in record:
-            records.setdefault(str(record["id"]), record)
-    return responses, records, summary, float(window) if isinstance(window, (int, float)) else 1.0
+    records: dict[str, ScoreRecord] = {}
+    unreadable: list[ReadError] = []
+    for record in read_score_records(scores):
+        if isinstance(record, ReadError):
+            unreadable.append(record)
+        elif record.id is not None:
+            records.setdefault(str(record.id), record)
+    window = float(window) if isinstance(window, (int, float)) else 1.0
+    return _Run(responses, records, unreadable, window)
 
 
-def abstained_questions(record: dict) -> tuple[str, ...]:
+def abstained_questions(record: ScoreRecord) -> tuple[str, ...]:
     """The questions that ask people exactly the verdicts an escalated run abstained on
     (`murgat score --escalate-to`): a sentence's verifiability, a fact's entailment by its
     citations together (joint), a citation's necessity to a fact (alone / without it). Facts
     are the run's own decomposition, numbered as in its record (1-based)."""
     out: list[str] = []
-    for i, s in enumerate((record.get("trace") or {}).get("sentences") or []):
-        if (s.get("verifiable") or {}).get("abstained"):
+    for i, s in enumerate(record.trace.sentences if record.trace is not None else []):
+        if s.verifiable is not None and s.verifiable.abstained:
             out.append(f"s{i + 1}.verifiable")
-        for j, f in enumerate(s.get("facts") or []):
-            if (f.get("joint") or {}).get("abstained"):
+        for j, f in enumerate(s.facts):
+            if f.joint is not None and f.joint.abstained:
                 out.append(f"s{i + 1}.f{j + 1}.entailed")
             cited = sorted(
                 {
                     int(k)
-                    for kind in ("alone", "without")
-                    for k, v in (f.get(kind) or {}).items()
-                    if (v or {}).get("abstained")
+                    for verdicts in (f.alone, f.without)
+                    for k, v in verdicts.items()
+                    if v is not None and v.abstained
                 }
             )
             out += [f"s{i + 1}.f{j + 1}.c{k + 1}.precise" for k in cited]
@@ -219,16 +227,16 @@ def load_source(
     root = pathlib.Path(media_root).resolve()
     if not root.is_dir():
         raise SourceError(f"media root {media_root} is not a folder")
-    records: dict | None = None
-    window = 1.0
+    run: _Run | None = None
     if path.is_dir():
-        responses, records, _, window = _read_run(path, responses)
-        source = Source("run", path, responses, audio_point_window=window)
+        run = _read_run(path, responses)
+        source = Source("run", path, run.responses, audio_point_window=run.audio_point_window)
+        source.unreadable = run.unreadable
     elif path.is_file():
         source = Source("responses", path, path)
     else:
         raise SourceError(f"{path} is neither a responses file nor a `murgat score` folder")
-    if abstained and records is None:
+    if abstained and run is None:
         raise SourceError("--abstained takes a `murgat score` folder (its abstained verdicts)")
     for item in read_responses(source.responses):
         if isinstance(item, InputError):
@@ -240,9 +248,10 @@ def load_source(
             source.unusable.append(Unusable(item.id, item.source, str(e)))
             continue
         seg = segment(item.generation)
+        record = run.records.get(item.id) if run is not None else None
         proposals, note = (
-            _proposals(records.get(item.id), tuple(seg.sentences))
-            if records is not None
+            _proposals(record, tuple(seg.sentences), run.unreadable)
+            if run is not None
             else (tuple(None for _ in seg.sentences), None)
         )
         sentences = tuple(
@@ -250,9 +259,10 @@ def load_source(
             for s, p in zip(seg.sentences, proposals)
         )
         ask, digest = None, item_digest(item.id, sentences)
-        if abstained and records is not None:  # (--abstained without a run is refused above)
-            ask = abstained_questions(records.get(item.id) or {})
-            if not ask:
+        if abstained and run is not None:  # (--abstained without a run is refused above)
+            ask = abstained_questions(record) if record is not None else ()
+            # A response whose line could not be read may have had abstentions: said, not asked.
+            if not ask and not (record is None and run.unreadable):
                 continue
             if note is not None:
                 source.unusable.append(Unusable(item.id, item.source, note))
@@ -275,8 +285,8 @@ def load_source(
                 ask,
             )
         )
-        if records is not None and item.id in records:
-            view = from_record(records[item.id])
+        if record is not None:
+            view = from_record(record)
             if view is not None:
                 source.judge[item.id] = view
     return source

@@ -18,6 +18,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ..results import MetaEval
 from ..stages import YES_NO, Stage
 
 PREFIX = "panel:"
@@ -194,7 +195,7 @@ def mean_p_yes(values: Sequence[float | None]) -> float | None:
     return math.fsum(known) / len(known) if known else None
 
 
-def weights_from_meta(report: Mapping, stage: str, members: Sequence[str]) -> dict[str, float]:
+def weights_from_meta(report: MetaEval, stage: str, members: Sequence[str]) -> dict[str, float]:
     """Each member's weight for `stage` from a `murgat meta-eval` report (its meta_eval.json):
     the balanced accuracy, on that stage's subtask, of the runs whose judge for the stage is
     the member (their mean when several are), as `reliability_weight`. ValueError naming a
@@ -204,10 +205,12 @@ def weights_from_meta(report: Mapping, stage: str, members: Sequence[str]) -> di
         raise ValueError(f"{stage} is not a yes/no stage: a panel does not judge it")
     subtask = SUBTASK_OF[voted]
     out: dict[str, float] = {}
+    # A run's block is an open object in `MetaEval` (its statistics, its `judges`).
+    runs = (report.runs or {}).values()
     for m in members:
         found = [
             r[subtask].get("balanced_accuracy")
-            for r in (report.get("runs") or {}).values()
+            for r in runs
             if (r.get("judges") or {}).get(stage) == m and r.get(subtask)
         ]
         found = [v for v in found if v is not None]

@@ -28,10 +28,12 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..judges.cascade import confidence
+from ..meta_config import SELECT_FRACTION
 from ..metrics.calibration import calibration
 from ..metrics.certify import ALPHA, MIN_KEPT, TARGET
 from ..metrics.guarantees import certify, ppi_mean, split_items
 from ..metrics.ppi import corrected_mean
+from ..results import ScoreRecord
 from ..stages import YES_NO, Stage
 from .agreement import Aligned, Judgement, binary
 from .views import ResponseView
@@ -46,7 +48,6 @@ PPI_ASSUMES = (
 )
 # The subtask a certified stage's judges are ranked by (`meta_eval.RANK_BY`: balanced accuracy).
 SUBTASK = {Stage.VERIFIABLE: "subtask1", Stage.ENTAIL: "subtask3"}
-SELECT_FRACTION = 0.5
 
 
 def _pairs(aligned: Aligned, stage: str) -> tuple[list, list, int]:
@@ -295,7 +296,7 @@ def _chosen_on(split: Split | None) -> dict | None:
 
 
 def certify_combination(
-    records: Mapping[str, Mapping[str, Mapping]],
+    records: Mapping[str, Mapping[str, ScoreRecord]],
     chosen: Mapping,
     truth: Mapping[str, ResponseView],
     *,

@@ -15,13 +15,13 @@ from that vote, as an unparsed verdict would.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..judges.panel import Rule, vote
 from ..pipeline.records import rescore_record
-from .views import norm
+from ..results.records import FactRecord, Panel, ScoreRecord, SentenceRecord, Verdict
+from .views import norm, sentences
 
 
 @dataclass(frozen=True)
@@ -53,81 +53,90 @@ def panel(members: Sequence[tuple[str, str]], rule: Rule) -> Judge:
     )
 
 
-def _aligned(records: Sequence[Mapping]) -> str | None:
+def _aligned(records: Sequence[ScoreRecord]) -> str | None:
     """Why these records of one response cannot be combined (None when they can)."""
     for rec in records:
-        if rec.get("status") != "ok" or rec.get("mode", "default") != "default":
-            return (
-                f"not scored in default mode in every run ({rec.get('status')}, {rec.get('mode')})"
-            )
-    texts = [[norm(s.get("text", "")) for s in rec["trace"]["sentences"]] for rec in records]
+        if rec.status != "ok" or rec.mode not in (None, "default"):
+            return f"not scored in default mode in every run ({rec.status}, {rec.mode})"
+    texts = [[norm(s.text) for s in sentences(rec)] for rec in records]
     if any(t != texts[0] for t in texts[1:]):
         return "the runs split the response into different sentences"
     return None
 
 
-NOT_JUDGED = {"value": None, "error": "not judged in this member's run"}
+NOT_JUDGED = Verdict(value=None, error="not judged in this member's run")
 
 
-def _voted(rule: Rule, members: Sequence[tuple[str, Mapping | None]]) -> dict:
-    """A panel's verdict dict, as a panel run records it, from its members' recorded verdicts."""
-    dicts = {name: dict(v) if v is not None else dict(NOT_JUDGED) for name, v in members}
-    answers: dict[str, bool | None] = {}
-    for n, d in dicts.items():
-        value = d.get("value")
-        answers[n] = value if isinstance(value, bool) else None
-    tally = vote(rule, answers)
-    out: dict = {
-        "value": tally.yes,
-        "raw": "",
-        "panel": {"vote": rule.vote, **tally.as_dict(), "members": dicts},
-    }
+def _voted(rule: Rule, members: Sequence[tuple[str, Verdict | None]]) -> Verdict:
+    """A panel's verdict, as a panel run records it, from its members' recorded verdicts."""
+    verdicts = {name: v if v is not None else NOT_JUDGED for name, v in members}
+    tally = vote(rule, {name: v.yes for name, v in verdicts.items()})
+    out = Verdict(
+        value=tally.yes,
+        raw="",
+        panel=Panel(vote=rule.vote, **tally.as_dict(), members=verdicts),
+    )
     if tally.yes is None:
-        out["error"] = "no panel member gave a verdict"
+        out.error = "no panel member gave a verdict"
     return out
 
 
-def _verdict(judge: Judge, slot: Sequence[Mapping | None]) -> Mapping | None:
+def _verdict(judge: Judge, slot: Sequence[Verdict | None]) -> Verdict | None:
     if judge.rule is None:
-        return copy.deepcopy(slot[0]) if slot[0] is not None else None
+        return slot[0]
     return _voted(judge.rule, list(zip(judge.members, slot)))
 
 
-def _fact_in(sentence: Mapping, text: str, usable: list[bool]) -> Mapping | None:
+def _usable(sentence: SentenceRecord) -> list[bool]:
+    return [bool(c.usable) for c in sentence.citations]
+
+
+def _fact_in(sentence: SentenceRecord, text: str, usable: list[bool]) -> FactRecord | None:
     """The fact of a sentence (as another run recorded it) that reads `text`, when that run
     could use the same citations (otherwise its verdicts answer other questions)."""
-    if [bool(c.get("usable")) for c in sentence.get("citations") or []] != usable:
+    if _usable(sentence) != usable:
         return None
-    for f in sentence.get("facts") or []:
-        if norm(f.get("text", "")) == text:
-            return f
-    return None
+    return next((f for f in sentence.facts if norm(f.text) == text), None)
 
 
-def _entail(fact: dict, usable: list[bool], entailer: Judge, sentences: Sequence[Mapping]) -> None:
+def _by_index(
+    entailer: Judge, slots: Sequence[dict[str, Verdict | None]]
+) -> dict[str, Verdict | None]:
+    """The entailer's verdict per citation index that some member's run judged."""
+    keys = sorted({k for slot in slots for k in slot}, key=int)
+    return {k: _verdict(entailer, [slot[k] if k in slot else None for slot in slots]) for k in keys}
+
+
+def _entail(
+    fact: FactRecord, usable: list[bool], entailer: Judge, members: Sequence[SentenceRecord]
+) -> None:
     """Replace a fact's entailment verdicts with the entailer's (the members' sentences given)."""
-    text = norm(fact.get("text", ""))
-    found = [_fact_in(s, text, usable) for s in sentences]
+    found = [_fact_in(s, norm(fact.text), usable) for s in members]
     known = [f for f in found if f is not None]
-    fact["alone"], fact["without"] = {}, {}
+    fact.alone, fact.without = {}, {}
     if len(known) < len(found):  # some member never judged this fact: the panel did not either
         missing = [m for m, f in zip(entailer.members, found) if f is None]
-        fact["joint"] = {
-            "value": None,
-            "error": f"not judged by {', '.join(missing)} (its run has no such fact)",
-        }
+        fact.joint = Verdict(
+            value=None, error=f"not judged by {', '.join(missing)} (its run has no such fact)"
+        )
         return
-    fact["joint"] = _verdict(entailer, [f.get("joint") for f in known])
-    for slot in ("alone", "without"):
-        keys = sorted({k for f in known for k in (f.get(slot) or {})}, key=int)
-        fact[slot] = {
-            k: _verdict(entailer, [(f.get(slot) or {}).get(k) for f in known]) for k in keys
-        }
+    fact.joint = _verdict(entailer, [f.joint for f in known])
+    fact.alone = _by_index(entailer, [f.alone for f in known])
+    fact.without = _by_index(entailer, [f.without for f in known])
+
+
+def _leave_out(sentence: SentenceRecord, *names: str) -> None:
+    """Drop fields as if never written: a reader tells a sentence never decomposed by its
+    missing `facts` (`views.decomposed`)."""
+    for name in names:
+        default = SentenceRecord.model_fields[name].get_default(call_default_factory=True)
+        setattr(sentence, name, default)
+    sentence.model_fields_set.difference_update(names)
 
 
 def combine(
-    records: Mapping[str, Mapping], verifier: Judge, decomposer: str, entailer: Judge
-) -> dict | str:
+    records: Mapping[str, ScoreRecord], verifier: Judge, decomposer: str, entailer: Judge
+) -> ScoreRecord | str:
     """One response's record under this combination (rescored), or why it cannot be had.
 
     `records`: the response's record per run name; `decomposer`: the run whose facts are used
@@ -139,37 +148,39 @@ def combine(
     why = _aligned([records[r] for r in sorted(runs)])
     if why:
         return why
-    out = copy.deepcopy(dict(records[decomposer]))
-    per_run = {r: records[r]["trace"]["sentences"] for r in runs}
-    for i, sent in enumerate(out["trace"]["sentences"]):
-        usable = [bool(c.get("usable")) for c in sent.get("citations") or []]
+    out = records[decomposer].model_copy(deep=True)
+    per_run = {r: sentences(records[r]) for r in runs}
+    for i, sent in enumerate(sentences(out)):
+        usable = _usable(sent)
         if verifier.sources != (decomposer,) or verifier.rule is not None:
-            sent["verifiable"] = _verdict(
-                verifier, [per_run[r][i].get("verifiable") for r in verifier.sources]
+            sent.verifiable = _verdict(
+                verifier, [per_run[r][i].verifiable for r in verifier.sources]
             )
-        yes = (sent.get("verifiable") or {}).get("value") is True
+        yes = sent.verifiable is not None and sent.verifiable.value is True
         if not (yes and usable):
-            sent.pop("decomposition", None)
-            sent.pop("facts", None)
+            _leave_out(sent, "decomposition", "facts")
             continue
-        if "decomposition" not in sent:
-            sent["decomposition"] = {
-                "value": None,
-                "error": f"not decomposed in run {decomposer} (its verifier "
+        if sent.decomposition is None:
+            sent.decomposition = Verdict(
+                value=None,
+                error=f"not decomposed in run {decomposer} (its verifier "
                 "did not find the sentence verifiable)",
-            }
-            sent["facts"] = []
+            )
+            sent.facts = []
             continue
         if entailer.sources == (decomposer,) and entailer.rule is None:
             continue
-        for fact in sent.get("facts") or []:
+        for fact in sent.facts:
             _entail(fact, usable, entailer, [per_run[r][i] for r in entailer.sources])
     return rescore_record(out, "default")
 
 
 def combine_all(
-    runs: Mapping[str, Mapping[str, Mapping]], verifier: Judge, decomposer: str, entailer: Judge
-) -> tuple[dict[str, dict], dict[str, str]]:
+    runs: Mapping[str, Mapping[str, ScoreRecord]],
+    verifier: Judge,
+    decomposer: str,
+    entailer: Judge,
+) -> tuple[dict[str, ScoreRecord], dict[str, str]]:
     """Every response of the decomposer's run under this combination: (records by id, why each
     response that could not be combined could not)."""
     out, skipped = {}, {}

@@ -10,13 +10,12 @@ import pathlib
 from dataclasses import dataclass, field
 
 from ..jsonl import write_json
-from ..metrics.certify import MIN_KEPT
+from ..meta_config import MetaEvalOptions
 from ..reports.reliability import write_diagrams
-from ..results import MetaEval, ReadError, layout, read_score_records, read_summary
+from ..results import MetaEval, ReadError, ScoreRecord, layout, read_score_records, read_summary
 from ..stages import YES_NO
 from .agreement import align, evaluate, with_chance_agreement
 from .calibrate import (
-    SELECT_FRACTION,
     Split,
     certify_best,
     certify_combination,
@@ -27,7 +26,7 @@ from .config_file import dumps as dumps_toml
 from .escalation import Measured, cascade_certificates, escalation_section, judge_thresholds
 from .select import Run, best_config
 from .select import select as select_judges
-from .views import from_record, label_sampling, label_views
+from .views import ResponseView, from_record, label_sampling, label_views
 
 # The statistic each subtask's judges are ranked by (higher is better).
 RANK_BY = {
@@ -44,8 +43,8 @@ class Unusable(ValueError):
 
 @dataclass
 class MetaEvalResult:
-    report: dict  # meta_eval.json
     path: pathlib.Path
+    report: MetaEval | None = None  # meta_eval.json, once written
     diagrams: list = field(default_factory=list)
     select: pathlib.Path | None = None  # the configuration written, if asked and made
     label_problems: list[str] = field(default_factory=list)  # rows of the labels not used
@@ -82,7 +81,9 @@ def _run_info(run: pathlib.Path) -> tuple[dict | None, dict]:
     return summary.models, (summary.provenance or {}).get("config") or {}
 
 
-def _read_run(run: pathlib.Path, keep_records: bool, bad: list[ReadError]) -> tuple[dict, dict]:
+def _read_run(
+    run: pathlib.Path, keep_records: bool, bad: list[ReadError]
+) -> tuple[dict[str, ResponseView], dict[str, ScoreRecord]]:
     """The run's responses as views by id, and (`keep_records`) its records by id; a line the
     record reader cannot read goes to `bad`."""
     judge, records = {}, {}
@@ -90,26 +91,16 @@ def _read_run(run: pathlib.Path, keep_records: bool, bad: list[ReadError]) -> tu
         if isinstance(rec, ReadError):
             bad.append(rec)
             continue
-        obj = rec.dump()
-        view = from_record(obj)
+        view = from_record(rec)
         if view is not None:
             judge[view.id] = view
             if keep_records:  # panels are scored from the records' verdicts
-                records[view.id] = obj
+                records[view.id] = rec
     return judge, records
 
 
-@dataclass(frozen=True)
-class Options:
-    resamples: int = 10_000
-    seed: int = 0
-    certify: float | None = None  # the agreement to certify per yes/no stage
-    alpha: float = 0.1
-    min_kept: int = MIN_KEPT  # certification starts where at least this many verdicts are kept
-    # Choosing a judge (the best run, --select) is done on `select_fraction` of the labelled
-    # responses drawn with `split_seed`; its certificate on the others.
-    split_seed: int = 0
-    select_fraction: float = SELECT_FRACTION
+# The settings, typed (their bounds and descriptions build the command's flags).
+Options = MetaEvalOptions
 
 
 def meta_eval(
@@ -202,7 +193,7 @@ def meta_eval(
             for stage, c in report["certification"].items()
         }
         report["cascades"] = _cascades(measured, first, split, o)
-    result = MetaEvalResult(report, out / layout.META_EVAL, label_problems=problems, bad=bad)
+    result = MetaEvalResult(out / layout.META_EVAL, label_problems=problems, bad=bad)
     if select is not None:
         try:
             _select(report, results, selectable, truths[0], human[0], o, select, measured, split)
@@ -211,8 +202,9 @@ def meta_eval(
             result.error = str(e)
             return result
     out.mkdir(parents=True, exist_ok=True)
-    result.report = write_json(result.path, MetaEval.model_validate(report))
-    result.diagrams = write_diagrams(report, out)
+    result.report = MetaEval.model_validate(report)
+    write_json(result.path, result.report)
+    result.diagrams = write_diagrams(result.report, out)
     return result
 
 

@@ -21,10 +21,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..judges.panel import VOTES, Rule, is_panel, reliability_weight
+from ..results import ScoreRecord
 from ..stages import YES_NO, Stage
 from .agreement import evaluate
 from .combine import Judge, combine_all, panel, single
-from .views import ResponseView, from_record
+from .views import ResponseView, from_record, sentences
 
 STAT = {
     Stage.VERIFIABLE: ("subtask1", "balanced_accuracy"),
@@ -54,11 +55,11 @@ VERDICT_KEYS: dict[str, tuple[str, ...] | None] = {
 class Run:
     name: str
     judges: dict[str, str]  # stage -> model, as summary.json's `models`
-    records: dict[str, dict]  # id -> record
+    records: dict[str, ScoreRecord]  # id -> record
     config: dict = field(default_factory=dict)  # the run's resolved configuration (provenance)
 
 
-def _views(records: Mapping[str, dict]) -> dict[str, ResponseView]:
+def _views(records: Mapping[str, ScoreRecord]) -> dict[str, ResponseView]:
     return {rid: v for rid, rec in records.items() if (v := from_record(rec)) is not None}
 
 
@@ -68,18 +69,13 @@ def _score(
     records = {name: r.records for name, r in runs.items()}
     combined, skipped = combine_all(records, v, d, e)
     result = evaluate(_views(combined), truth, resamples=resamples, seed=seed)
-    facts = [
-        f
-        for rec in combined.values()
-        for s in rec["trace"]["sentences"]
-        for f in s.get("facts") or []
-    ]
+    facts = [f for rec in combined.values() for s in sentences(rec) for f in s.facts]
     result["combined"] = {
         "responses": len(combined),
         "skipped": len(skipped),
         "skipped_examples": dict(list(skipped.items())[:5]),
         "facts": len(facts),
-        "facts_judged": sum(1 for f in facts if (f.get("joint") or {}).get("value") is not None),
+        "facts_judged": sum(1 for f in facts if f.joint is not None and f.joint.value is not None),
     }
     return result
 

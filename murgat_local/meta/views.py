@@ -8,12 +8,12 @@ through `p_yes`), for calibration; a person's view has none.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..grading import FactScore, SentenceScore, score_response
+from ..results.records import FactRecord, ScoreRecord, SentenceRecord, Verdict
 from ..text.labels import LabelledResponse, read_labels
 
 _SPACE = re.compile(r"\s+")
@@ -23,18 +23,26 @@ def norm(text: str) -> str:
     return _SPACE.sub(" ", text or "").strip()
 
 
-def p_yes(judgement: object) -> float | None:
-    """A recorded yes/no judgement's `p_yes`: a float in [0, 1], or None where the record has none
-    (a run scored before p_yes was recorded, an engine that could not give it, a panel's vote)."""
-    if not isinstance(judgement, Mapping):
+def p_yes(judgement: Verdict | None) -> float | None:
+    """A recorded yes/no judgement's `p_yes` in [0, 1], or None where the record has none (a run
+    scored before p_yes was recorded, an engine that could not give it, a panel's vote). The
+    record's reader refuses a p_yes that is no probability."""
+    if judgement is None or judgement.p_yes is None:
         return None
-    p = judgement.get("p_yes")
-    if isinstance(p, bool) or not isinstance(p, (int, float)) or not math.isfinite(p):
-        return None
-    return float(p) if 0.0 <= p <= 1.0 else None
+    return float(judgement.p_yes)
 
 
-def precise_p_yes(fact: Mapping, usable: list[bool]) -> tuple[tuple[float | None, ...], tuple]:
+def _yes(judgement: Verdict | None) -> bool | None:
+    return None if judgement is None else judgement.yes
+
+
+def _at(verdicts: Mapping[str, Verdict | None], key: str) -> Verdict | None:
+    return verdicts[key] if key in verdicts else None
+
+
+def precise_p_yes(
+    fact: FactRecord, usable: list[bool]
+) -> tuple[tuple[float | None, ...], tuple[bool, ...]]:
     """Per citation, the judge's probability that it is precise given that the fact is entailed,
     and whether a judgement decided it at all. By the scoring rule (`metrics.scores`), an unusable
     citation, and the only usable one, are decided without a judgement of their own; with two or
@@ -45,22 +53,32 @@ def precise_p_yes(fact: Mapping, usable: list[bool]) -> tuple[tuple[float | None
     ok = [i for i, u in enumerate(usable) if u]
     probs: list[float | None] = []
     judged: list[bool] = []
-    alone, without = fact.get("alone") or {}, fact.get("without") or {}
     for i, u in enumerate(usable):
         if not u or len(ok) < 2:
             probs.append(None)
             judged.append(False)
             continue
         judged.append(True)
-        pa = p_yes(alone.get(str(i)))
+        key = str(i)
+        pa = p_yes(_at(fact.alone, key))
         if pa is None:
             probs.append(None)
-        elif str(i) not in without:
+        elif key not in fact.without:
             probs.append(pa)
         else:
-            pw = p_yes(without.get(str(i)))
+            pw = p_yes(fact.without[key])
             probs.append(None if pw is None else pa + (1 - pa) * (1 - pw))
     return tuple(probs), tuple(judged)
+
+
+def decomposed(sentence: SentenceRecord) -> bool:
+    """Whether the record holds the sentence's facts (none found is an empty list): a writer
+    leaves `facts` out of a sentence it never decomposed."""
+    return "facts" in sentence.model_fields_set
+
+
+def sentences(record: ScoreRecord) -> list[SentenceRecord]:
+    return record.trace.sentences if record.trace is not None else []
 
 
 @dataclass(frozen=True)
@@ -89,37 +107,30 @@ class ResponseView:
     scores: Mapping[str, float | None] = field(default_factory=dict)  # coverage, f1, murgat_s, ...
 
 
-def from_record(record: Mapping) -> ResponseView | None:
+def from_record(record: ScoreRecord) -> ResponseView | None:
     """A `murgat score` record (default mode, status ok) as a view; None otherwise."""
-    if record.get("status") != "ok" or record.get("mode", "default") != "default":
+    if record.status != "ok" or record.mode not in (None, "default"):
         return None
-    sentences = []
-    for s in (record.get("trace") or {}).get("sentences", []):
-        verdict = (s.get("verifiable") or {}).get("value")
-        usable = [bool(c.get("usable")) for c in s.get("citations") or []]
+    views = []
+    for s in sentences(record):
+        usable = [bool(c.usable) for c in s.citations]
         facts = None
-        if "facts" in s:
+        if decomposed(s):
             facts = tuple(
                 FactView(
-                    f.get("text", ""),
-                    (f.get("joint") or {}).get("value"),
-                    tuple(f.get("precise") or ()),
-                    p_yes(f.get("joint")),
+                    f.text,
+                    _yes(f.joint),
+                    tuple(f.precise),
+                    p_yes(f.joint),
                     *precise_p_yes(f, usable),
                 )
-                for f in s["facts"]
+                for f in s.facts
             )
-        sentences.append(
-            SentenceView(
-                s.get("text", ""),
-                verdict,
-                len(usable),
-                facts,
-                p_yes(s.get("verifiable")),
-            )
+        views.append(
+            SentenceView(s.text, _yes(s.verifiable), len(usable), facts, p_yes(s.verifiable))
         )
-    scores = {k: record.get(k) for k in ("coverage", "precision", "recall", "f1", "murgat_s")}
-    return ResponseView(str(record.get("id")), tuple(sentences), scores)
+    scores = {k: getattr(record, k) for k in ("coverage", "precision", "recall", "f1", "murgat_s")}
+    return ResponseView(str(record.id), tuple(views), scores)
 
 
 def from_labels(labels: LabelledResponse) -> ResponseView:

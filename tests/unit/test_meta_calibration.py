@@ -11,6 +11,7 @@ import json
 import tomllib
 
 import pytest
+from pydantic import ValidationError
 from support.meta_runs import TRUTH, labels_from, oracle_meta_run, write
 from support.meta_runs import run_folder as _run_folder
 from support.meta_runs import with_p_yes as _with_p_yes
@@ -25,6 +26,8 @@ from murgat_local.metrics.guarantees import certify_p_yes as certify
 from murgat_local.metrics.guarantees import ppi_mean
 from murgat_local.metrics.ppi import corrected_mean
 from murgat_local.panel_config import EscalationConfig
+from murgat_local.results import ScoreRecord
+from murgat_local.results.records import FactRecord, Verdict
 
 
 @pytest.fixture(scope="module")
@@ -52,19 +55,25 @@ def _pairs(records: dict, labels: dict, ids=None):
 
 
 def test_p_yes_is_read_through_one_accessor_and_older_records_have_none():
-    assert p_yes({"value": True, "p_yes": 0.83}) == 0.83
-    for judgement in ({"value": True}, {"value": True, "p_yes": None}, None, {"p_yes": "0.8"}):
-        assert p_yes(judgement) is None
-    assert p_yes({"p_yes": 1.5}) is None and p_yes({"p_yes": float("nan")}) is None
+    assert p_yes(Verdict.model_validate({"value": True, "p_yes": 0.83})) == 0.83
+    for judgement in ({"value": True}, {"value": True, "p_yes": None}):
+        assert p_yes(Verdict.model_validate(judgement)) is None
+    assert p_yes(None) is None
+    # a p_yes that is no probability never reaches it: the record's reader refuses it
+    for bad in ("0.8", 1.5, float("nan"), True):
+        with pytest.raises(ValidationError, match="p_yes"):
+            Verdict.model_validate({"value": True, "p_yes": bad})
     # precise given entailed: alone yes or else the others without it no
-    fact = {
-        "alone": {"0": {"value": True, "p_yes": 0.9}, "1": {"value": False, "p_yes": 0.2}},
-        "without": {"1": {"value": False, "p_yes": 0.3}},
-    }
+    fact = FactRecord.model_validate(
+        {
+            "alone": {"0": {"value": True, "p_yes": 0.9}, "1": {"value": False, "p_yes": 0.2}},
+            "without": {"1": {"value": False, "p_yes": 0.3}},
+        }
+    )
     probs, judged = precise_p_yes(fact, [True, True, False])
     assert probs[0] == 0.9 and probs[1] == pytest.approx(0.2 + 0.8 * 0.7) and probs[2] is None
     assert judged == (True, True, False)
-    assert precise_p_yes({"alone": {}}, [True]) == ((None,), (False,))  # the rule decides
+    assert precise_p_yes(FactRecord(), [True]) == ((None,), (False,))  # the rule decides
 
 
 def test_meta_eval_calibration_certification_ppi_and_best_toml(run, tmp_path):
@@ -182,7 +191,9 @@ def test_meta_eval_calibration_certification_ppi_and_best_toml(run, tmp_path):
         assert judges["oracle"][stage].get("threshold") == own["threshold"]
     assert load_config(best, {}).escalation.verifiable.threshold == 0.63
     # PPI: MURGAT-S over all responses, people's scores on the labelled half
-    human = {v.id: v.scores for v in map(from_record, recs.values())}
+    human = {
+        v.id: v.scores for v in map(from_record, map(ScoreRecord.model_validate, recs.values()))
+    }
     from murgat_local.meta.views import label_views
 
     people, _ = label_views(labels)

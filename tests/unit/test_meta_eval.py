@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from murgat_local.cli import app
 from murgat_local.meta import evaluate, from_record, match_facts
 from murgat_local.meta.views import label_views
+from murgat_local.results import ScoreRecord
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +27,7 @@ def test_statistics_match_a_direct_computation(run):
     labels = write(tmp / "labels.jsonl", labels_from(records, TRUTH))
     truth, problems = label_views(labels)
     assert problems == []
-    judge = {rid: from_record(r) for rid, r in records.items()}
+    judge = {rid: from_record(ScoreRecord.model_validate(r)) for rid, r in records.items()}
     result = evaluate(judge, truth, resamples=2000)
     # subtask 1, by hand: (truth, judge) per sentence
     pairs = [
@@ -94,7 +95,7 @@ def test_undefined_correlations_are_null_with_a_note(run):
         for rid, sents in TRUTH.items()
     }
     truth, _ = label_views(write(tmp / "flat.jsonl", labels_from(records, flat)))
-    judge = {rid: from_record(r) for rid, r in records.items()}
+    judge = {rid: from_record(ScoreRecord.model_validate(r)) for rid, r in records.items()}
     result = evaluate(judge, {k: truth[k] for k in ("r1", "r5")}, resamples=200)
     ms = result["murgat_s"]
     assert ms["n"] == 2 and ms["pearson"] is None and ms["note"]
@@ -106,7 +107,7 @@ def test_a_response_that_does_not_align_is_left_out_and_named(run):
     lines = labels_from(records, TRUTH)
     lines[0]["sentences"][1]["text"] = "The screen is purple (visual, 0:02)."
     truth, _ = label_views(write(tmp / "bad.jsonl", lines))
-    judge = {rid: from_record(r) for rid, r in records.items()}
+    judge = {rid: from_record(ScoreRecord.model_validate(r)) for rid, r in records.items()}
     result = evaluate(judge, truth, resamples=200)
     assert result["responses"]["misaligned"] == 1
     assert "sentence 2 differs" in result["responses"]["misaligned_examples"]["r1"]

@@ -7,6 +7,7 @@ import pytest
 
 from murgat_local.config import RunConfig
 from murgat_local.judges.panel import Rule, members_of, reliability_weight, vote, weights_from_meta
+from murgat_local.results import MetaEval
 
 # ---------------------------------------------------------------- the vote, by hand
 
@@ -68,13 +69,15 @@ def test_panel_specs_and_weights():
         "m2": reliability_weight(0.55),
     }
     assert vote(Rule("weighted", tuple(w.items())), {"good": True, "m1": False, "m2": False}).yes
-    report = {
-        "runs": {
-            "r1": {"judges": {"verifiable": "m1"}, "subtask1": {"balanced_accuracy": 0.9}},
-            "r2": {"judges": {"verifiable": "m2"}, "subtask1": {"balanced_accuracy": 0.7}},
-            "r3": {"judges": {"verifiable": "m2"}, "subtask1": {"balanced_accuracy": 0.9}},
+    report = MetaEval.model_validate(
+        {
+            "runs": {
+                "r1": {"judges": {"verifiable": "m1"}, "subtask1": {"balanced_accuracy": 0.9}},
+                "r2": {"judges": {"verifiable": "m2"}, "subtask1": {"balanced_accuracy": 0.7}},
+                "r3": {"judges": {"verifiable": "m2"}, "subtask1": {"balanced_accuracy": 0.9}},
+            }
         }
-    }
+    )
     assert weights_from_meta(report, "verifiable", ["m1", "m2"]) == pytest.approx(
         {"m1": reliability_weight(0.9), "m2": reliability_weight(0.8)}
     )

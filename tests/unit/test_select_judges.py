@@ -18,40 +18,51 @@ from murgat_local.judges.panel import Rule, reliability_weight
 from murgat_local.meta.combine import combine, panel, single
 from murgat_local.metrics.run_summary import RunSummary
 from murgat_local.pipeline.runner import Runner
+from murgat_local.results import ScoreRecord
 
 
 def test_combining_recorded_verdicts_by_hand(select_runs):
     tmp, *_ = select_runs
-    recs = {n: _records(tmp / n)["h01"] for n in ("j1", "j2", "j3")}
+    raw = {n: _records(tmp / n)["h01"] for n in ("j1", "j2", "j3")}
+    recs = {n: ScoreRecord.model_validate(r) for n, r in raw.items()}
     models = {n: f"human:{tmp / n}.jsonl" for n in recs}
     rule = Rule("majority")
     trio = panel([(models[n], n) for n in ("j1", "j2", "j3")], rule)
     rec = combine(recs, trio, "j1", trio)
-    sents = rec["trace"]["sentences"]
+    assert isinstance(rec, ScoreRecord) and rec.trace is not None
+    sents = rec.trace.sentences
     # "A tone plays.": j1 says NO, outvoted.
-    assert sents[2]["verifiable"]["value"] is True and sents[2]["verifiable"]["panel"]["no"] == 1
+    verifiable = sents[2].verifiable
+    assert verifiable is not None and verifiable.panel is not None
+    assert verifiable.value is True and verifiable.panel.no == 1
     # "The screen is red.": j1 says not entailed, outvoted; precision 1/2 as the labels say.
-    assert sents[0]["facts"][0]["joint"]["value"] is True
+    joint = sents[0].facts[0].joint
+    assert joint is not None and joint.value is True
     truth_rec = _records(tmp / "perfect")["h01"]
-    assert [rec[k] for k in SCORES] == [truth_rec[k] for k in SCORES]
+    assert [getattr(rec, k) for k in SCORES] == [truth_rec[k] for k in SCORES]
     # j1's verdicts alone, by its run: its own scores back.
     alone = combine(recs, single(models["j1"], "j1"), "j1", single(models["j1"], "j1"))
-    assert [alone[k] for k in SCORES] == [recs["j1"][k] for k in SCORES]
+    assert isinstance(alone, ScoreRecord)
+    assert [getattr(alone, k) for k in SCORES] == [raw["j1"][k] for k in SCORES]
     # A sentence the decomposer's run never decomposed (its verifier said no) is unscored when
     # another verifier finds it verifiable: its facts are not guessed.
-    said_no = copy.deepcopy(recs["j1"])
+    said_no = copy.deepcopy(raw["j1"])
     first = said_no["trace"]["sentences"][0]
     first["verifiable"]["value"] = False
     del first["decomposition"], first["facts"]
     mixed = combine(
-        {**recs, "j1": said_no}, single(models["j2"], "j2"), "j1", single(models["j1"], "j1")
+        {**recs, "j1": ScoreRecord.model_validate(said_no)},
+        single(models["j2"], "j2"),
+        "j1",
+        single(models["j1"], "j1"),
     )
-    red = mixed["trace"]["sentences"][0]
-    assert (
-        red["verifiable"]["value"] is True
-        and "not decomposed in run j1" in red["decomposition"]["error"]
+    assert isinstance(mixed, ScoreRecord) and mixed.trace is not None
+    red = mixed.trace.sentences[0]
+    assert red.verifiable is not None and red.verifiable.value is True
+    assert red.decomposition is not None and "not decomposed in run j1" in (
+        red.decomposition.error or ""
     )
-    assert red["facts"] == [] and mixed["scored_fraction"] < 1
+    assert red.facts == [] and mixed.scored_fraction is not None and mixed.scored_fraction < 1
 
 
 def test_the_judge_that_agrees_perfectly_is_selected(select_runs):
@@ -149,7 +160,7 @@ def test_weights_from_a_meta_eval_report(select_runs, media_root):
         result = runner.run(responses)
     finally:
         runner.close()
-    detail = result.summary["provenance"]["judges"]["entail"]["detail"]
+    detail = result.summary.provenance["judges"]["entail"]["detail"]
     assert (
         detail["weights_from"]["path"] == str(report.resolve())
         and len(detail["weights_from"]["sha256"]) == 64
