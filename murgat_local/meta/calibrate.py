@@ -31,11 +31,11 @@ from ..judges.cascade import confidence
 from ..meta_config import SELECT_FRACTION
 from ..metrics.calibration import calibration
 from ..metrics.certify import ALPHA, MIN_KEPT, TARGET
-from ..metrics.guarantees import certify, ppi_mean, split_items
+from ..metrics.guarantees import certify, ppi_mean, select_then_certify, split_items
 from ..metrics.ppi import corrected_mean
 from ..results import ScoreRecord
 from ..stages import YES_NO, Stage
-from .agreement import Aligned, Judgement, binary
+from .agreement import Aligned, Judgement
 from .views import ResponseView
 
 # The yes/no judgements calibrated: the yes/no stages, and the citations' necessity.
@@ -172,18 +172,6 @@ def _restricted(truth: Mapping[str, ResponseView], ids: Collection[str]) -> dict
     return {rid: v for rid, v in truth.items() if rid in ids}
 
 
-def ranking_score(aligned: Aligned, stage: str, ids: Collection[str] | None) -> float | None:
-    """The balanced accuracy of a run's `stage` verdicts on the responses `ids` (what meta-eval
-    ranks the runs by for that stage's subtask)."""
-    rows = _rows(aligned, stage, ids)
-    return binary([(j.truth, j.verdict) for j in rows])["balanced_accuracy"]
-
-
-def _best(scores: Mapping[str, float | None]) -> str | None:
-    scored = [(s, name) for name, s in scores.items() if s is not None]
-    return max(scored)[1] if scored else None
-
-
 def corrected_means(
     judge: Mapping[str, ResponseView],
     truth: Mapping[str, ResponseView],
@@ -273,22 +261,64 @@ def certify_best(
     alpha: float = ALPHA,
     min_kept: int = MIN_KEPT,
 ) -> dict:
-    """Per certified stage, the run ranked best on its subtask (balanced accuracy) on the
-    split's selection part, certified on its certification part, with `run` naming it and
+    """Per certified stage, the run chosen and certified by `metrics.guarantees.
+    select_then_certify`: ranked by balanced accuracy on the judgements about the split's
+    selection part, certified on those about its certification part, with `run` naming it and
     `chosen_on` the split; `split` None (one run: nothing is chosen): certified on every
     labelled response. `aligned`: each run's judgements paired with the labels."""
-    out = {}
-    for stage in CERTIFIED:
-        pick = None if split is None else split.selection
-        run = _best({name: ranking_score(a, stage, pick) for name, a in aligned.items()})
-        if run is None:
-            continue
-        ids = None if split is None else split.certification
-        block = stage_certification(
-            aligned[run], target=target, alpha=alpha, min_kept=min_kept, ids=ids
-        )[stage]
-        out[stage] = {**block, "run": run, "chosen_on": _chosen_on(split)}
-    return out
+    if split is None:
+        out = {}
+        for stage in CERTIFIED:
+            for run, a in aligned.items():
+                block = stage_certification(a, target=target, alpha=alpha, min_kept=min_kept)
+                out[stage] = {**block[stage], "run": run, "chosen_on": None}
+        return out
+    return {
+        stage: block
+        for stage in CERTIFIED
+        if (block := _select_and_certify(aligned, stage, split, target, alpha, min_kept))
+    }
+
+
+def _select_and_certify(
+    aligned: Mapping[str, Aligned],
+    stage: str,
+    split: Split,
+    target: float,
+    alpha: float,
+    min_kept: int,
+) -> dict | None:
+    """One stage of `certify_best`: every run's judgements over the items any run judged (the
+    items are the same in every run: `Judgement.key`), split by response."""
+    mine = {run: {j.key: j for j in a.confidence[stage]} for run, a in aligned.items()}
+    keys = sorted({k for judged in mine.values() for k in judged}, key=repr)
+    if not keys:
+        return None
+    truth = {k: j.truth for judged in mine.values() for k, j in judged.items()}
+    candidates = {
+        run: (
+            [decoded_confidence(judged[k]) if k in judged else None for k in keys],
+            [judged[k].verdict if k in judged else None for k in keys],
+        )
+        for run, judged in mine.items()
+    }
+    parts = (
+        [i for i, k in enumerate(keys) if k[0] in split.selection],
+        [i for i, k in enumerate(keys) if k[0] in split.certification],
+    )
+    run, cert = select_then_certify(
+        candidates,
+        [truth[k] for k in keys],
+        target=target,
+        alpha=alpha,
+        seed=split.seed,
+        fraction=split.fraction,
+        min_kept=min_kept,
+        parts=parts,
+    )
+    rest = {keys[i] for i in parts[1]}
+    unrated = sum(1 for k, j in mine[run].items() if k in rest and j.p_yes is None)
+    return {**cert.as_dict(), "missing_p_yes": unrated, "run": run, "chosen_on": _chosen_on(split)}
 
 
 def _chosen_on(split: Split | None) -> dict | None:
@@ -336,7 +366,6 @@ __all__ = [
     "corrected_means",
     "decoded_confidence",
     "judged_by_people",
-    "ranking_score",
     "split_responses",
     "stage_calibration",
     "stage_certification",

@@ -199,13 +199,20 @@ def meta_eval(
             _select(report, results, selectable, truths[0], human[0], o, select, measured, split)
             result.select = select
         except ValueError as e:
+            # The measurements stand without a choice: written, with why nothing was chosen.
             result.error = str(e)
-            return result
+            report["selection"] = {"error": str(e), "config": None}
     out.mkdir(parents=True, exist_ok=True)
     result.report = MetaEval.model_validate(report)
     write_json(result.path, result.report)
     result.diagrams = write_diagrams(result.report, out)
     return result
+
+
+def _measured(row: dict) -> str:
+    if row["value"] is None:
+        return row.get("note") or f"{row['statistic']} undefined"
+    return f"{row['statistic']} {row['value']:.4f} on {row['n']}"
 
 
 def _split(truth: dict, o: Options) -> Split:
@@ -286,7 +293,7 @@ def _select(
     if o.certify is not None:
         header += comment(_split_says(split, len(truth)))
     header += "".join(
-        comment(f"{stage}: {row['model']} ({row['statistic']} {row['value']:.4f} on {row['n']})")
+        comment(f"{stage}: {row['model']} ({_measured(row)})")
         for stage, row in selection["stages"].items()
     )
     select.write_text(f"{header}\n{dumps_toml(config)}", encoding="utf-8")

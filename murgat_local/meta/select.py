@@ -160,7 +160,16 @@ def _choose(runs: Mapping[str, Run], stage: Stage, truth) -> tuple[Judge, dict, 
     rows.sort(key=lambda rj: _rank_key(rj[0]))
     best_row, best = rows[0]
     if best_row["value"] is None:
-        raise ValueError(f"no judge of the {stage} stage could be measured against the labels")
+        if len(singles) != 1:
+            raise ValueError(
+                f"no judge of the {stage} stage could be measured against the labels, "
+                f"so none of its {len(singles)} judges can be chosen"
+            )
+        # One judge, in every run: nothing to choose, kept as the runs had it.
+        best_row["note"] = (
+            f"the only {stage} judge of the runs; not measurable on these labels "
+            f"({STAT[stage][0]} {STAT[stage][1]} undefined)"
+        )
     return best, best_row, [r for r, _ in rows]
 
 

@@ -78,6 +78,9 @@ def test_the_best_run_is_chosen_on_one_part_and_certified_on_the_other():
     assert got["chosen_on"] == {"seed": 3, "fraction": 0.5, "selection": 100, "certification": 100}
     # certified on the certifying part alone, where it is always wrong: nothing certified
     assert got["n"] == 200 and got["threshold"] is None
+    # chosen by `select_then_certify` on the judgements about the choosing responses
+    assert got["split"]["n_select"] == 200 and got["split"]["n_certify"] == 200
+    assert got["split"]["selection_balanced_accuracy"] == 1.0
     # with one run there is no choice: every label certifies
     alone = certify_best({"sharp": runs["sharp"]}, None, target=0.9, alpha=0.1)["verifiable"]
     assert alone["n"] == 400 and alone["chosen_on"] is None
