@@ -150,14 +150,12 @@ def _read_run(folder: pathlib.Path, responses: pathlib.Path | None) -> _Run:
     read = read_summary(summary_path)
     if isinstance(read, ReadError):
         raise SourceError(f"{read}: the run's input is unknown")
-    # Provenance is kept as the run wrote it (an untyped object): its parts are checked here.
-    provenance = read.provenance or {}
-    recorded = provenance.get("input")
-    if not isinstance(recorded, dict):
+    recorded = read.provenance.input if read.provenance is not None else None
+    if recorded is None:
         raise SourceError(f"{summary_path} does not name the run's input (no provenance.input)")
-    window = ((provenance.get("config") or {}).get("media") or {}).get("audio_point_window", 1.0)
+    window = read.option("media", "audio_point_window")
     if responses is None:
-        given = pathlib.Path(str(recorded.get("path", "")))
+        given = pathlib.Path(recorded.path or "")
         candidates = (
             [given] if given.is_absolute() else [given, folder / given, folder.parent / given]
         )
@@ -167,7 +165,7 @@ def _read_run(folder: pathlib.Path, responses: pathlib.Path | None) -> _Run:
                 f"the run's input {str(given)!r} is not found; name it with --responses"
             )
     digest = hashlib.sha256(responses.read_bytes()).hexdigest()
-    if recorded.get("sha256") and digest != recorded["sha256"]:
+    if recorded.sha256 and digest != recorded.sha256:
         raise SourceError(
             f"{responses} is not the file the run scored (its SHA-256 differs from "
             f"summary.json's); name the right one with --responses"

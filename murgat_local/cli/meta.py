@@ -63,46 +63,46 @@ def _show(result) -> None:
 
     report: MetaEval = result.report
     cli.console.print(meta_table(report))
-    # The blocks below are meta_eval.json's open objects (typed as plain JSON by `MetaEval`).
     split = report.split
     if split is not None:
         cli.console.print(
             (
-                f"chosen on {split['selection']} labelled responses, certified on "
-                f"{split['certification']} others (--split-seed {split['seed']}, "
-                f"--select-fraction {split['fraction']:g})"
-                if "seed" in split
-                else f"{split['note']}"
+                f"chosen on {split.selection} labelled responses, certified on "
+                f"{split.certification} others (--split-seed {split.seed}, "
+                f"--select-fraction {split.fraction:g})"
+                if split.seed is not None and split.fraction is not None
+                else f"{split.note}"
             ),
             markup=False,
         )
     for stage, c in (report.certification or {}).items():
-        who = c.get("judge") or c.get("run")
         cli.console.print(
-            f"certified {stage} ({who}): "
+            f"certified {stage} ({c.judge or c.run}): "
             + (
-                f"threshold {c['threshold']:.3f}, keeps {c['coverage']:.0%} of {c['n']} verdicts"
-                if c["threshold"] is not None
-                else f"no threshold: every verdict escalated ({c['note']})"
+                f"threshold {c.threshold:.3f}, keeps {c.coverage or 0:.0%} of {c.n} verdicts"
+                if c.threshold is not None
+                else f"no threshold: every verdict escalated ({c.note})"
             ),
             markup=False,
         )
     for stage in ("verifiable", "entail"):
-        mine = [c for c in report.cascades or () if c["stage"] == stage]
+        mine = [c for c in report.cascades or () if c.stage == stage]
         if mine:
-            some = sum(1 for c in mine if all(s["threshold"] is not None for s in c["steps"]))
+            some = sum(1 for c in mine if all(s.threshold is not None for s in c.steps))
             orders = f"{len(mine)} order{'s' if len(mine) != 1 else ''}"
+            first = mine[0].judges[0] if mine[0].judges else "?"
             cli.console.print(
-                f"cascades {stage}: {orders} after {mine[0]['judges'][0]}, each judge certified "
+                f"cascades {stage}: {orders} after {first}, each judge certified "
                 f"on what reaches it; {some} with a threshold for every judge "
                 "(meta_eval.json `cascades`)",
                 markup=False,
             )
-    sampling = report.labels_sampling or {}
-    if not sampling.get("random"):
-        cli.console.print(f"no PPI estimate: {sampling.get('note')}", markup=False)
+    sampling = report.labels_sampling
+    if sampling is None or not sampling.random:
+        cli.console.print(f"no PPI estimate: {sampling.note if sampling else None}", markup=False)
     if result.select is not None:
-        cli.console.print(choices_table(report.selection or {}))
+        if report.selection is not None:
+            cli.console.print(choices_table(report.selection))
         cli.console.print(correlation_table(report))
         cli.console.print(f"wrote {result.select}", markup=False)
     cli.console.print(f"wrote {result.path}", markup=False)

@@ -79,12 +79,12 @@ def _show(result) -> None:
     ui.console.print(stages_table(summary))
     if result.errors:
         ui.console.print(errors_table(summary))
-    # an escalated stage's counts are an open object (one per judge of its cascade)
     for stage, c in (summary.certification or {}).items():
-        decided = ", ".join(f"{n} by {who}" for who, n in c["decided_by"].items())
+        decided = ", ".join(f"{n} by {who}" for who, n in (c.decided_by or {}).items())
+        target, alpha = (format(v, "g") if v is not None else "-" for v in (c.target, c.alpha))
         ui.console.print(
-            f"escalation {stage}: {decided}, {c['abstained']} abstained "
-            f"(target {c['target']:g}, alpha {c['alpha']:g})",
+            f"escalation {stage}: {decided}, {c.abstained} abstained "
+            f"(target {target}, alpha {alpha})",
             markup=False,
         )
     ui.warn_judges(summary.warnings)

@@ -205,15 +205,10 @@ def weights_from_meta(report: MetaEval, stage: str, members: Sequence[str]) -> d
         raise ValueError(f"{stage} is not a yes/no stage: a panel does not judge it")
     subtask = SUBTASK_OF[voted]
     out: dict[str, float] = {}
-    # A run's block is an open object in `MetaEval` (its statistics, its `judges`).
     runs = (report.runs or {}).values()
     for m in members:
-        found = [
-            r[subtask].get("balanced_accuracy")
-            for r in runs
-            if (r.get("judges") or {}).get(stage) == m and r.get(subtask)
-        ]
-        found = [v for v in found if v is not None]
+        blocks = [r.binary(subtask) for r in runs if r.judge_of(stage) == m]
+        found = [b.balanced_accuracy for b in blocks if b and b.balanced_accuracy is not None]
         if not found:
             raise ValueError(
                 f"the meta-eval report measures no run whose {stage} judge is {m!r} "

@@ -34,6 +34,7 @@ from ..metrics.certify import ALPHA, MIN_KEPT, TARGET
 from ..metrics.guarantees import certify, ppi_mean, select_then_certify, split_items
 from ..metrics.ppi import corrected_mean
 from ..results import ScoreRecord
+from ..results.meta_blocks import Sampling
 from ..stages import YES_NO, Stage
 from .agreement import Aligned, Judgement
 from .views import ResponseView
@@ -184,7 +185,7 @@ def corrected_means(
     (`metrics.guarantees.ppi_mean`, a t interval), only when `sampling` (`views.label_sampling`)
     says the labels were drawn in a random order; otherwise `ppi` carries a note saying why."""
     ids = sorted(judge)
-    random = bool(sampling and sampling.get("random"))
+    drawn = Sampling.model_validate(dict(sampling or {}))
     out: dict = {
         "responses": len(ids),
         "labelled": sum(1 for rid in ids if rid in truth),
@@ -192,10 +193,10 @@ def corrected_means(
         "sampling": dict(sampling) if sampling else None,
     }
     refused = None
-    if not random:
+    if not drawn.random:
         refused = (
             "no PPI estimate: "
-            + ((sampling or {}).get("note") or "the labels record no random order")
+            + (drawn.note or "the labels record no random order")
             + "; PPI needs labels on responses drawn at random (`murgat annotate` asks in a "
             "seeded random order and records it)"
         )
@@ -270,8 +271,8 @@ def certify_best(
         out = {}
         for stage in CERTIFIED:
             for run, a in aligned.items():
-                block = stage_certification(a, target=target, alpha=alpha, min_kept=min_kept)
-                out[stage] = {**block[stage], "run": run, "chosen_on": None}
+                one = stage_certification(a, target=target, alpha=alpha, min_kept=min_kept)
+                out[stage] = {**one[stage], "run": run, "chosen_on": None}
         return out
     return {
         stage: block

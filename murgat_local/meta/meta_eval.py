@@ -78,7 +78,7 @@ def _run_info(run: pathlib.Path) -> tuple[dict | None, dict]:
     summary = read_summary(layout.summary_beside(run))
     if isinstance(summary, ReadError):
         return None, {}
-    return summary.models, (summary.provenance or {}).get("config") or {}
+    return summary.models, summary.config
 
 
 def _read_run(

@@ -11,6 +11,7 @@ from ..inputs.datasets import DatasetItem
 from ..inputs.responses import InputError
 from ..media.source import MediaRef
 from ..results import GenerationSummary, layout
+from ..results.summary_blocks import GenerationError
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ class GenerateResult:
     summary: GenerationSummary  # generation_summary.json, as a reader of it gets it
     summary_path: pathlib.Path
     outputs: dict[str, pathlib.Path]  # cell label -> responses.jsonl
-    errors: list[dict] = field(default_factory=list)
+    errors: list[GenerationError] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:

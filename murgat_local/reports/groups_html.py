@@ -18,7 +18,7 @@ from ..metrics.intervals import IntervalValues, add_intervals
 from ..metrics.scores import METRICS as SCORED
 from ..metrics.scores import Summary
 from ..metrics.stats import RESAMPLES
-from ..results import ReadError, ScoreRecord, as_model, read_score_records
+from ..results import Numbers, ReadError, ScoreRecord, as_model, read_score_records
 from ..results import Summary as SummaryFile
 from .drilldown import esc, num
 from .rundata import METRICS, Cell, Source, finite, interval
@@ -32,12 +32,14 @@ def _numbers(record: ScoreRecord) -> ScoreRecord:
 
 
 def _resamples(summary: SummaryFile | None) -> int:
-    # `ci` is an open object (how the intervals were computed)
-    n = ((summary.ci if summary is not None else None) or {}).get("resamples")
-    return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else RESAMPLES
+    n = summary.ci.resamples if summary is not None and summary.ci is not None else None
+    return RESAMPLES if n is None else n
 
 
-def by_group(sources: Sequence[Source], fields: Sequence[str]) -> dict[int, dict]:
+Groups = dict[str, dict[str, Numbers]]  # field -> value -> its numbers
+
+
+def by_group(sources: Sequence[Source], fields: Sequence[str]) -> dict[int, Groups]:
     """Per cell (by `id(cell)`): `by_group[FIELD][VALUE]` over its records, with intervals."""
     gathered: dict[int, tuple[Grouped, IntervalValues, int]] = {}
     for s in sources:
@@ -59,11 +61,12 @@ def by_group(sources: Sequence[Source], fields: Sequence[str]) -> dict[int, dict
     for key, (summaries, values, resamples) in gathered.items():
         section = {"by_group": summaries.result()}
         add_intervals(section, values, n_resamples=resamples)
-        out[key] = section["by_group"]
+        # read as the same file's `by_group` would be
+        out[key] = as_model(SummaryFile, section).by_group or {}
     return out
 
 
-def _metric(s: SummaryFile, metric: str) -> str:
+def _metric(s: Numbers, metric: str) -> str:
     v, ci = finite(getattr(s, metric)), interval(getattr(s, f"{metric}_ci"))
     text = num(v) + (f' <span class="ci">[{num(ci[0])}, {num(ci[1])}]</span>' if ci else "")
     return f'<td class="num" data-metric="{metric}">{text}</td>'
@@ -71,7 +74,7 @@ def _metric(s: SummaryFile, metric: str) -> str:
 
 def section(
     cells: Sequence[Cell],
-    groups: Mapping[int, dict],
+    groups: Mapping[int, Groups],
     fields: Iterable[str],
     labels: Mapping[str, str],
 ) -> str:
@@ -80,8 +83,7 @@ def section(
     for field in fields:
         rows = []
         for i, c in enumerate(cells):
-            for value, entry in (groups.get(id(c)) or {}).get(field, {}).items():
-                s = as_model(SummaryFile, entry)  # a group's entry holds a summary's numbers
+            for value, s in (groups.get(id(c)) or {}).get(field, {}).items():
                 counts = "".join(
                     f'<td class="num" data-metric="{k}">{esc(getattr(s, k))}</td>'
                     for k in ("responses", "scored")
@@ -106,7 +108,7 @@ def section(
     )
 
 
-def data(cells: Sequence[Cell], groups: Mapping[int, dict]) -> list[dict]:
+def data(cells: Sequence[Cell], groups: Mapping[int, Groups]) -> list[dict]:
     """The groups' numbers for the report's JSON block."""
     return [
         {
@@ -119,5 +121,5 @@ def data(cells: Sequence[Cell], groups: Mapping[int, dict]) -> list[dict]:
         }
         for c in cells
         for field, values in (groups.get(id(c)) or {}).items()
-        for value, s in ((v, as_model(SummaryFile, entry)) for v, entry in values.items())
+        for value, s in values.items()
     ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.markup import escape
 
-from ..results import Summary, as_model
+from ..results import Summary
 from .fit_table import Col, FitTable, _cell, _fmt, _name
 
 COLUMNS = (
@@ -30,8 +30,7 @@ def terminal_tables(summary: Summary) -> list[FitTable]:
             f"By {escape(str(field))}",
             [_name(escape(str(field)))] + [Col(header) for header, _ in COLUMNS],
         )
-        for value, entry in groups.items():
-            s = as_model(Summary, entry)  # a group's entry holds the summary's own numbers
+        for value, s in groups.items():
             t.add_row(_cell(value), *(_fmt(getattr(s, key)) for _, key in COLUMNS))
         out.append(t)
     return out

@@ -15,11 +15,10 @@ import pathlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any
 
 from ..metrics.accuracy import WITH, WITHOUT, reasoning_taxes
 from ..metrics.groups import NO_VALUE
-from ..results import Summary, as_model, layout
+from ..results import Numbers, Summary, layout
 
 COLUMNS = (
     ("qa_accuracy", "QA acc."),
@@ -45,7 +44,7 @@ def points(v: float | None) -> str:
     return str((Decimal(repr(float(v))) * 100).quantize(Decimal("0.1"), ROUND_HALF_UP))
 
 
-def _by_benchmark(summary: Summary) -> dict[str, Any]:
+def _by_benchmark(summary: Summary) -> dict[str, Numbers]:
     """summary.json's `by_group.benchmark`: the summary's numbers per benchmark."""
     # `by_group` is keyed by the `--group-by` fields the run was given
     return (summary.by_group or {}).get("benchmark") or {}
@@ -64,9 +63,8 @@ def rows(cells: Sequence[GridCell]) -> list[dict]:
     for c in cells:
         if len(benchmarks) > 1:
             groups = _by_benchmark(c.summary)
-            # a group's entry holds the summary's own numbers, for its benchmark
-            sections: list[tuple[str | None, Summary]] = [
-                (b, as_model(Summary, groups[b])) for b in benchmarks if b in groups
+            sections: list[tuple[str | None, Numbers]] = [
+                (b, groups[b]) for b in benchmarks if b in groups
             ]
         else:
             sections = [(None, c.summary)]

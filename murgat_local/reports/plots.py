@@ -265,8 +265,8 @@ def stage_totals(summaries: list[Summary]) -> dict[str, dict[str, float]]:
                 str(name), {"calls": 0, "cache_hits": 0, "model_calls": 0, "wall_s": 0.0}
             )
             for k in t:
-                x = finite(v.get(k))  # a stage's counters: an open object, each judge's own
-                if x is not None and x >= 0:
+                x = finite(getattr(v, k))
+                if x is not None:
                     t[k] += x
     return out
 

@@ -12,14 +12,14 @@ from __future__ import annotations
 import math
 import pathlib
 import re
-from collections.abc import Mapping
 
 from ..results import MetaEval
+from ..results.meta_blocks import Calibration
 from ..stages import Stage
 from .drilldown import esc
 from .plots import _empty, _figure, png
 
-STAGE_LABELS = {
+STAGE_LABELS: dict[str, str] = {
     Stage.VERIFIABLE: "verifiable (subtask 1)",
     Stage.ENTAIL: "entail: joint (subtask 3)",
     Stage.PRECISE: "precise citations",
@@ -30,42 +30,43 @@ def _fmt(v) -> str:
     return f"{v:.3f}" if isinstance(v, (int, float)) and math.isfinite(v) else "n/a"
 
 
-def caption(block: Mapping) -> str:
+def caption(block: Calibration) -> str:
     return (
-        f"n {block.get('n', 0)} · ECE {_fmt(block.get('ece'))} · Brier {_fmt(block.get('brier'))}"
-        f" · AUROC {_fmt(block.get('auroc'))}"
+        f"n {block.n or 0} · ECE {_fmt(block.ece)} · Brier {_fmt(block.brier)}"
+        f" · AUROC {_fmt(block.auroc)}"
     )
 
 
-def diagram(block: Mapping, title: str):
+def diagram(block: Calibration, title: str):
     """The reliability diagram of one stage's calibration block (a matplotlib Figure)."""
     fig = _figure(figsize=(4.2, 4.2))
     ax = fig.add_subplot()
     ax.plot([0, 1], [0, 1], color="#999", linestyle="--", linewidth=1, label="calibrated")
+    # (low, high, count, mean p_yes, share YES) of each bin that holds pairs
     bins = [
-        b
-        for b in block.get("bins") or []
-        if isinstance(b, Mapping) and b.get("count") and b.get("mean_confidence") is not None
+        (b.low, b.high, b.count, b.mean_confidence, b.observed_frequency)
+        for b in block.bins
+        if b.count and b.mean_confidence is not None and b.low is not None and b.high is not None
     ]
     if bins:
-        total = sum(b["count"] for b in bins)
+        total = sum(count for _, _, count, _, _ in bins)
         ax.bar(
-            [(b["low"] + b["high"]) / 2 for b in bins],
-            [b["count"] / total for b in bins],
-            width=[b["high"] - b["low"] for b in bins],
+            [(low + high) / 2 for low, high, _, _, _ in bins],
+            [count / total for _, _, count, _, _ in bins],
+            width=[high - low for low, high, _, _, _ in bins],
             color="#dde6f0",
             label="share of pairs",
         )
         ax.plot(
-            [b["mean_confidence"] for b in bins],
-            [b["observed_frequency"] for b in bins],
+            [mean for _, _, _, mean, _ in bins],
+            [share for _, _, _, _, share in bins],
             marker="o",
             color="#1f77b4",
             label="human YES rate",
         )
         ax.legend(loc="upper left", fontsize=7)
     else:
-        why = (block.get("notes") or {}).get("p_yes") or "no pairs with a p_yes and a label"
+        why = block.why("p_yes") or "no pairs with a p_yes and a label"
         _empty(ax, why)
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
@@ -87,9 +88,8 @@ def file_name(run: str, stage: str) -> str:
 def write_diagrams(report: MetaEval, out: pathlib.Path) -> list[pathlib.Path]:
     """One PNG per run and stage of meta_eval.json's `calibration` blocks, written into `out`."""
     written = []
-    # a run's block and its calibration blocks are open objects (what could be measured)
     for run, block in (report.runs or {}).items():
-        for stage, cal in (block.get("calibration") or {}).items():
+        for stage, cal in block.calibration.items():
             path = out / file_name(run, stage)
             path.write_bytes(png(diagram(cal, f"{run}: {STAGE_LABELS.get(stage, stage)}")))
             written.append(path)
@@ -101,11 +101,7 @@ def section(report: MetaEval, data_uri) -> str:
     bytes into an img src). Empty when no run has a calibration block."""
     figs = []
     for run, block in (report.runs or {}).items():
-        if not isinstance(block, Mapping):
-            continue
-        for stage, cal in (block.get("calibration") or {}).items():
-            if not isinstance(cal, Mapping):
-                continue
+        for stage, cal in block.calibration.items():
             title = f"{run}: {STAGE_LABELS.get(stage, stage)}"
             src = data_uri(png(diagram(cal, title)))
             figs.append(

@@ -28,7 +28,8 @@ class Rescored:
         written = self.summary.model_fields_set
         keys = [k for m in HEADLINE for k in (m, f"{m}_ci") if k in written]
         keys += ["by_group"] if "by_group" in written else []
-        return {k: getattr(self.summary, k) for k in keys}
+        dumped = self.summary.model_dump(include=set(keys), exclude_unset=True)
+        return {k: dumped[k] for k in keys}
 
 
 def _is_json_list(path: pathlib.Path) -> bool:

@@ -14,8 +14,8 @@ Every file is read through `results` as its typed model (`Summary`, `RunSummary`
 `ScoreRecord`, `GenerationRecord`). What cannot be read (a hand-edited file, a cut line, a number
 that is text) never stops the report: it becomes a note on its source (`Source.notes`, shown at
 the top of the page) naming the file, the line where there is one, and the fields at fault, and
-reads as missing: a summary.json that is not a valid summary gives no numbers (a `by_model`
-entry that is not one, none for that model), a line that is not a valid record is not drawn.
+reads as missing: a summary.json that is not a valid summary gives no numbers, a line that is
+not a valid record is not drawn.
 A valid value that cannot be drawn (a number that is not finite) is noted where it is shown.
 """
 
@@ -28,10 +28,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ValidationError
-
 from ..results import (
     GenerationRecord,
+    Numbers,
     ReadError,
     RunSummary,
     ScoreRecord,
@@ -40,7 +39,6 @@ from ..results import (
     read_run_summary,
     read_summary,
 )
-from ..results.versions import describe
 
 MODALITIES = ("visual", "audio", "other")
 # Citation problems, in the order the report shows them.
@@ -65,7 +63,7 @@ class Cell:
     run_name: str  # the shortest trailing part of its path that no other input shares
     model: str
     strategy: str
-    summary: Summary  # the numbers: summary.json, or its by_model entry (empty: unknown)
+    summary: Numbers  # the numbers: summary.json, or its by_model entry (empty: unknown)
     summary_path: pathlib.Path
     summary_key: tuple[str, ...]  # where `summary` is inside summary.json: () or ("by_model", m)
     judges: dict[str, str] = field(default_factory=dict)  # stage -> judge model
@@ -108,7 +106,7 @@ class Source:
                     first.run_name,
                     "(no model)",
                     "-",
-                    Summary(),
+                    Numbers(),
                     first.summary_path,
                     (),
                     judges=first.judges,
@@ -171,13 +169,13 @@ def expect(notes: list[str], where: str, v, ok, want: str) -> bool:
     return False
 
 
-def metric(summary: Summary, name: str) -> Any:
+def metric(summary: Numbers, name: str) -> Any:
     """A number the table and plots read (one of `METRICS`, its `_ci`, or a count) by its name:
     each is a field of `results.Summary`."""
     return getattr(summary, name)
 
 
-def check_numbers(summary: Summary, prefix: str, notes: list[str]) -> Summary:
+def check_numbers(summary: Numbers, prefix: str, notes: list[str]) -> Numbers:
     """`summary` (or one by_model entry), after a note, each named `prefix` + key, on every number
     the table and plots read from it that a valid summary may hold but cannot be drawn (not
     finite, an interval that is not [low, high], a negative count)."""
@@ -195,36 +193,25 @@ def check_numbers(summary: Summary, prefix: str, notes: list[str]) -> Summary:
 
 
 def _check_stages(summary: Summary, notes: list[str]) -> None:
-    # a stage's counters are an open object (each judge adds its own): the four the report
-    # draws are checked here
+    # the four counters the report draws: valid, yet an integer too large for a float is no
+    # number to draw
     for name, counters in (summary.stages or {}).items():
         for key in ("calls", "cache_hits", "model_calls", "wall_s"):
             expect(
                 notes,
                 f"stages.{name}.{key}",
-                counters.get(key),
-                lambda v: finite(v) is not None and v >= 0,
+                getattr(counters, key),
+                lambda v: finite(v) is not None,
                 "a number",
             )
 
 
-def judges_of(summary: Summary, notes: list[str]) -> dict[str, str]:
+def judges_of(summary: Summary) -> dict[str, str]:
     """Stage -> judge model, from summary.json's `models` (else its provenance's `judges`)."""
     if summary.models is not None:
         return {str(stage): model for stage, model in summary.models.items() if model}
-    # provenance is an open object (what the run recorded of itself): checked where read
-    judges = (summary.provenance or {}).get("judges")
-    if not expect(notes, "provenance.judges", judges, lambda v: isinstance(v, dict), "an object"):
-        return {}
-    out = {}
-    for stage, judge in (judges or {}).items():
-        model = judge.get("model") if isinstance(judge, dict) else None
-        if expect(
-            notes, f"provenance.judges.{stage}.model", model, lambda v: isinstance(v, str), "a name"
-        ):
-            if model:
-                out[str(stage)] = model
-    return out
+    judges = summary.provenance.judges if summary.provenance is not None else None
+    return {str(stage): j.model for stage, j in (judges or {}).items() if j.model}
 
 
 def _summary(path: pathlib.Path, notes: list[str]) -> tuple[Summary | None, dict[str, str]]:
@@ -235,20 +222,10 @@ def _summary(path: pathlib.Path, notes: list[str]) -> tuple[Summary | None, dict
         notes.append(f"{summary}: its numbers are unknown")
         return None, {}
     found: list[str] = []
-    judges = judges_of(summary, found)
+    judges = judges_of(summary)
     _check_stages(summary, found)
     notes.extend(f"{path}: {n}" for n in found)
     return summary, judges
-
-
-def _by_model(entry: dict, where: str, notes: list[str]) -> Summary:
-    """A `by_model` entry (the same numbers as the summary's own, per model) as a Summary; an
-    empty one, after a note naming the fields at fault, when it is not one."""
-    try:
-        return check_numbers(Summary.model_validate(entry), f"{where}.", notes)
-    except ValidationError as e:
-        notes.append(f"{where}: {describe(e, entry)}: that model's numbers are unknown")
-        return Summary()
 
 
 # ------------------------------------------------------------------ folders
@@ -261,7 +238,7 @@ def _score_folder(folder: pathlib.Path, run: str, name: str) -> Source:
     cells: dict[str, Cell] = {}
     by_model = (summary.by_model if summary is not None else None) or {}
     for m, entry in by_model.items():
-        numbers = _by_model(entry, f"{summary_path}: by_model.{m}", notes)
+        numbers = check_numbers(entry, f"{summary_path}: by_model.{m}.", notes)
         key = ("by_model", str(m))
         cells[str(m)] = Cell(run, name, str(m), "-", numbers, summary_path, key, judges=judges)
     if not cells:

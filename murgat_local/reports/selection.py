@@ -6,6 +6,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from ..results import MetaEval
+from ..results.meta_blocks import Candidate, Correlation, Selection
 from .fit_table import _cell, _fmt
 
 
@@ -13,28 +14,30 @@ def _ci(ci) -> str:
     return "-" if not ci else f"[{ci[0]:.2f}, {ci[1]:.2f}]"
 
 
-def _judge(row: dict) -> str:
-    if not row.get("vote"):
-        return row["model"]
-    how = row["vote"]
-    if row.get("weights"):
-        how += " " + ", ".join(f"{w:.2f}" for w in row["weights"].values())
-    return f"{row['model']} ({how})"
+def _judge(row: Candidate | None) -> str:
+    if row is None:
+        return "-"
+    if not row.vote:
+        return str(row.model)
+    how = row.vote
+    if row.weights:
+        how += " " + ", ".join(f"{w:.2f}" for w in row.weights.values())
+    return f"{row.model} ({how})"
 
 
-def choices_table(selection: dict) -> Table:
+def choices_table(selection: Selection) -> Table:
     t = Table(title="Judge per stage (best agreement on its subtask)")
     for col in ("stage", "judge", "statistic", "value", "n", "MURGAT-S r", "candidates"):
         t.add_column(col, justify="left" if col in ("stage", "judge", "statistic") else "right")
-    for stage, row in selection["stages"].items():
+    for stage, row in selection.stages.items():
         t.add_row(
             _cell(stage),
             _cell(_judge(row)),
-            _cell(row["statistic"]),
-            _fmt(row["value"]),
-            _fmt(row["n"]),
-            _fmt(row["murgat_s_pearson"]),
-            _fmt(row["candidates"]),
+            _cell(row.statistic),
+            _fmt(row.value),
+            _fmt(row.n),
+            _fmt(row.murgat_s_pearson),
+            _fmt(row.candidates),
         )
     return t
 
@@ -46,31 +49,26 @@ def correlation_table(report: MetaEval) -> Table:
     for col in ("Pearson", "95% CI", "Spearman", "95% CI", "n"):
         t.add_column(col, justify="right", no_wrap=True)
 
-    def add(name: str, ms: dict, style: str | None = None) -> None:
+    def add(name: str, ms: Correlation | None, style: str | None = None) -> None:
+        ms = ms or Correlation()
         t.add_row(
             _cell(name),
-            _fmt(ms.get("pearson")),
-            _ci(ms.get("pearson_ci")),
-            _fmt(ms.get("spearman")),
-            _ci(ms.get("spearman_ci")),
-            _fmt(ms.get("n")),
+            _fmt(ms.pearson),
+            _ci(ms.pearson_ci),
+            _fmt(ms.spearman),
+            _ci(ms.spearman_ci),
+            _fmt(ms.n),
             style=style,
         )
 
-    # a run's block and the selection are open objects (what could be measured and chosen)
-    for name, r in sorted(
-        (report.runs or {}).items(),
-        key=lambda kv: -(kv[1]["murgat_s"].get("pearson") or -2.0),
-    ):
-        add(name, r["murgat_s"])
+    for name, r in sorted((report.runs or {}).items(), key=lambda kv: -kv[1].pearson()):
+        add(name, r.murgat_s)
     selection = report.selection
-    if selection:
-        s = selection["stages"]
-        add(
-            f"selected: {_judge(s['verifiable'])} | {_judge(s['decompose'])} | {_judge(s['entail'])}",
-            selection["combination"]["murgat_s"],
-            style="bold",
+    if selection is not None and selection.combination is not None:
+        judges = " | ".join(
+            _judge(selection.choice(s)) for s in ("verifiable", "decompose", "entail")
         )
+        add(f"selected: {judges}", selection.combination.murgat_s, style="bold")
     return t
 
 

@@ -20,11 +20,12 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from ..results import GenerationSummary, MetaEval, RunSummary, Summary, as_model
+from ..results import GenerationSummary, MetaEval, Numbers, RunSummary, Summary
+from ..results.meta_blocks import Agreement, Binary, Correlation, FactMatch
 from .fit_table import TEXT, VALUE, Col, FitTable, _cell, _fmt, _name
 
 
-def _row(label: str, s: Summary) -> list[str | Text]:
+def _row(label: str, s: Numbers) -> list[str | Text]:
     return [
         _cell(label),
         *(_fmt(v) for v in (s.responses, s.scored, s.errors, s.partial)),
@@ -45,9 +46,8 @@ def summary_table(summary: Summary, title: str = "MURGAT scores") -> FitTable:
             for c in ("n", "ok", "err", "partial", "cov", "prec", "rec", "F1", "MURGAT-S", "QA")
         ],
     )
-    for name, entry in (summary.by_model or {}).items():
-        # a by_model entry holds the summary's own numbers, for one model
-        t.add_row(*_row(name, as_model(Summary, entry)))
+    for name, numbers in (summary.by_model or {}).items():
+        t.add_row(*_row(name, numbers))
     t.add_row(*_row("all", summary), style="bold")
     unread = summary.unparsed_citations
     if unread:  # such a sentence counts as uncited: say how often that happened
@@ -109,19 +109,13 @@ def stages_table(summary: Summary) -> FitTable:
         [_name("stage"), _name("model")]
         + [Col(c) for c in ("calls", "uniq", "cache", "run", "unparsed", "refused", "s")],
     )
-    models = summary.models or {}
-    # a stage's counters are an open object (each judge's own): these seven every judge keeps
     for stage, c in (summary.stages or {}).items():
         t.add_row(
             _cell(stage),
-            _cell(models.get(stage, "")),
-            _fmt(c["calls"]),
-            _fmt(c["unique"]),
-            _fmt(c["cache_hits"]),
-            _fmt(c["model_calls"]),
-            _fmt(c["unparsed"]),
-            _fmt(c["errors"]),
-            f"{c['wall_s']:.1f}",
+            _cell(summary.judge_of(stage) or ""),
+            *(_fmt(v) for v in (c.calls, c.unique, c.cache_hits, c.model_calls)),
+            *(_fmt(v) for v in (c.unparsed, c.errors)),
+            f"{c.wall_s or 0.0:.1f}",
         )
     return t
 
@@ -138,14 +132,8 @@ def errors_table(summary: Summary, limit: int = 20) -> FitTable:
             Col("error", TEXT, "left"),
         ],
     )
-    # an entry is an open object: the runner writes index, id, source and error
     for e in errors[:limit]:
-        t.add_row(
-            _cell(e.get("index")),
-            _cell(e.get("id")),
-            _cell(e.get("source") or ""),
-            _cell(e.get("error")),
-        )
+        t.add_row(_cell(e.index), _cell(e.id), _cell(e.source or ""), _cell(e.error))
     return t
 
 
@@ -196,7 +184,6 @@ def stage_progress(console: Console, stages: list[str]) -> Iterator:
 def meta_table(report: MetaEval) -> FitTable:
     """`murgat meta-eval`: one row per judge run, ranked by MURGAT-S correlation with people;
     `*` marks the best run per subtask."""
-    best = report.best or {}
     t = FitTable(
         "Judges against human labels",
         [_name("run")]
@@ -205,23 +192,24 @@ def meta_table(report: MetaEval) -> FitTable:
 
     def star(block: str, name: str, value) -> str | Text:
         cell = _fmt(value)
-        return f"{cell} *" if best.get(block) == name and value is not None else cell
+        return f"{cell} *" if report.best_run(block) == name and value is not None else cell
 
-    # a run's agreement per subtask is an open object (each statistic that could be computed)
-    rows = list((report.runs or {}).items())
-    rows.sort(key=lambda kv: -(kv[1]["murgat_s"].get("pearson") or -2.0))
-    if report.inter_annotator:
+    rows: list[tuple[str, Agreement]] = list((report.runs or {}).items())
+    rows.sort(key=lambda kv: -kv[1].pearson())
+    if report.inter_annotator is not None:
         rows.append(("(annotator 2 vs 1)", report.inter_annotator))
     for name, r in rows:
-        ci = r["murgat_s"].get("pearson_ci")
+        s1, s2, s3 = r.subtask1 or Binary(), r.subtask2 or FactMatch(), r.subtask3 or Binary()
+        ms = r.murgat_s or Correlation()
+        ci = ms.pearson_ci
         t.add_row(
             _cell(name),
-            star("subtask1", name, r["subtask1"].get("balanced_accuracy")),
-            star("subtask2", name, r["subtask2"].get("f1")),
-            star("subtask3", name, r["subtask3"].get("balanced_accuracy")),
-            star("murgat_s", name, r["murgat_s"].get("pearson")),
+            star("subtask1", name, s1.balanced_accuracy),
+            star("subtask2", name, s2.f1),
+            star("subtask3", name, s3.balanced_accuracy),
+            star("murgat_s", name, ms.pearson),
             Text("-" if not ci else f"[{ci[0]:.2f}, {ci[1]:.2f}]"),
-            _fmt(r["murgat_s"].get("n")),
+            _fmt(ms.n),
         )
     return t
 

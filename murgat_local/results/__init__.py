@@ -16,6 +16,7 @@ from .read import (
 )
 from .records import GenerationRecord, ScoreRecord, Verdict
 from .summaries import GenerationSummary, MetaEval, RunSummary, Summary
+from .summary_blocks import Numbers
 from .versions import CURRENT, Versioned, as_model
 
 # `murgat schema NAME`: the files' schemas by the names the docs give them.
@@ -34,6 +35,7 @@ __all__ = [
     "GenerationRecord",
     "GenerationSummary",
     "MetaEval",
+    "Numbers",
     "ReadError",
     "RunSummary",
     "ScoreRecord",

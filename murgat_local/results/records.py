@@ -58,6 +58,15 @@ class Part(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+class Block(BaseModel):
+    """A block of a summary that records the run as it went (counters, certificates, agreement
+    statistics): every key murgat writes is named, typed and described; a key it does not name
+    (an older or a newer murgat's) is kept as written, never refused, so a run folder stays
+    readable across versions."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+
 class Verdict(Part):
     """One judge's answer to one call, as the record's trace keeps it."""
 

@@ -2,116 +2,105 @@
 `generation_summary.json`, `murgat run`'s `run_summary.json` and `murgat meta-eval`'s
 `meta_eval.json`.
 
-The numbers the tables, the report and the comparisons read are typed and bounded; the parts
-that record the run as it went (engines, stage counters, provenance, the cache) are kept as the
-objects they are. Every top-level key is named: an unknown one is an error naming it (a newer
-murgat's file says so by its `schema_version` first).
+The numbers the tables, the report and the comparisons read are typed and bounded; the blocks
+that record the run as it went (engines, stage counters, provenance, the cache) are typed too
+(`summary_blocks`), each keeping a key it does not name. Every top-level key is named: an unknown
+one is an error naming it (a newer murgat's file says so by its `schema_version` first).
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
+from .meta_blocks import (
+    Cascade,
+    ChosenCertificate,
+    InterAnnotator,
+    RunAgreement,
+    Sampling,
+    Selection,
+    SplitCounts,
+)
 from .records import Count, Mode, NonNegative, Part, Score, d
+from .summary_blocks import (
+    CacheUse,
+    Certification,
+    CiMethod,
+    Counters,
+    EngineUse,
+    FailedCalls,
+    GenerationError,
+    GenerationProvenance,
+    Numbers,
+    Provenance,
+    ScoreError,
+)
 from .versions import Versioned
 
-# A 95% interval of a fraction: [low, high].
-Interval = Annotated[list[Score], Field(min_length=2, max_length=2)]
 # A difference of two fractions (the reasoning tax): in [-1, 1].
 Difference = (
     Annotated[int, Field(ge=-1, le=1)] | Annotated[float, Field(ge=-1, le=1, allow_inf_nan=False)]
 )
 
 
-class CompleteOnly(Part):
-    """The means again, over the responses scored on every verdict they needed."""
-
-    responses: Count | None = d(description="responses scored on every verdict")
-    coverage: Score | None = d(description="their mean coverage")
-    precision: Score | None = d(description="their mean precision")
-    recall: Score | None = d(description="their mean recall")
-    f1: Score | None = d(description="their mean F1")
-    murgat_s: Score | None = d(description="their mean MURGAT-S")
-    coverage_ci: Interval | None = d(description="95% bootstrap interval of `coverage`")
-    precision_ci: Interval | None = d(description="95% bootstrap interval of `precision`")
-    recall_ci: Interval | None = d(description="95% bootstrap interval of `recall`")
-    f1_ci: Interval | None = d(description="95% bootstrap interval of `f1`")
-    murgat_s_ci: Interval | None = d(description="95% bootstrap interval of `murgat_s`")
-    ci_notes: dict[str, str] | None = d(
-        description="per metric: why its interval is missing or flat"
-    )
-
-
-class Summary(Versioned):
+class Summary(Numbers, Versioned):
     """summary.json of `murgat score` and of each `murgat run` cell."""
 
-    responses: Count | None = d(description="responses in the input")
-    scored: Count | None = d(description="responses scored (status ok)")
-    errors: Count | None = d(description="responses that could not be scored")
-    coverage: Score | None = d(description="mean coverage over the scored responses")
-    precision: Score | None = d(description="mean citation precision")
-    recall: Score | None = d(description="mean citation recall")
-    f1: Score | None = d(description="mean F1")
-    murgat_s: Score | None = d(description="mean MURGAT-S")
-    qa_accuracy: Score | None = d(
-        description="correct answers / graded questions (unanswered count as wrong); a response "
-        "that could not be scored is graded when its answer is known"
-    )
-    coverage_ci: Interval | None = d(description="95% bootstrap interval of `coverage`")
-    precision_ci: Interval | None = d(description="95% bootstrap interval of `precision`")
-    recall_ci: Interval | None = d(description="95% bootstrap interval of `recall`")
-    f1_ci: Interval | None = d(description="95% bootstrap interval of `f1`")
-    murgat_s_ci: Interval | None = d(description="95% bootstrap interval of `murgat_s`")
-    qa_accuracy_ci: Interval | None = d(description="95% bootstrap interval of `qa_accuracy`")
-    ci: dict[str, Any] | None = d(description="how the intervals were computed")
-    ci_notes: dict[str, str] | None = d(
-        description="per metric: why its interval is missing or flat"
-    )
-    undefined: Count | None = d(description="scored responses whose MURGAT-S is undefined")
-    partial: Count | None = d(
-        description="responses scored on partial data (some verdicts missing)"
-    )
-    complete_only: CompleteOnly | None = d(description="the means without the partial responses")
-    unanswered: Count | None = d(description="graded questions whose response gave no answer")
-    unanswered_rate: Score | None = d(description="unanswered / graded questions")
-    qa_graded: dict[str, Count] | None = d(description="graded questions per question type")
-    by_model: dict[str, dict[str, Any]] | None = d(
+    # A block of numbers keeps a key it does not name; the file's own keys are all named.
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    ci: CiMethod | None = d(description="how the intervals were computed")
+    by_model: dict[str, Numbers] | None = d(
         description="the same numbers per responding model (when there are several)"
     )
-    by_group: dict[str, Any] | None = d(description="the same numbers per `--group-by` value")
+    by_group: dict[str, dict[str, Numbers]] | None = d(
+        description="the same numbers per `--group-by` field and value"
+    )
     mode: Mode | None = d(description="the scoring rule: default, or the reference's")
     unparsed_verdicts: dict[str, Count] | None = d(
         description="per stage: judge answers that could not be read as a verdict"
     )
-    unparsed_citations: Count | None = d(
-        description="default mode: bracketed text that looks like a citation and was not read "
-        "as one, over every sentence (each sentence's `unparsed_citations`)"
-    )
-    errors_list: list[dict[str, Any]] | None = d(
+    errors_list: list[ScoreError] | None = d(
         description="each response that could not be scored: index, id, source, error"
     )
-    stages: dict[str, dict[str, Any]] | None = d(description="per stage: its judge's counters")
-    certification: dict[str, Any] | None = d(
+    stages: dict[str, Counters] | None = d(description="per stage: its judge's counters")
+    certification: dict[str, Certification] | None = d(
         description="per escalated stage: verdicts decided per judge, and abstained"
     )
-    judge_calls: dict[str, Any] | None = d(
+    judge_calls: FailedCalls | None = d(
         description="unique judge calls that got no verdict, against --max-failed-calls"
     )
     failure: str | None = d(description="why the run failed; null when it did not")
-    engines: dict[str, dict[str, Any]] | None = d(
+    engines: dict[str, EngineUse] | None = d(
         description="per engine: its identity and token counts"
     )
     models: dict[str, str] | None = d(description="stage -> its judge model")
-    entail_routes: Any = d(description="entailment routed per modality: each route's judge")
+    entail_routes: dict[str, str] | None = d(
+        description="entailment routed per modality: each route's judge model"
+    )
     warnings: list[str] | None = d(description="warnings about the judges")
     segments_decoded: Count | None = d(description="media segments decoded")
-    cache: dict[str, Any] | None = d(description="the verdict cache: path, what was set aside")
-    provenance: dict[str, Any] | None = d(
+    cache: CacheUse | None = d(description="the verdict cache: path, what was set aside")
+    provenance: Provenance | None = d(
         description="configuration, prompts, judges, versions and input digest"
     )
     wall_s: NonNegative | None = d(description="wall time of the run, in seconds")
+
+    def judge_of(self, stage: str) -> str | None:
+        """The model that judged `stage` (None: the summary does not say)."""
+        return (self.models or {}).get(stage)
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """The run's configuration as its provenance records it (empty: none recorded)."""
+        config = self.provenance.config if self.provenance is not None else None
+        return config or {}
+
+    def option(self, *path: str) -> Any:
+        """A value of the run's configuration by its keys, or None (`Provenance.option`)."""
+        return self.provenance.option(*path) if self.provenance is not None else None
 
 
 class GenerationCell(Part):
@@ -148,20 +137,20 @@ class GenerationSummary(Versioned):
         description="per model: QA accuracy under cite minus under base"
     )
     programs: dict[str, Count] | None = d(description="program strategy: how all plans ended")
-    calls: dict[str, dict[str, Any]] | None = d(
+    calls: dict[str, Counters] | None = d(
         description="per responder, answer judge and program tool: its counters"
     )
-    judge_calls: dict[str, Any] | None = d(
+    judge_calls: FailedCalls | None = d(
         description="unique calls that got no answer, against --max-failed-calls"
     )
     failure: str | None = d(description="why the run failed; null when it did not")
-    engines: dict[str, dict[str, Any]] | None = d(
+    engines: dict[str, EngineUse] | None = d(
         description="per engine: its identity and token counts"
     )
-    errors_list: list[dict[str, Any]] | None = d(
+    errors_list: list[GenerationError] | None = d(
         description="each answer that could not be made: cell, id, error"
     )
-    provenance: dict[str, Any] | None = d(
+    provenance: GenerationProvenance | None = d(
         description="configuration, prompts, models, dataset, subset and versions"
     )
     wall_s: NonNegative | None = d(description="wall time of the generation, in seconds")
@@ -200,7 +189,7 @@ class MetaEval(Versioned):
 
     Per run its agreement per subtask; the best run per subtask, and with --certify / --select the certificates and the choice."""
 
-    runs: dict[str, dict[str, Any]] | None = d(
+    runs: dict[str, RunAgreement] | None = d(
         description="per run: its agreement with the labels per subtask, and its judges"
     )
     best: dict[str, str | None] | None = d(description="per subtask: the best run")
@@ -208,16 +197,22 @@ class MetaEval(Versioned):
     human: list[str] | None = d(description="the label files (a second: inter-annotator)")
     resamples: Count | None = d(description="bootstrap resamples of the intervals")
     seed: int | None = d(description="the bootstrap's seed")
-    labels_sampling: dict[str, Any] | None = d(
+    labels_sampling: Sampling | None = d(
         description="whether the labelled responses were drawn at random"
     )
-    inter_annotator: dict[str, Any] | None = d(
+    inter_annotator: InterAnnotator | None = d(
         description="the second label file against the first"
     )
-    split: dict[str, Any] | None = d(
+    split: SplitCounts | None = d(
         description="--certify: the labelled responses chosen on and certified on"
     )
     min_kept: Count | None = d(description="--certify: verdicts kept at the least")
-    certification: dict[str, Any] | None = d(description="--certify: per stage, its certificate")
-    cascades: list[dict[str, Any]] | None = d(description="--certify: the certified cascades")
-    selection: dict[str, Any] | None = d(description="--select: the judges chosen per stage")
+    certification: dict[str, ChosenCertificate] | None = d(
+        description="--certify: per stage, the chosen judge's certificate"
+    )
+    cascades: list[Cascade] | None = d(description="--certify: the certified cascades")
+    selection: Selection | None = d(description="--select: the judges chosen per stage")
+
+    def best_run(self, subtask: str) -> str | None:
+        """The run ranked best on `subtask` (None: none, or not ranked)."""
+        return (self.best or {}).get(subtask)

@@ -272,4 +272,4 @@ def test_label_the_sample_from_the_keyboard_with_a_sigkill(tmp_path, media_root)
     finally:
         runner.close()
     statuses = [json.loads(l)["status"] for l in result.records_path.read_text().splitlines()]
-    assert statuses == ["ok"] * 7 and result.summary.judge_calls["failed"] == 0
+    assert statuses == ["ok"] * 7 and result.summary.judge_calls.failed == 0

@@ -108,7 +108,7 @@ def test_sigkill_mid_way_then_resume_and_the_labels_score(tmp_path, media_root, 
         runner.close()
     records = [json.loads(l) for l in result.records_path.read_text().splitlines()]
     assert [r["status"] for r in records] == ["ok"] * 6, [r["error"] for r in records]
-    assert result.summary.judge_calls["failed"] == 0
+    assert result.summary.judge_calls.failed == 0
     # and as the truth of murgat meta-eval, against the oracle run
     out = tmp_path / "meta"
     r = CliRunner().invoke(

@@ -68,10 +68,10 @@ def test_score_with_the_transformers_engine(tmp_path, media_root):
     (rec,) = [json.loads(l) for l in result.records_path.read_text().splitlines()]
     assert rec["status"] == "ok" and rec["correct"] is True
     stages = result.summary.stages
-    assert stages["verifiable"]["model_calls"] == 4
+    assert stages["verifiable"].model_calls == 4
     if rec["counts"]["cited_verifiable"]:
-        assert stages["decompose"]["model_calls"] > 0 and stages["entail"]["model_calls"] > 0
-        assert stages["entail"]["errors"] == 0  # Qwen3-Omni takes images, video and audio
+        assert stages["decompose"].model_calls > 0 and stages["entail"].model_calls > 0
+        assert stages["entail"].errors == 0  # Qwen3-Omni takes images, video and audio
     assert sum(result.summary.unparsed_verdicts.values()) == 0
 
 

@@ -129,7 +129,7 @@ def test_an_escalated_run_and_its_abstained_questions(tmp_path, media_root, engi
     cfg = load_config(best, {"escalate_to": [OMNI]})
     result, recs = _run(cfg, media_root, tmp_path / "escalated", responses, engines)
     assert result.exit_code == 0
-    assert result.summary.stages["entail"]["model_calls"] == 0  # the probe's verdicts
+    assert result.summary.stages["entail"].model_calls == 0  # the probe's verdicts
     cascade = {
         "verifiable": [(SMALL, cut["verifiable"]), (OMNI, 0.5)],
         "entail": [(OMNI, cut["entail"])],
@@ -170,17 +170,17 @@ def test_an_escalated_run_and_its_abstained_questions(tmp_path, media_root, engi
     for stage in ("verifiable", "entail"):
         c = cert[stage]
         judges = [j for j, _ in cascade[stage]]
-        assert c["decided_by"] == {j: seen[stage].get(j, 0) for j in judges}
-        assert c["abstained"] == seen[stage].get("abstained", 0)
-        assert (c["target"], c["alpha"]) == (0.9, 0.1)
-        assert [j["judge"] for j in c["judges"]] == judges
-    prov = result.summary.provenance["judges"]["verifiable"]
-    assert prov["identity"].startswith("cascade/2:")
-    assert [j["threshold"] for j in prov["detail"]["judges"]] == [cut["verifiable"], 0.5]
+        assert c.decided_by == {j: seen[stage].get(j, 0) for j in judges}
+        assert c.abstained == seen[stage].get("abstained", 0)
+        assert (c.target, c.alpha) == (0.9, 0.1)
+        assert [j.judge for j in c.judges] == judges
+    prov = result.summary.provenance.judges["verifiable"]
+    assert prov.identity.startswith("cascade/2:")
+    assert [j["threshold"] for j in prov.detail["judges"]] == [cut["verifiable"], 0.5]
     # The first judge's verdicts came from the cache; the thinker was asked only escalations.
-    members = result.summary.stages["verifiable"]["members"]
-    assert members[SMALL]["cache_hits"] == members[SMALL]["unique"]
-    assert members[OMNI]["unique"] <= seen["verifiable"][OMNI]
+    members = result.summary.stages["verifiable"].members
+    assert members[SMALL].cache_hits == members[SMALL].unique
+    assert members[OMNI].unique <= seen["verifiable"][OMNI]
 
     # `murgat annotate RUN --abstained`: exactly the abstained verdicts, nothing else
     src = load_source(tmp_path / "escalated", media_root, abstained=True)
@@ -257,11 +257,10 @@ def _answer_and_rerun(tmp_path, media_root, responses, engines, src, best, befor
     assert decided == len(was) > 0
     cert = result.summary.certification
     for stage, c in counts.items():
-        assert cert[stage]["decided_by"] == {
-            j["judge"]: c.get(j["judge"], 0) for j in cert[stage]["judges"]
-        }
-        assert cert[stage]["abstained"] == c.get("abstained", 0)
-        assert cert[stage]["judges"][-1] == {"judge": human, "threshold": None, "certain": True}
+        assert cert[stage].decided_by == {j.judge: c.get(j.judge, 0) for j in cert[stage].judges}
+        assert cert[stage].abstained == c.get("abstained", 0)
+        last = cert[stage].judges[-1].model_dump(exclude_unset=True)
+        assert last == {"judge": human, "threshold": None, "certain": True}
     # the model judges' verdicts all came from the cache: no new engine, nothing re-judged
-    members = result.summary.stages["verifiable"]["members"]
-    assert members[SMALL]["cache_hits"] == members[SMALL]["unique"]
+    members = result.summary.stages["verifiable"].members
+    assert members[SMALL].cache_hits == members[SMALL].unique

@@ -275,12 +275,12 @@ def test_attribution_routed_by_modality_with_each_judge_in_its_cache_keys(
     runner = Runner(cfg, media_root, tmp_path / "out", engines=engines, summary=RunSummary)
     result = runner.run(responses)  # closes nothing: the engines are the module's
     summary = result.summary
-    routes = summary.stages["entail"]["routes"]
+    routes = summary.stages["entail"].routes
     assert summary.entail_routes == {"visual": "tiny-qwen3-vl", "audio": "tiny-qwen2-audio"}
-    assert routes["visual"]["model"] == "tiny-qwen3-vl" and routes["visual"]["model_calls"] > 0
-    assert routes["audio"]["model"] == "tiny-qwen2-audio" and routes["audio"]["model_calls"] > 0
-    assert routes["mixed"]["model"] == "tiny-gemma4"
-    assert summary.stages["entail"]["model_calls"] == sum(r["model_calls"] for r in routes.values())
+    assert routes["visual"].model == "tiny-qwen3-vl" and routes["visual"].model_calls > 0
+    assert routes["audio"].model == "tiny-qwen2-audio" and routes["audio"].model_calls > 0
+    assert routes["mixed"].model == "tiny-gemma4"
+    assert summary.stages["entail"].model_calls == sum(r.model_calls for r in routes.values())
     # a fact citing both modalities goes to Gemma 4, which cannot take audio here: refused, with why
     recs = {r["id"]: r for r in rows(result.records_path)}
     errors = [

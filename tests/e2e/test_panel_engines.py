@@ -82,16 +82,15 @@ def test_a_panel_of_three_tiny_engines(tmp_path, media_root, engines):
         responses,
         engines,
     )
-    assert alone.summary.stages["verifiable"]["model_calls"] > 0
+    assert alone.summary.stages["verifiable"].model_calls > 0
     cfg = RunConfig(**common, verifier=PANEL, entailer=PANEL, panel={"verifiable": {"vote": "any"}})
     result, recs = _run(cfg, media_root, tmp_path / "panel", responses, engines)
     assert all(r["status"] == "ok" for r in recs)
-    members = result.summary.stages["verifiable"]["members"]
-    assert members["tiny-qwen3-omni"]["model_calls"] == 0
-    assert members["tiny-qwen3-omni"]["cache_hits"] == alone.summary.stages["verifiable"]["unique"]
+    members = result.summary.stages["verifiable"].members
+    assert members["tiny-qwen3-omni"].model_calls == 0
+    assert members["tiny-qwen3-omni"].cache_hits == alone.summary.stages["verifiable"].unique
     assert (
-        members["tiny-gemma3"]["model_calls"] > 0
-        and members["smollm2-135m-instruct"]["model_calls"] > 0
+        members["tiny-gemma3"].model_calls > 0 and members["smollm2-135m-instruct"].model_calls > 0
     )
     # The Qwen member's verdicts are the ones it gave alone.
     for a, p in zip(alone_recs, recs):
@@ -114,9 +113,9 @@ def test_a_panel_of_three_tiny_engines(tmp_path, media_root, engines):
                 assert m["smollm2-135m-instruct"]["error"]
                 dropped_text_only += 1
     assert entail > 0 and dropped_text_only == entail
-    assert result.summary.stages["entail"]["members"]["smollm2-135m-instruct"]["errors"] > 0
-    judges = result.summary.provenance["judges"]
-    assert [m["identity"] for m in judges["entail"]["detail"]["members"]] == [
+    assert result.summary.stages["entail"].members["smollm2-135m-instruct"].errors > 0
+    judges = result.summary.provenance.judges
+    assert [m["identity"] for m in judges["entail"].detail["members"]] == [
         engines[m].identity for m in MEMBERS
     ]
     assert any(

@@ -22,7 +22,7 @@ def test_a_corrupt_cache_file_is_set_aside_never_read(tmp_path, media_root):
     cache.write_bytes(b"this is not a database" * 100)
     engine = OracleEngine()
     result = _run(tmp_path, media_root, responses, tmp_path / "out", cache=cache, engine=engine)
-    aside = result.summary.cache["set_aside"]
+    aside = result.summary.cache.set_aside
     assert aside and "corrupt" in aside and open(aside, "rb").read().startswith(b"this is not")
     assert engine.seen and _records(result) == _records(clean)
 
@@ -35,7 +35,7 @@ def test_a_cached_row_that_does_not_validate_is_judged_again(tmp_path, media_roo
         db.execute("UPDATE verdicts SET verdict='{\"label\":\"MAYBE\"}' WHERE stage='entail'")
     engine = OracleEngine()
     again = _run(tmp_path, media_root, responses, tmp_path / "b", cache=cache, engine=engine)
-    assert again.summary.cache["rejected_rows"] > 0 and engine.seen
+    assert again.summary.cache.rejected_rows > 0 and engine.seen
     assert json.loads(_records(again))["murgat_s"] == json.loads(_records(first))["murgat_s"]
 
 

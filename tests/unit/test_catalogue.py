@@ -182,7 +182,7 @@ def test_every_line_has_a_record_and_no_bad_item_disturbs_its_neighbours(run):
         ), ctl
     errors = [r for r in run["records"] if r["status"] == "error"]
     assert run["result"].exit_code == 1 and len(run["result"].summary.errors_list) == len(errors)
-    assert run["result"].summary.judge_calls["failed"] == 0
+    assert run["result"].summary.judge_calls.failed == 0
 
 
 # ---------------------------------------------------------------- whole-file kinds

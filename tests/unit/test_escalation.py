@@ -7,6 +7,7 @@ import json
 
 import pytest
 from support.fakes import FakeHolder
+from support.named_keys import assert_read_whole
 
 from murgat_local.config import RunConfig
 from murgat_local.judges.calls import Call, Outcome
@@ -16,7 +17,7 @@ from murgat_local.judges.verdicts import YesNo
 from murgat_local.pipeline.cascade import ABSTAINED, CascadeJudge
 from murgat_local.pipeline.judging import StageCounters
 from murgat_local.pipeline.records import _verdict, certification_counts
-from murgat_local.results import ScoreRecord
+from murgat_local.results import ScoreRecord, Summary
 
 
 def test_the_keep_rule():
@@ -282,16 +283,19 @@ def test_a_run_whose_cascade_no_certificate_covers_says_so(tmp_path, media_root)
     engines = {"oracle": OracleEngine(), "other": OracleEngine("other")}
     runner = Runner(config, media_root, tmp_path / "out", engines=engines, summary=RunSummary)
     try:
-        summary = runner.run(rows).summary
+        result = runner.run(rows)
     finally:
         runner.close()
+    summary = result.summary
+    # a cascade's counters and certification: every key named, written back as read
+    assert_read_whole(result.summary_path, Summary)
     assert [w for w in summary.warnings or () if "no certified cascade oracle -> other" in w]
     cert = (summary.certification or {})["verifiable"]
-    assert cert["certified"] is False
-    assert cert["judges"] == [
+    assert cert.certified is False
+    assert [j.model_dump(exclude_unset=True) for j in cert.judges or ()] == [
         {"judge": "oracle", "threshold": 0.8},
         {"judge": "other", "threshold": None},
     ]
     # the oracle gives no p_yes, so it keeps nothing; other keeps nothing uncertified: abstained
-    assert cert["decided_by"] == {"oracle": 0, "other": 0}
-    assert cert["abstained"] == cert["verdicts"] > 0
+    assert cert.decided_by == {"oracle": 0, "other": 0}
+    assert cert.abstained == cert.verdicts > 0

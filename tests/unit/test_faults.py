@@ -42,7 +42,7 @@ def test_any_exception_while_scoring_one_item_becomes_its_error(tmp_path, media_
     result, recs = _run(tmp_path, media_root, rows)
     assert [r["status"] for r in recs] == ["ok", "error", "ok"]
     assert "RuntimeError" in recs[1]["error"] and "the splitter broke" in recs[1]["error"]
-    assert result.summary.errors_list[0]["id"] == "boom"
+    assert result.summary.errors_list[0].id == "boom"
 
 
 class BrokenDecoder(OracleEngine):
@@ -57,7 +57,7 @@ def test_a_run_whose_calls_fail_exits_1_with_the_reason(tmp_path, media_root):
     result, (rec,) = _run(tmp_path, media_root, rows, engine=BrokenDecoder())
     assert rec["status"] == "ok" and rec["murgat_s"] is None  # nothing known, nothing invented
     calls = result.summary.judge_calls
-    assert calls["failed"] == calls["total"] > 0 and calls["failed_fraction"] == 1.0
+    assert calls.failed == calls.total > 0 and calls.failed_fraction == 1.0
     assert result.exit_code == 1 and "failed" in result.summary.failure
     # A threshold the user raises on purpose lets the same run pass.
     result, _ = _run(
@@ -69,7 +69,7 @@ def test_a_run_whose_calls_fail_exits_1_with_the_reason(tmp_path, media_root):
 def test_a_healthy_run_has_no_failed_calls(tmp_path, media_root):
     rows = [{"id": "a", "video": "colors", "model_generation": GOOD}]
     result, _ = _run(tmp_path, media_root, rows)
-    assert result.summary.judge_calls["failed"] == 0 and result.exit_code == 0
+    assert result.summary.judge_calls.failed == 0 and result.exit_code == 0
 
 
 def test_cli_item_faults_exit_1_not_2(tmp_path, media_root):

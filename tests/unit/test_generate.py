@@ -146,7 +146,7 @@ def test_samples_and_a_rerun_from_the_cache(tmp_path, media_root):
         tmp_path, media_root, {"tiny-qwen3-omni": again}, samples=2, sampling={"temperature": 0.7}
     )
     assert again.seen == [] and (tmp_path / "gen.jsonl").read_bytes() == before
-    assert result.summary.calls["generate:tiny-qwen3-omni"]["cache_hits"] == 12
+    assert result.summary.calls["generate:tiny-qwen3-omni"].cache_hits == 12
 
 
 def test_bad_items_are_errors_and_the_run_goes_on(tmp_path, media_root):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from support.named_keys import assert_read_whole
 from support.scripted import Scripted
 
 from murgat_local.engines import AudioPart, ImagePart, VideoPart
@@ -14,6 +15,7 @@ from murgat_local.generate_config import GenerateConfig
 from murgat_local.inputs.benchmarks import open_dataset
 from murgat_local.metrics.run_summary import GenerationGrades
 from murgat_local.pipeline.generating import GenerateRunner
+from murgat_local.results import GenerationSummary
 from murgat_local.sample import benchmarks as layouts
 
 
@@ -98,7 +100,7 @@ def test_videommmu_rows_images_and_open_questions(tmp_path, videommmu):
         "multiple-choice questions only"
         in prog["Comprehension/validation_Clinical_Medicine_3"]["error"]
     )
-    assert result.summary.provenance["dataset"] == {
+    assert result.summary.provenance.dataset.model_dump(exclude_unset=True) == {
         "format": "videommmu",
         "benchmark": "videommmu",
         "media_root": str(videommmu),
@@ -117,8 +119,9 @@ def test_a_stratified_subset_is_drawn_and_recorded(tmp_path, media_root):
     assert len(out) == 6
     domains = sorted(r["categories"]["domain"] for r in out.values())
     assert domains == ["Daily Life"] * 2 + ["Music"] * 2 + ["Sports"] * 2
-    sub = result.summary.provenance["subset"]
-    assert (sub["sample"], sub["seed"], sub["stratify"], sub["population"]) == (6, 5, "domain", 12)
+    sub = result.summary.provenance.subset
+    assert (sub.sample, sub.seed, sub.stratify, sub.population) == (6, 5, "domain", 12)
+    assert_read_whole(result.summary_path, GenerationSummary)  # every key named
     again = generate(
         tmp_path / "again",
         ws,

@@ -10,6 +10,7 @@ import functools
 import json
 
 from support.fakes import OracleEngine
+from support.named_keys import assert_read_whole
 from support.paths import ROOT
 from support.scripted import Scripted
 
@@ -61,6 +62,9 @@ def test_a_response_that_fails_scoring_counts_the_same_in_every_output(
     run = read_run_summary(out / layout.RUN_SUMMARY)
     generation = read_generation_summary(out / layout.GENERATION_SUMMARY)
     assert isinstance(run, RunSummary) and isinstance(generation, GenerationSummary)
+    # every key of the grid's summaries is named, and each writes back as read
+    assert_read_whole(out / layout.RUN_SUMMARY, RunSummary)
+    assert_read_whole(out / layout.GENERATION_SUMMARY, GenerationSummary)
     assert run.generation == str(out / layout.GENERATION_SUMMARY)
     assert not (out / layout.SUMMARY).exists()  # the generation's summary has its own name
     sheet = {r["strategy"]: r for r in csv.DictReader((out / layout.TABLES_CSV).open())}
@@ -75,6 +79,7 @@ def test_a_response_that_fails_scoring_counts_the_same_in_every_output(
         assert failed[0].benchmark == "questions"  # in its group, as generate labelled it
         cell = read_summary(folder / layout.SUMMARY)
         assert isinstance(cell, Summary) and cell.errors == 1
+        assert_read_whole(folder / layout.SUMMARY, Summary)
         gen = (generation.cells or {})[label]
         right = sum(r["answer"] == "B" for r in rows)  # the scripted responder answers B
         assert gen.graded == len(rows) and gen.correct == right

@@ -17,7 +17,7 @@ from murgat_local.judges.human import HumanLabels
 
 def test_the_human_engine_gives_the_human_murgat_s(tmp_path, media_root):
     result, recs = _run(tmp_path, media_root)
-    assert result.exit_code == 0 and result.summary.judge_calls["failed"] == 0
+    assert result.exit_code == 0 and result.summary.judge_calls.failed == 0
     assert result.summary.segments_decoded == 0  # the labels need no media: nothing is cut
     for rid, (cov, p, r) in BY_HAND.items():
         rec = recs[rid]
@@ -36,14 +36,14 @@ def test_the_human_engine_gives_the_human_murgat_s(tmp_path, media_root):
     h03 = recs["h03"]["trace"]["sentences"][0]["facts"]
     assert [f["precise"] for f in h03] == [[False, False, False], [True, True, False]]
     # Provenance and the summary name the labels.
-    judges = result.summary.provenance["judges"]
-    assert judges["entail"]["engine"] == "human"
-    assert judges["entail"]["identity"].startswith("human-labels/2:")
-    assert judges["entail"]["detail"]["sha256"] in judges["entail"]["identity"]
+    judges = result.summary.provenance.judges
+    assert judges["entail"].engine == "human"
+    assert judges["entail"].identity.startswith("human-labels/2:")
+    assert judges["entail"].detail["sha256"] in judges["entail"].identity
     assert result.summary.murgat_s == pytest.approx((8 / 21 + 1 + 0.5) / 3)
     # A rerun is served from the cache, keyed per response.
     again, recs2 = _run(tmp_path, media_root)
-    assert all(s["model_calls"] == 0 for s in again.summary.stages.values())
+    assert all(s.model_calls == 0 for s in again.summary.stages.values())
     assert recs2["h01"]["murgat_s"] == recs["h01"]["murgat_s"]
     # A person's label is certain: p_yes is 1 for YES and 0 for NO, and the cache returns it.
     seen = 0

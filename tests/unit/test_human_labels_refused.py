@@ -36,7 +36,7 @@ def test_a_sentence_that_differs_from_the_labels_is_that_responses_error(tmp_pat
     # A response the labels do not hold is refused with the reason, before any call.
     assert recs["h09"]["status"] == "error" and "'h09' is not in the labels" in recs["h09"]["error"]
     assert result.exit_code == 1
-    assert result.summary.judge_calls["total"] == 0
+    assert result.summary.judge_calls.total == 0
 
 
 def test_labels_that_no_answer_can_honour_are_refused_not_guessed(tmp_path, media_root):
@@ -86,7 +86,7 @@ def test_labels_that_no_answer_can_honour_are_refused_not_guessed(tmp_path, medi
         "no human facts for the sentence 'The screen is green.' (no facts were given)"
         in sent["unscored"]
     )
-    assert result.summary.judge_calls["failed"] > 0
+    assert result.summary.judge_calls.failed > 0
 
 
 def test_facts_the_decomposition_grammar_cannot_write_are_refused_with_the_reason(

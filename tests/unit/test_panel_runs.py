@@ -85,7 +85,7 @@ def test_a_majority_of_a_b_a_is_a(tmp_path, media_root, labels):
     _, flipped = _run(tmp_path, media_root, "b", judge=b, decomposer=a)
     panel = f"panel:{a},{b},{a2}"
     result, recs = _run(tmp_path, media_root, "panel", judge=a, verifier=panel, entailer=panel)
-    assert result.exit_code == 0 and result.summary.judge_calls["failed"] == 0
+    assert result.exit_code == 0 and result.summary.judge_calls.failed == 0
     outvoted = 0
     for rid, rec in recs.items():
         assert [rec[k] for k in SCORES] == [alone[rid][k] for k in SCORES], rid
@@ -98,15 +98,15 @@ def test_a_majority_of_a_b_a_is_a(tmp_path, media_root, labels):
     # b really disagrees with a, so the vote was tested, and b alone scores otherwise.
     assert outvoted >= 5
     assert any(flipped[rid]["murgat_s"] != alone[rid]["murgat_s"] for rid in alone)
-    judges = result.summary.provenance["judges"]
-    assert judges["entail"]["engine"] == "panel" and judges["entail"]["identity"].startswith(
+    judges = result.summary.provenance.judges
+    assert judges["entail"].engine == "panel" and judges["entail"].identity.startswith(
         "panel/1:majority:"
     )
-    assert [m["model"] for m in judges["entail"]["detail"]["members"]] == [a, b, a2]
-    assert judges["entail"]["detail"]["members"][0]["identity"].startswith("human-labels/2:")
+    assert [m["model"] for m in judges["entail"].detail["members"]] == [a, b, a2]
+    assert judges["entail"].detail["members"][0]["identity"].startswith("human-labels/2:")
     stages = result.summary.stages["verifiable"]
-    assert set(stages["members"]) == {a, b, a2} and stages["votes"] == 8 and stages["ties"] == 0
-    assert stages["unique"] == 3 * 8  # a panel's calls are its members' calls
+    assert set(stages.members) == {a, b, a2} and stages.votes == 8 and stages.ties == 0
+    assert stages.unique == 3 * 8  # a panel's calls are its members' calls
     assert result.summary.warnings == []
 
 
@@ -140,12 +140,12 @@ def test_each_vote_rule_on_recorded_verdicts(tmp_path, media_root, labels, vote_
                 assert v["value"] is False and v["note"].startswith("tie (1 YES, 1 NO)")
     assert seen > 10
     if rule["vote"] == "majority":
-        assert ties > 0 and result.summary.stages["verifiable"]["ties"] > 0
+        assert ties > 0 and result.summary.stages["verifiable"].ties > 0
         assert any("majority panel" in w and "2 members" in w for w in result.summary.warnings)
     else:
         assert ties == 0 and not any("majority panel" in w for w in result.summary.warnings)
         if rule["vote"] == "weighted":
-            assert result.summary.provenance["judges"]["entail"]["detail"]["weights"] == {
+            assert result.summary.provenance.judges["entail"].detail["weights"] == {
                 a: 1.0,
                 b: 2.0,
             }
@@ -154,7 +154,7 @@ def test_each_vote_rule_on_recorded_verdicts(tmp_path, media_root, labels, vote_
 def test_adding_a_member_runs_only_that_member(tmp_path, media_root, labels):
     a, b, a2 = labels["a"], labels["b"], labels["a2"]
     first, _ = _run(tmp_path, media_root, "two", judge=a, verifier=f"panel:{a},{b}")
-    assert all(m["model_calls"] > 0 for m in first.summary.stages["verifiable"]["members"].values())
+    assert all(m.model_calls > 0 for m in first.summary.stages["verifiable"].members.values())
     plan_runner = Runner(
         RunConfig(judge=a, verifier=f"panel:{a},{b},{a2}", cache=tmp_path / "shared.sqlite"),
         media_root,
@@ -172,12 +172,9 @@ def test_adding_a_member_runs_only_that_member(tmp_path, media_root, labels):
     )
     assert plan["verifiable"]["calls"] == 24 and plan["verifiable"]["to_run"] == 8
     second, recs = _run(tmp_path, media_root, "three", judge=a, verifier=f"panel:{a},{b},{a2}")
-    m = second.summary.stages["verifiable"]["members"]
-    assert (
-        m[a]["model_calls"] == m[b]["model_calls"] == 0
-        and m[a]["cache_hits"] == m[b]["cache_hits"] == 8
-    )
-    assert m[a2]["model_calls"] == 8 and m[a2]["cache_hits"] == 0
+    m = second.summary.stages["verifiable"].members
+    assert m[a].model_calls == m[b].model_calls == 0 and m[a].cache_hits == m[b].cache_hits == 8
+    assert m[a2].model_calls == 8 and m[a2].cache_hits == 0
     # With three members the majority is a's answer (a2 answers as a does).
     assert all(
         v["panel"]["members"][a]["value"] == v["value"]
@@ -206,7 +203,7 @@ def test_a_member_without_a_verdict_drops_out(tmp_path, media_root, labels):
     assert "is not a human fact" in joint["panel"]["members"][c]["error"]
     # The refusing member's calls count as failed calls of the run, as they would alone.
     calls = result.summary.judge_calls
-    assert calls["failed"] == result.summary.stages["entail"]["members"][c]["failed"] > 0
+    assert calls.failed == result.summary.stages["entail"].members[c].failed > 0
     # When every member drops out the panel decides nothing: the fact is unscored, never NO.
     result, recs = _run(
         tmp_path,
@@ -221,7 +218,7 @@ def test_a_member_without_a_verdict_drops_out(tmp_path, media_root, labels):
         "no panel member gave a verdict"
     )
     assert fact["unscored"] and recs["h02"]["murgat_s"] is None
-    assert result.summary.stages["entail"]["undecided"] > 0
+    assert result.summary.stages["entail"].undecided > 0
 
 
 def _c2(tmp_path, rows):

@@ -78,17 +78,13 @@ def test_visual_facts_go_to_the_visual_judge_audio_to_the_audio_judge_both_to_th
         r for r in engines["main"].seen if r.media
     ]  # only the fact citing both, which it refuses
     assert mixed and all({m.modality for m in r.media} >= {"audio"} for r in mixed)
-    routes = result.summary.stages["entail"]["routes"]
-    assert {r: v["model"] for r, v in routes.items()} == {
+    routes = result.summary.stages["entail"].routes
+    assert {r: v.model for r, v in routes.items()} == {
         "visual": "eyes",
         "audio": "ears",
         "mixed": "main",
     }
-    assert (
-        routes["visual"]["unique"] > 0
-        and routes["audio"]["unique"] > 0
-        and routes["mixed"]["errors"] > 0
-    )
+    assert routes["visual"].unique > 0 and routes["audio"].unique > 0 and routes["mixed"].errors > 0
     assert result.summary.entail_routes == {"visual": "eyes", "audio": "ears"}
     (rec,) = [json.loads(l) for l in result.records_path.read_text().splitlines()]
     both = rec["trace"]["sentences"][2]["facts"][0]["joint"]
@@ -99,7 +95,7 @@ def test_visual_facts_go_to_the_visual_judge_audio_to_the_audio_judge_both_to_th
         == plan["entail"]["routes"]["audio"]["to_run"]
         == 0
     )
-    assert len(entail) == routes["visual"]["unique"] + routes["audio"]["unique"] + len(mixed)
+    assert len(entail) == routes["visual"].unique + routes["audio"].unique + len(mixed)
     detail = json.loads((tmp_path / "out" / "summary.json").read_text())["provenance"]["judges"][
         "entail"
     ]
@@ -157,7 +153,7 @@ def test_an_image_only_judge_scores_responses_that_cite_only_visual_segments(tmp
         result = runner.run(responses)
     finally:
         runner.close()
-    assert result.exit_code == 0 and result.summary.stages["entail"]["errors"] == 0
+    assert result.exit_code == 0 and result.summary.stages["entail"].errors == 0
     (rec,) = [json.loads(l) for l in result.records_path.read_text().splitlines()]
     assert rec["status"] == "ok" and rec["precision"] == 1.0
 
@@ -213,7 +209,7 @@ def test_audio_first_cited_after_the_first_chunk_is_refused_per_call_and_the_res
     # every fact citing audio is an error with the reason, never a NO
     assert len(unscored) == audio["counts"]["unscored_facts"] == 3, facts
     assert all("does not accept audio" in u for u in unscored)
-    assert result.summary.stages["entail"]["errors"] > 0 and result.exit_code == 0
+    assert result.summary.stages["entail"].errors > 0 and result.exit_code == 0
 
 
 def test_score_runs_gemma3_on_visual_citations_and_refuses_it_audio_with_the_count(

@@ -37,7 +37,7 @@ def test_the_sample_labels_score_as_the_human_judge(tmp_path, media_root):
     labels = [json.loads(line) for line in (SAMPLES / "labels.jsonl").read_text().splitlines()]
     result, recs = _run(tmp_path, media_root, responses=_sample_responses(), labels=labels)
     assert result.exit_code == 0
-    assert result.summary.judge_calls["failed"] == 0
+    assert result.summary.judge_calls.failed == 0
     assert {rid: r["status"] for rid, r in recs.items()} == dict.fromkeys(recs, "ok")
     # Every fact of late-audio is true of its cited segment, each citation needed.
     assert recs["late-audio"]["murgat_s"] == pytest.approx(1.0)

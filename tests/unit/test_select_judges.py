@@ -160,7 +160,7 @@ def test_weights_from_a_meta_eval_report(select_runs, media_root):
         result = runner.run(responses)
     finally:
         runner.close()
-    detail = result.summary.provenance["judges"]["entail"]["detail"]
+    detail = result.summary.provenance.judges["entail"].detail
     assert (
         detail["weights_from"]["path"] == str(report.resolve())
         and len(detail["weights_from"]["sha256"]) == 64
