@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import pathlib
+from typing import TYPE_CHECKING
 
 import typer
 
 import murgat_local.cli.ui as ui
 from murgat_local.cli.ui import app
+
+if TYPE_CHECKING:
+    from ..results import Comparison
+    from ..results.comparison import PairedDifference
 
 
 def _records_file(run: pathlib.Path) -> pathlib.Path:
@@ -39,53 +44,45 @@ def _fmt(v, digits: int = 3) -> str:
     return "-" if v is None else f"{v:.{digits}f}"
 
 
-def _table(report: dict, a: pathlib.Path, b: pathlib.Path):
+def _row(m: PairedDifference) -> list[str]:
+    """n, A, B, B - A, CI and p of one metric's difference."""
+    ci = "-" if m.ci is None else f"[{m.ci[0]:+.3f}, {m.ci[1]:+.3f}]"
+    diff = "-" if m.difference is None else f"{m.difference:+.3f}"
+    return [str(m.n), _fmt(m.mean_a), _fmt(m.mean_b), diff, ci, _fmt(m.p_value, 4)]
+
+
+def _table(report: Comparison, a: pathlib.Path, b: pathlib.Path):
     from rich.table import Table
 
     from ..reports.fit_table import _cell
 
-    level = report["method"]["confidence_level"]
+    level = report.method.confidence_level
     t = Table(title=f"B - A   (A: {a}, B: {b})")
     for col in ("metric", "n", "A", "B", "B - A", f"{level:.0%} CI", "p"):
         t.add_column(col, justify="left" if col == "metric" else "right", no_wrap=True)
-    for name, m in report["metrics"].items():
-        ci = "-" if m["ci"] is None else f"[{m['ci'][0]:+.3f}, {m['ci'][1]:+.3f}]"
-        diff = "-" if m["difference"] is None else f"{m['difference']:+.3f}"
-        t.add_row(
-            name, str(m["n"]), _fmt(m["mean_a"]), _fmt(m["mean_b"]), diff, ci, _fmt(m["p_value"], 4)
-        )
-    c = report["counts"]
+    for name, m in report.metrics.each():
+        t.add_row(name, *_row(m))
+    c = report.counts
     t.caption = _cell(
-        f"matched {c['matched']}; only in A {c['only_a']}, only in B {c['only_b']}; "
-        f"errored in either {c['errored_either']}; scored by one run only {c['scored_by_one_run']}"
+        f"matched {c.matched}; only in A {c.only_a}, only in B {c.only_b}; "
+        f"errored in either {c.errored_either}; scored by one run only {c.scored_by_one_run}"
     )
     return t
 
 
-def _group_tables(report: dict):
+def _group_tables(report: Comparison):
     """Per field of `by_group`: a row per group and metric."""
     from rich.table import Table
 
     from ..reports.fit_table import _cell
 
-    for field, groups in report.get("by_group", {}).items():
+    for field, groups in (report.by_group or {}).items():
         t = Table(title=f"B - A by {field} (groups of A's records)")
         for col in (field, "metric", "n", "A", "B", "B - A", "CI", "p"):
             t.add_column(col, justify="left" if col in (field, "metric") else "right", no_wrap=True)
         for value, g in groups.items():
-            for name, m in g["metrics"].items():
-                ci = "-" if m["ci"] is None else f"[{m['ci'][0]:+.3f}, {m['ci'][1]:+.3f}]"
-                diff = "-" if m["difference"] is None else f"{m['difference']:+.3f}"
-                t.add_row(
-                    _cell(value),
-                    name,
-                    str(m["n"]),
-                    _fmt(m["mean_a"]),
-                    _fmt(m["mean_b"]),
-                    diff,
-                    ci,
-                    _fmt(m["p_value"], 4),
-                )
+            for name, m in g.metrics.each():
+                t.add_row(_cell(value), name, *_row(m))
         yield t
 
 
@@ -112,23 +109,26 @@ def compare(
     from ..jsonl import dumps_record
     from ..metrics.compare import compare_runs
     from ..reports.fit_table import _cell
+    from ..results import Comparison, as_model
 
     path_a, path_b = _records_file(run_a), _records_file(run_b)
     bad: list = []
     report = compare_runs(
         _read(path_a, group_by, bad), _read(path_b, bad=bad), n_resamples=resamples
     )
-    report["runs"] = {"a": str(path_a), "b": str(path_b)}
-    ui.console.print(_table(report, path_a, path_b))
-    for t in _group_tables(report):
+    runs = {"a": str(path_a), "b": str(path_b)}
+    comparison = as_model(Comparison, {**report, "runs": runs})  # what a reader of --out gets
+    ui.console.print(_table(comparison, path_a, path_b))
+    for t in _group_tables(comparison):
         ui.console.print(t)
-    for name, m in report["metrics"].items():
-        if m["note"]:
-            ui.console.print(_cell(f"{name}: {m['note']}"))
+    for name, m in comparison.metrics.each():
+        if m.note:
+            ui.console.print(_cell(f"{name}: {m.note}"))
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(dumps_record(report, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    if not report["counts"]["matched"]:
+        text = dumps_record(comparison.dump(), indent=2, sort_keys=True)
+        out.write_text(text + "\n", encoding="utf-8")
+    if not comparison.counts.matched:
         ui._error("the runs have no scored response in common (matched by id)")
         raise typer.Exit(1)
     if bad:  # the numbers leave out the lines that could not be read

@@ -14,8 +14,8 @@ from murgat_local.cli.ui import app
 def schema(
     name: str | None = typer.Argument(
         None,
-        help="score-record, generation-record, summary, generation-summary, run-summary or "
-        "meta-eval (none: list them)",
+        help="score-record, generation-record, summary, generation-summary, run-summary, "
+        "meta-eval or comparison (none: list them)",
     ),
 ) -> None:
     """Print the JSON Schema of a record or summary murgat writes: every field with its type,

@@ -2,8 +2,10 @@
 layout of a run folder. The lowest layer: it knows pydantic and nothing of murgat's own."""
 
 from . import layout
+from .comparison import Comparison
 from .read import (
     ReadError,
+    read_comparison,
     read_generation_records,
     read_generation_summary,
     read_json_object,
@@ -27,11 +29,13 @@ SCHEMAS: dict[str, type[Versioned]] = {
     "generation-summary": GenerationSummary,
     "run-summary": RunSummary,
     "meta-eval": MetaEval,
+    "comparison": Comparison,
 }
 
 __all__ = [
     "CURRENT",
     "SCHEMAS",
+    "Comparison",
     "GenerationRecord",
     "GenerationSummary",
     "MetaEval",
@@ -43,6 +47,7 @@ __all__ = [
     "Verdict",
     "as_model",
     "layout",
+    "read_comparison",
     "read_generation_records",
     "read_generation_summary",
     "read_json_object",

@@ -1,4 +1,4 @@
-"""The one reader of what murgat writes: score and generation records, summaries.
+"""The one reader of what murgat writes: score and generation records, summaries, comparisons.
 
 One rule for every file: what cannot be read is a `ReadError` value naming the file and the
 line, and the rest is still read. A records file is read line by line (memory does not grow with
@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from . import layout
+from .comparison import Comparison
 from .records import GenerationRecord, ScoreRecord
 from .summaries import GenerationSummary, MetaEval, RunSummary, Summary
 from .versions import Versioned, validate, version_of
@@ -160,3 +161,8 @@ def read_generation_summary(path: pathlib.Path) -> GenerationSummary | ReadError
 def read_meta_eval(path: pathlib.Path) -> MetaEval | ReadError:
     """A `murgat meta-eval` meta_eval.json, or why it cannot be read."""
     return _one(path, MetaEval, "meta-eval report")
+
+
+def read_comparison(path: pathlib.Path) -> Comparison | ReadError:
+    """A `murgat compare --out` report, or why it cannot be read."""
+    return _one(path, Comparison, "comparison report")

@@ -150,3 +150,83 @@ def test_a_runs_summary_has_intervals_overall_and_per_model(runs):
                 <= section["qa_accuracy_ci"][1]
             )
     assert summary["qa_accuracy_ci"][0] < summary["qa_accuracy"] < summary["qa_accuracy_ci"][1]
+
+
+def _grouped_report(tmp_path):
+    """`murgat compare --group-by domain --out` on two hand-built runs; the file's path."""
+
+    def write(name, values, domains=None):
+        p = tmp_path / name
+        rows = [
+            {"id": str(i), "status": "ok", "murgat_s": v, "coverage": 1.0, "f1": v}
+            | ({"correct": v > 0.4, "categories": {"domain": domains[i]}} if domains else {})
+            for i, v in enumerate(values)
+        ]
+        p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        return p
+
+    a = write("a.jsonl", [0.1, 0.5, 0.7, 0.9], ["news", "news", "sport", "sport"])
+    b = write("b.jsonl", [0.3, 0.6, 0.2, 1.0, 0.4])
+    out = tmp_path / "cmp.json"
+    args = ["compare", str(a), str(b), "--group-by", "domain", "--out", str(out)]
+    r = cli.invoke(app, [*args, "--resamples", "99"])
+    assert r.exit_code == 0, r.output
+    return out
+
+
+def test_the_written_comparison_is_a_versioned_report_that_reads_back_byte_for_byte(tmp_path):
+    from murgat_local.jsonl import dumps_record
+    from murgat_local.results import CURRENT, Comparison, read_comparison
+
+    out = _grouped_report(tmp_path)
+    text = out.read_text(encoding="utf-8")
+    assert json.loads(text)["schema_version"] == CURRENT
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(json.loads(text), Comparison.model_json_schema())
+    got = read_comparison(out)
+    assert isinstance(got, Comparison), got
+    assert got.counts.matched == 4 and got.counts.only_b == 1 and got.runs.b.endswith("b.jsonl")
+    assert got.metrics.murgat_s.n == 4 and got.metrics.accuracy.n == 0
+    assert set(got.by_group["domain"]) == {"news", "sport"}
+    assert got.by_group["domain"]["news"].metrics.murgat_s.difference == pytest.approx(0.15)
+    assert got.method.groups  # said only with --group-by
+    assert dumps_record(got.dump(), indent=2, sort_keys=True) + "\n" == text
+
+
+def test_murgat_schema_comparison_describes_every_field():
+    from murgat_local.results import Comparison
+
+    got = cli.invoke(app, ["schema", "comparison"])
+    assert got.exit_code == 0, got.output
+    schema = json.loads(got.stdout)
+    assert schema == Comparison.model_json_schema()
+    parts = [("Comparison", schema), *schema["$defs"].items()]
+    fields = {f"{n}.{k}": v for n, part in parts for k, v in part.get("properties", {}).items()}
+    assert {"Comparison.by_group", "PairedDifference.p_value", "Counts.matched"} <= set(fields)
+    assert [where for where, spec in fields.items() if not spec.get("description")] == []
+    assert "comparison" in cli.invoke(app, ["schema"]).stdout
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "named"),
+    [
+        (("metrics", "murgat_s", "p_value"), 2, "metrics.murgat_s.p_value"),
+        (("counts", "matched"), "4", "counts.matched"),
+        (("by_group", "domain", "news", "metrics", "f1", "ci"), [0.1], "f1.ci"),
+        (("metrics", "coverage", "difference"), -1.5, "metrics.coverage.difference"),
+        (("records", "c"), 1, "records.c"),
+    ],
+)
+def test_a_hand_broken_comparison_is_a_read_error_naming_the_key(tmp_path, where, value, named):
+    from murgat_local.results import ReadError, read_comparison
+
+    out = _grouped_report(tmp_path)
+    data = json.loads(out.read_text(encoding="utf-8"))
+    node = data
+    for key in where[:-1]:
+        node = node[key]
+    node[where[-1]] = value
+    out.write_text(json.dumps(data), encoding="utf-8")
+    got = read_comparison(out)
+    assert isinstance(got, ReadError) and got.path == out, got
+    assert named in got.reason and "comparison report" in got.reason, got.reason

@@ -19,7 +19,7 @@ from murgat_local.metrics.compare import RunRecords, compare_runs
 from murgat_local.metrics.groups import NO_VALUE, group_values
 from murgat_local.metrics.intervals import IntervalValues, add_intervals
 from murgat_local.metrics.scores import summarize
-from murgat_local.results import ScoreRecord
+from murgat_local.results import CURRENT, ScoreRecord
 
 cli = CliRunner()
 
@@ -304,6 +304,7 @@ def test_compare_group_by_gives_each_groups_paired_difference(tmp_path):
             n_resamples=R,
         ),
         "runs": rep["runs"],
+        "schema_version": CURRENT,
     }
     assert "B - A by domain" in r.output
 

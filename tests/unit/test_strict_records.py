@@ -120,6 +120,7 @@ def test_murgat_schema_lists_every_output_file():
         "generation-summary",
         "run-summary",
         "meta-eval",
+        "comparison",
     ]
 
 
