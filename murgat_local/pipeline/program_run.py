@@ -16,6 +16,7 @@ from ..judges import load_prompt
 from ..judges.calls import Outcome
 from ..media.segments import SegmentCutter
 from ..media.source import MediaError
+from ..results.generation_blocks import ProgramRecord
 from .cache import VerdictCache
 from .judging import StageJudge
 from .programs import ProgramJob, execute
@@ -95,7 +96,7 @@ class PlanRun:
             self.cutter.close()
             self.store.close()
         return {
-            "status": result.record.get("trace", {}).get("status"),
+            "status": ProgramRecord.model_validate(result.record).status,
             "error": result.error,
             "response": result.response,
             "program": result.record,

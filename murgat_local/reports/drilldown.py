@@ -22,7 +22,8 @@ from urllib.parse import quote_from_bytes
 
 from ..inputs.responses import replace_surrogates
 from ..results import GenerationRecord, ScoreRecord, Verdict
-from ..results.records import CitationRecord, FactRecord, Number, SentenceRecord
+from ..results.fields import Number
+from ..results.records import CitationRecord, FactRecord, SentenceRecord
 from ..text.citations import strip_citations
 from .rundata import Cell, finite, what
 from .scan import citation_verdict, sentences_of
@@ -284,8 +285,7 @@ def response(
     answer = f" · gold {esc(gen.gold)} · predicted {esc(gen.predicted)}" if gen is not None else ""
     heard = ""
     if gen is not None and gen.media is not None:
-        # `media` is an open object (what the responder was given): no key is guaranteed
-        heard = f" · heard audio: {esc(gen.media.get('heard_audio'))}"
+        heard = f" · heard audio: {esc(gen.media.heard_audio)}"
     body.append(
         f'<div class="meta">video {esc(record.video)} · {esc(record.source)}{answer}{heard}</div>'
     )

@@ -89,7 +89,7 @@ def _metric_cell(cell: Cell, name: str) -> str:
         attrs += f' data-ci-low="{json.dumps(ci[0])}" data-ci-high="{json.dumps(ci[1])}"'
         text += f' <span class="ci">[{num(ci[0])}, {num(ci[1])}]</span>'
     else:
-        note = (cell.summary.ci_notes or {}).get(name)  # per metric: only those with a note
+        note = cell.summary.ci_note(name)  # per metric: only those with a note
         text += f' <span class="ci" title="{esc(note or "no interval")}">[–]</span>'
     return f'<td class="num"{attrs}>{text}</td>'
 

@@ -47,7 +47,7 @@ def points(v: float | None) -> str:
 def _by_benchmark(summary: Summary) -> dict[str, Numbers]:
     """summary.json's `by_group.benchmark`: the summary's numbers per benchmark."""
     # `by_group` is keyed by the `--group-by` fields the run was given
-    return (summary.by_group or {}).get("benchmark") or {}
+    return summary.groups("benchmark")
 
 
 def _benchmarks(cells: Iterable[GridCell]) -> list[str]:

@@ -129,10 +129,8 @@ def _generations(source: Source, keep: int) -> tuple[dict[str, tuple], dict[str,
                 unreadable.add(row)
             continue
         key = str(row.id) if "id" in row.model_fields_set else str(i)
-        # `media` is an open object (what the responder was given): no key is guaranteed
-        media = row.media or {}
-        h, v = media.get("heard_audio"), media.get("saw_video")
-        heard[key] = (h if isinstance(h, bool) else None, v if isinstance(v, bool) else None)
+        media = row.media
+        heard[key] = (None, None) if media is None else (media.heard_audio, media.saw_video)
         if len(generations) < keep:
             generations[key] = row
     source.notes.extend(unreadable.notes())

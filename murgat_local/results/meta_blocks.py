@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from .records import Block, Count, NonNegative, Number, Score, d, many
+from .fields import Block, Count, NonNegative, Number, Score, d, many
 from .summary_blocks import Interval
 
 # A correlation or a chance-corrected agreement: at most 1 (kappa and alpha may fall below -1

@@ -13,58 +13,26 @@ and each value keeps to the bounds its definition gives (a score in [0, 1], a co
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import ConfigDict
 
+from .fields import (
+    CitedTime,
+    Count,
+    IndexKey,
+    Label,
+    Mode,
+    NonNegative,
+    Part,
+    QuestionType,
+    Score,
+    Status,
+    d,
+    many,
+)
+from .generation_blocks import MediaGiven, PosthocEdit, ProgramRecord
 from .versions import Versioned
-
-# A JSON number as written: an int stays an int, a float a float (a round trip keeps the text).
-Number = int | float
-# A fraction: a score, a probability, a share. No NaN nor infinity.
-Score = Annotated[int, Field(ge=0, le=1)] | Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
-# How many of something.
-Count = Annotated[int, Field(ge=0)]
-# A time, a length or a duration in seconds (or a weight): finite, never negative.
-NonNegative = Annotated[int, Field(ge=0)] | Annotated[float, Field(ge=0, allow_inf_nan=False)]
-# A cited time in seconds; the reference's grammar writes -1 for a time it cannot read.
-CitedTime = Annotated[int, Field(ge=-1)] | Annotated[float, Field(ge=-1, allow_inf_nan=False)]
-# A citation's index in its sentence, as a JSON key: "0", "1", ...
-IndexKey = Annotated[str, StringConstraints(pattern=r"^(0|[1-9][0-9]{0,5})$")]
-Status = Literal["ok", "error"]
-Mode = Literal["default", "reference"]
-QuestionType = Literal["multiple-choice", "open"]
-# A label of `--group-by`: a text, or several.
-Label = str | list[str | None] | None
-
-
-def described(default: Any = None, description: str = "", **kw: Any) -> Any:
-    """A field's default and its description (what `murgat schema` prints)."""
-    return Field(default, description=description, **kw)
-
-
-d = described
-
-
-def many(kind: type, description: str) -> Any:
-    """A list or an object field: empty when absent, never null (a writer writes one or leaves
-    the key out)."""
-    return Field(default_factory=kind, description=description)
-
-
-class Part(BaseModel):
-    """A sub-object of a record: every key named, none other accepted."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-
-class Block(BaseModel):
-    """A block of a summary that records the run as it went (counters, certificates, agreement
-    statistics): every key murgat writes is named, typed and described; a key it does not name
-    (an older or a newer murgat's) is kept as written, never refused, so a run folder stays
-    readable across versions."""
-
-    model_config = ConfigDict(extra="allow", strict=True)
 
 
 class Verdict(Part):
@@ -267,11 +235,11 @@ class GenerationRecord(Versioned):
     categories: dict[str, Any] | None = d(description="the question's categories")
     benchmark: str | None = d(description="the benchmark the question comes from")
     images: list[Any] | None = d(description="images the question carries")
-    media: dict[str, Any] | None = d(
-        description="what the responder was given (frames, audio) and what reached it"
+    media: MediaGiven | None = d(
+        description="what the responder was given (frames, audio, images) and what reached it"
     )
-    posthoc: dict[str, Any] | None = d(description="posthoc: the citing edit, and whether kept")
-    program: dict[str, Any] | None = d(description="program: the plan, its steps and outcome")
+    posthoc: PosthocEdit | None = d(description="posthoc: the citing edit, and whether kept")
+    program: ProgramRecord | None = d(description="program: the plan, its trace and outcome")
     model_generation: str | None = d(description="the response")
     answer_path: str | None = d(
         description="how its answer was read: boxed, answer_line, judge (null: none found)"

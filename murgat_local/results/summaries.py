@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field
 
+from .fields import Count, Mode, NonNegative, Part, Score, d
 from .meta_blocks import (
     Cascade,
     ChosenCertificate,
@@ -23,7 +24,6 @@ from .meta_blocks import (
     Selection,
     SplitCounts,
 )
-from .records import Count, Mode, NonNegative, Part, Score, d
 from .summary_blocks import (
     CacheUse,
     Certification,
@@ -87,6 +87,10 @@ class Summary(Numbers, Versioned):
         description="configuration, prompts, judges, versions and input digest"
     )
     wall_s: NonNegative | None = d(description="wall time of the run, in seconds")
+
+    def groups(self, field: str) -> dict[str, Numbers]:
+        """The numbers per value of one `--group-by` field (empty: not grouped by it)."""
+        return (self.by_group or {}).get(field) or {}
 
     def judge_of(self, stage: str) -> str | None:
         """The model that judged `stage` (None: the summary does not say)."""

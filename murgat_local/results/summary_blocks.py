@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from .records import Block, Count, Mode, NonNegative, Part, Score, d
+from .fields import Block, Count, Mode, NonNegative, Part, Score, d
 
 # A 95% interval of a fraction: [low, high].
 Interval = Annotated[list[Score], Field(min_length=2, max_length=2)]
@@ -74,6 +74,10 @@ class Numbers(Block):
         description="default mode: bracketed text that looks like a citation and was not read "
         "as one, over every sentence (each sentence's `unparsed_citations`)"
     )
+
+    def ci_note(self, metric: str) -> str | None:
+        """Why `metric`'s interval is missing or flat (None: it has none to explain)."""
+        return (self.ci_notes or {}).get(metric)
 
 
 class CiMethod(Block):
