@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable
 from functools import partial
 
+from pydantic import ValidationError
+
 from ..engines import Sampling, close_all, engine_holder, load_preset
 from ..generate.images import attach, images_note, with_images
 from ..generate.media import ResponderPlan, cut_media, media_note, plan_media
@@ -38,6 +40,7 @@ from ..results import (
     layout,
     read_generation_records,
 )
+from ..results.versions import describe
 from ..text.clean import remove_thinking
 from .cache import VerdictCache
 from .generate_cells import Cell, GenerateResult, Item, output_layout
@@ -50,6 +53,23 @@ from .streaming import chunks
 
 # The fields of each row the summary grades (`generation_summary.summarize`).
 _KEPT = ("id", "status", "error", "gold", "predicted", "answer_path", "correct", "question_type")
+
+
+def _recorded(row: dict) -> GenerationRecord:
+    """The row as its schema reads it; a row the schema refuses (a value murgat should never
+    have written) is kept as that answer's error, naming the key, and the run goes on."""
+    try:
+        return GenerationRecord.model_validate(row)
+    except ValidationError as e:
+        why = f"the answer could not be recorded: {describe(e, row)}"
+        named = ("id", "model", "strategy", "sample", "source")
+        keep = {k: row[k] for k in named if row.get(k) is not None}
+        for given in (keep, {}):  # what names the answer, when those values are fit to keep
+            try:
+                return GenerationRecord.model_validate({**given, "status": "error", "error": why})
+            except ValidationError:
+                continue
+        raise AssertionError("an error record with no other key is always valid") from e
 
 
 class GenerateRunner:
@@ -385,7 +405,7 @@ class GenerateRunner:
             for chunk in chunks(items, self.config.chunk_size):
                 for cell, cell_rows in self._chunk(chunk).items():
                     for row in cell_rows:
-                        rec = GenerationRecord.model_validate(row)
+                        rec = _recorded(row)
                         text = dumps_record(rec.dump(), sort_keys=True, default=str)
                         handles[cell].write(text + "\n")
                         # what the summary grades: memory holds these fields of every row only
