@@ -68,8 +68,11 @@ def _field(model: type[BaseModel] | None, loc: tuple) -> Any:
 def _range(model: type[BaseModel], loc: tuple) -> str | None:
     """The field's allowed range, `>= 0 and <= 2`, from its constraints (None: it has none)."""
     field = _field(model, loc)
-    if field is None:
-        return None
+    return None if field is None else bounds_of(field)
+
+
+def bounds_of(field: Any) -> str | None:
+    """A pydantic field's bounds as a refusal and `--help` say them (`>= 0 and <= 2`)."""
     bounds = [
         f"{sign} {getattr(m, attr)}"
         for kind, attr, sign in _BOUNDS

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
-import annotated_types
 import typer
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
@@ -23,6 +22,7 @@ from pydantic_core import PydanticUndefined
 import murgat_local.cli.ui as ui
 
 from ..config import RunConfig
+from ..config_errors import bounds_of
 from ..generate_config import GenerateConfig
 from ..meta_config import MetaEvalOptions
 from .options import GENERATE, META, SCORE, Option, for_command
@@ -91,26 +91,6 @@ def _shown(value: Any) -> str | None:
     if isinstance(value, list):
         return ", ".join(str(v) for v in value)
     return str(value)
-
-
-_SIGNS: tuple[tuple[type, str, str], ...] = (
-    (annotated_types.Ge, "ge", ">="),
-    (annotated_types.Gt, "gt", ">"),
-    (annotated_types.Le, "le", "<="),
-    (annotated_types.Lt, "lt", "<"),
-)
-
-
-def bounds_of(f: FieldInfo) -> str | None:
-    """The field's bounds as help shows them (`>= 1, <= 64`); a value outside them is refused
-    where the configuration is validated, naming the flag and the key as for a TOML file."""
-    found = [
-        f"{sign} {getattr(m, attr)}"
-        for kind, attr, sign in _SIGNS
-        for m in f.metadata
-        if isinstance(m, kind)
-    ]
-    return " and ".join(found) or None
 
 
 def _help(text: str, bounds: str | None, default: str | None) -> str:
