@@ -16,7 +16,6 @@ from ..judges import load_prompt
 from ..judges.calls import Outcome
 from ..media.segments import SegmentCutter
 from ..media.source import MediaError
-from ..results.generation_blocks import ProgramRecord
 from .cache import VerdictCache
 from .judging import StageJudge
 from .programs import ProgramJob, execute
@@ -96,7 +95,8 @@ class PlanRun:
             self.cutter.close()
             self.store.close()
         return {
-            "status": ProgramRecord.model_validate(result.record).status,
+            # the interpreter's record as it built it (not yet a file's): its trace's status
+            "status": (result.record.get("trace") or {}).get("status"),
             "error": result.error,
             "response": result.response,
             "program": result.record,

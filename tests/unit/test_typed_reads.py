@@ -36,6 +36,7 @@ ALLOWED: dict[str, tuple[int, str]] = {
     ),
     "pipeline/outputs.py": (1, "an errno -> reason table"),
     "pipeline/panel.py": (2, "an in-process panel vote; an engine holder's get()"),
+    "pipeline/program_run.py": (2, "the program interpreter's record as it built it, in process"),
     "pipeline/protocol.py": (
         2,
         "the input row (decontextualized_text); a fact's in-process verdicts by index",
