@@ -293,7 +293,7 @@ def test_attribution_routed_by_modality_with_each_judge_in_its_cache_keys(
     assert errors and all(
         "cannot take audio on this engine" in e and "oneDNN" in e for e in errors
     ), errors
-    assert routes["mixed"]["errors"] >= len(errors) and routes["mixed"]["model_calls"] == 0
+    assert routes["mixed"].errors >= len(errors) and routes["mixed"].model_calls == 0
     # every verdict is cached under the judge that gave it
     judges = {
         r[0]
