@@ -53,7 +53,7 @@ def _flag(key: str, flag_of: dict[str, str]) -> str:
     return flag_of.get(named) or "--" + named.rsplit(".", 1)[-1].replace("_", "-")
 
 
-def _field(model: type[BaseModel] | None, loc: tuple) -> Any:
+def field_at(model: type[BaseModel] | None, loc: tuple) -> Any:
     """The pydantic field at `loc` under `model` (None where the path leaves the models)."""
     field = None
     for part in loc:
@@ -63,12 +63,6 @@ def _field(model: type[BaseModel] | None, loc: tuple) -> Any:
         ann = field.annotation
         model = ann if isinstance(ann, type) and issubclass(ann, BaseModel) else None
     return field
-
-
-def _range(model: type[BaseModel], loc: tuple) -> str | None:
-    """The field's allowed range, `>= 0 and <= 2`, from its constraints (None: it has none)."""
-    field = _field(model, loc)
-    return None if field is None else bounds_of(field)
 
 
 def bounds_of(field: Any) -> str | None:
@@ -82,10 +76,12 @@ def bounds_of(field: Any) -> str | None:
     return " and ".join(bounds) or None
 
 
-def _message(error: ErrorDetails, model: type[BaseModel], loc: tuple) -> str:
+def worded(error: ErrorDetails, field: Any) -> str:
+    """pydantic's refusal of a value in the words a user reads: the field's range where a bound
+    was broken, "unknown key", "required", or pydantic's message without its prefix."""
     kind = error["type"]
     if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
-        allowed = _range(model, loc)
+        allowed = bounds_of(field) if field is not None else None
         if allowed:
             return f"must be {allowed}"
     if kind == "extra_forbidden":
@@ -141,7 +137,7 @@ def problems(
         found.append(
             Problem(
                 key=key,
-                message=_message(e, model, loc),
+                message=worded(e, field_at(model, loc)),
                 given=None if given is _MISSING else given,
                 has_given=given is not _MISSING,
                 file=None if from_flag else file,

@@ -24,7 +24,6 @@ class Variant:
 
     help: str | None = None
     required: bool | None = None
-    default: Any = None
     # the configurations the value goes to in that command (None: every one holding the key)
     to: tuple[str, ...] | None = None
 
@@ -33,14 +32,13 @@ class Variant:
 class Option:
     """One option. `keys`: the configuration keys it sets, dotted (`server.base_url`); none for an
     option the command reads itself (`--out`). `kind`: the value's type where no key gives it.
-    `switch`: a flag with no value that sets its key to this value. `many`: repeatable."""
+    `switch`: a flag with no value that sets its key to this value (a list-typed key: repeatable)."""
 
     flag: str
     help: str
     commands: dict[str, Variant | None]
     keys: tuple[str, ...] = ()
     kind: type = str
-    many: bool = False
     switch: Any = None
     envvar: str | None = None
     required: bool = False

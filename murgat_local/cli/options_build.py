@@ -22,7 +22,8 @@ from pydantic_core import PydanticUndefined
 import murgat_local.cli.ui as ui
 
 from ..config import RunConfig
-from ..config_errors import bounds_of
+from ..config_errors import bounds_of, worded
+from ..config_errors import field_at as config_field_at
 from ..generate_config import GenerateConfig
 from ..meta_config import MetaEvalOptions
 from .options import GENERATE, META, SCORE, Option, for_command
@@ -47,15 +48,7 @@ LOADS: dict[str, tuple[str, ...]] = {
 
 def field_at(model: type[BaseModel], key: str) -> FieldInfo | None:
     """The field a dotted key names under `model` (None: the model has no such key)."""
-    found: FieldInfo | None = None
-    current: type[BaseModel] | None = model
-    for part in key.split("."):
-        if current is None or part not in current.model_fields:
-            return None
-        found = current.model_fields[part]
-        ann = found.annotation
-        current = ann if isinstance(ann, type) and issubclass(ann, BaseModel) else None
-    return found
+    return config_field_at(model, tuple(key.split(".")))
 
 
 def _field(option: Option) -> FieldInfo:
@@ -116,11 +109,7 @@ def build(option: Option, command: str) -> Built:
     kw: dict[str, Any] = {"envvar": option.envvar} if option.envvar else {}
     if not option.keys:
         kind = option.kind
-        default = (
-            ...
-            if required
-            else (variant.default if variant.default is not None else option.default)
-        )
+        default = ... if required else option.default
         shown = _shown(default) if default is not ... else None
         annotation: Any = kind if required or default is not None else kind | None
         help_ = _help(text, None, shown if kind is not bool else None)
@@ -158,19 +147,7 @@ def refusal(option: Option, value: Any) -> str | None:
             typed = Annotated.__class_getitem__((f.annotation, *f.metadata))  # type: ignore[attr-defined]
         TypeAdapter(typed).validate_python(value)
     except ValidationError as e:
-        error = e.errors()[0]
-        bounds = bounds_of(f)
-        ranged = error["type"] in (
-            "greater_than",
-            "greater_than_equal",
-            "less_than",
-            "less_than_equal",
-        )
-        said = (
-            f"must be {bounds}"
-            if ranged and bounds
-            else error["msg"][:1].lower() + error["msg"][1:]
-        )
+        said = worded(e.errors()[0], f)
         return f"{option.flag} (key {option.keys[0]}): {said}, got {value!r}"
     return None
 

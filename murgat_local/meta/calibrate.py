@@ -267,13 +267,10 @@ def certify_best(
     selection part, certified on those about its certification part, with `run` naming it and
     `chosen_on` the split; `split` None (one run: nothing is chosen): certified on every
     labelled response. `aligned`: each run's judgements paired with the labels."""
-    if split is None:
-        out = {}
-        for stage in CERTIFIED:
-            for run, a in aligned.items():
-                one = stage_certification(a, target=target, alpha=alpha, min_kept=min_kept)
-                out[stage] = {**one[stage], "run": run, "chosen_on": None}
-        return out
+    if split is None:  # meta-eval splits whenever there are runs to choose between
+        ((run, a),) = aligned.items()
+        blocks = stage_certification(a, target=target, alpha=alpha, min_kept=min_kept)
+        return {stage: {**b, "run": run, "chosen_on": None} for stage, b in blocks.items()}
     return {
         stage: block
         for stage in CERTIFIED
