@@ -9,16 +9,13 @@ check as 1 or 0), so their means lie in [0, 1] and a difference B - A, like its 
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Literal
 
-from pydantic import Field
-
-from .fields import Count, Part, Score, d
-from .summaries import Difference
+from .fields import Count, Part, Score, Signed, SignedInterval, d
 from .versions import Versioned
 
 # A bootstrap interval of a difference B - A: [low, high].
-DifferenceInterval = Annotated[list[Difference], Field(min_length=2, max_length=2)]
+DifferenceInterval = SignedInterval
 
 
 class PairedDifference(Part):
@@ -27,7 +24,7 @@ class PairedDifference(Part):
     n: Count = d(..., "pairs where both runs have a value")
     mean_a: Score | None = d(..., "run A's mean over those pairs (null: no pair)")
     mean_b: Score | None = d(..., "run B's mean over those pairs (null: no pair)")
-    difference: Difference | None = d(..., "the mean difference B - A (null: no pair)")
+    difference: Signed | None = d(..., "the mean difference B - A (null: no pair)")
     ci: DifferenceInterval | None = d(
         ...,
         "paired percentile bootstrap interval of `difference` at `method.confidence_level` "

@@ -16,6 +16,13 @@ Score = Annotated[int, Field(ge=0, le=1)] | Annotated[float, Field(ge=0, le=1, a
 Count = Annotated[int, Field(ge=0)]
 # A time, a length or a duration in seconds (or a weight): finite, never negative.
 NonNegative = Annotated[int, Field(ge=0)] | Annotated[float, Field(ge=0, allow_inf_nan=False)]
+# A value in [-1, 1]: a difference of two fractions, a correlation coefficient.
+Signed = (
+    Annotated[int, Field(ge=-1, le=1)] | Annotated[float, Field(ge=-1, le=1, allow_inf_nan=False)]
+)
+# A 95% interval [low, high] of a fraction, and of a value in [-1, 1].
+Interval = Annotated[list[Score], Field(min_length=2, max_length=2)]
+SignedInterval = Annotated[list[Signed], Field(min_length=2, max_length=2)]
 # A cited time in seconds; the reference's grammar writes -1 for a time it cannot read.
 CitedTime = Annotated[int, Field(ge=-1)] | Annotated[float, Field(ge=-1, allow_inf_nan=False)]
 # A citation's index in its sentence, as a JSON key: "0", "1", ...

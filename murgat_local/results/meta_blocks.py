@@ -13,18 +13,25 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from .fields import Block, Count, NonNegative, Number, Score, d, many
-from .summary_blocks import Interval
+from .fields import (
+    Block,
+    Count,
+    Interval,
+    NonNegative,
+    Number,
+    Score,
+    Signed,
+    SignedInterval,
+    d,
+    many,
+)
 
 # A correlation or a chance-corrected agreement: at most 1 (kappa and alpha may fall below -1
 # only in degenerate data, never above 1).
 AtMostOne = Annotated[int, Field(le=1)] | Annotated[float, Field(le=1, allow_inf_nan=False)]
-# A correlation coefficient: in [-1, 1].
-Coefficient = (
-    Annotated[int, Field(ge=-1, le=1)] | Annotated[float, Field(ge=-1, le=1, allow_inf_nan=False)]
-)
-# A percentile bootstrap interval of a correlation.
-CoefficientCI = Annotated[list[Coefficient], Field(min_length=2, max_length=2)]
+# A correlation coefficient, and its percentile bootstrap interval.
+Coefficient = Signed
+CoefficientCI = SignedInterval
 # A normal or t interval of a mean: it may reach past the scores' own bounds.
 Span = Annotated[list[Number], Field(min_length=2, max_length=2)]
 

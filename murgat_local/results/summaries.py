@@ -10,11 +10,11 @@ one is an error naming it (a newer murgat's file says so by its `schema_version`
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict
 
-from .fields import Count, Mode, NonNegative, Part, Score, d
+from .fields import Count, Mode, NonNegative, Part, Score, Signed, d
 from .meta_blocks import (
     Cascade,
     ChosenCertificate,
@@ -38,11 +38,6 @@ from .summary_blocks import (
     ScoreError,
 )
 from .versions import Versioned
-
-# A difference of two fractions (the reasoning tax): in [-1, 1].
-Difference = (
-    Annotated[int, Field(ge=-1, le=1)] | Annotated[float, Field(ge=-1, le=1, allow_inf_nan=False)]
-)
 
 
 class Summary(Numbers, Versioned):
@@ -137,7 +132,7 @@ class GenerationSummary(Versioned):
     Per cell its answers and QA accuracy; the reasoning tax, calls, engines and provenance."""
 
     cells: dict[str, GenerationCell] | None = d(description="per cell (model/strategy)")
-    reasoning_tax: dict[str, Difference | None] | None = d(
+    reasoning_tax: dict[str, Signed | None] | None = d(
         description="per model: QA accuracy under cite minus under base"
     )
     programs: dict[str, Count] | None = d(description="program strategy: how all plans ended")
@@ -179,7 +174,7 @@ class RunSummary(Versioned):
     Per grid cell its QA accuracy and scores; also the reasoning taxes, and where the generation summary and the tables are."""
 
     grid: dict[str, GridRow] | None = d(description="per cell (model/strategy)")
-    reasoning_tax: dict[str, Difference | None] | None = d(
+    reasoning_tax: dict[str, Signed | None] | None = d(
         description="per model: QA accuracy under cite minus under base"
     )
     generation: str | None = d(description="the generation's generation_summary.json")

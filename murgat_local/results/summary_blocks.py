@@ -8,14 +8,9 @@ newer murgat, is kept as written rather than refused, so a run folder stays read
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import Field
-
-from .fields import Block, Count, Mode, NonNegative, Part, Score, d
-
-# A 95% interval of a fraction: [low, high].
-Interval = Annotated[list[Score], Field(min_length=2, max_length=2)]
+from .fields import Block, Count, Interval, Mode, NonNegative, Part, Score, d
 
 
 class CompleteOnly(Part):
