@@ -61,7 +61,6 @@ def generate(
     from ..metrics.run_summary import GenerationGrades
     from ..pipeline.generating import GenerateRunner
     from ..reports.table import generation_table
-    from ..results import GenerationSummary, as_model
 
     ds, media_root = _open(dataset, media_root, given.value("--dataset-format"))
     if out_format not in (None, "reference"):
@@ -76,7 +75,7 @@ def generate(
             result = runner.run(ds, reference_format=out_format == "reference")
         finally:
             runner.close()
-    summary = as_model(GenerationSummary, result.summary)
+    summary = result.summary
     cli.console.print(generation_table(summary))
     if summary.failure:
         cli._error(summary.failure)
@@ -102,7 +101,6 @@ def run(
     from ..config import load_config, load_generate_config
     from ..jobs.grid import Grid
     from ..reports.table import grid_table
-    from ..results import RunSummary, as_model
 
     ds, media_root = _open(dataset, media_root, given.value("--dataset-format"))
     # one cache for every cell, in the output folder
@@ -115,7 +113,7 @@ def run(
     cli.show_engine_logs(verbose)
     with cli._running(out, quiet=not verbose):
         result = grid.run(ds)
-    summary = as_model(RunSummary, result.summary)
+    summary = result.summary
     cli.console.print(grid_table(summary))
     cli.warn_judges(summary.warnings)
     tables = " and ".join(str(p) for p in result.tables)

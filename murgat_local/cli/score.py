@@ -70,9 +70,8 @@ def _show(result) -> None:
     """The scores, the stages, the errors, the escalation and the files written."""
     from ..reports.groups_terminal import terminal_tables
     from ..reports.table import errors_table, stages_table, summary_table
-    from ..results import Summary, as_model
 
-    summary = as_model(Summary, result.summary)
+    summary = result.summary
     ui.console.print(summary_table(summary))
     for t in terminal_tables(summary):
         ui.console.print(t)
